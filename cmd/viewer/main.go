@@ -1,0 +1,105 @@
+// Command viewer is a web timeline viewer for .NET EventPipe traces
+// (.nettrace, .netperf), VPP event logs (CPEL, elog) and Linux perf.data
+// tracepoint recordings.
+//
+// Usage:
+//
+//	viewer [serve] [flags] [FILE...]   start the viewer (default)
+//	viewer stats [--json] FILE         summary of a trace
+//	viewer dump FILE                   every event as JSON Lines
+//	viewer bench FILE | --generate N   index and query benchmark
+//
+// See README.md for the flags and output schemas.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"viewer/trace"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "viewer:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// formats lists the trace formats the viewer reads, in sniffing order.
+func formats() []trace.Format {
+	return []trace.Format{}
+}
+
+// command is one subcommand of viewer.
+type command struct {
+	name  string
+	usage string
+	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "[flags] [FILE...]   start the viewer (the default command)", runServe},
+		{"stats", "[--json] FILE      summary of a trace", runStats},
+		{"dump", "FILE               every event as JSON Lines", runDump},
+		{"bench", "FILE | --generate N  index and query benchmark", runBench},
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	name := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, args, stdout, stderr)
+		}
+	}
+	if name == "help" {
+		usage(stdout)
+		return nil
+	}
+	if _, err := os.Stat(name); err == nil { // `viewer FILE` serves FILE
+		return runServe(ctx, append([]string{name}, args...), stdout, stderr)
+	}
+	usage(stderr)
+	return fmt.Errorf("unknown command %q", name)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  viewer %s %s\n", c.name, c.usage)
+	}
+}
+
+// oneFile parses flags and returns the single FILE argument.
+func oneFile(fs *flag.FlagSet, args []string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return "", fmt.Errorf("%s takes one FILE", fs.Name())
+	}
+	return fs.Arg(0), nil
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}

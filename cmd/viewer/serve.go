@@ -1,0 +1,18 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// runServe starts the web viewer. The server lands with the web issue.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return errors.New("serve: the web viewer is not built yet")
+}
+
+// runBench indexes a trace and times viewport queries. It lands with the
+// render issue.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return errors.New("bench: not built yet")
+}

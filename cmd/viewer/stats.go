@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"viewer/trace"
+)
+
+func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("stats", stderr)
+	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
+	name, err := oneFile(fs, args)
+	if err != nil {
+		return err
+	}
+	f, err := trace.OpenFile(name, formats())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := trace.Collect(f)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	return writeStatsText(stdout, st, f.Meta())
+}
+
+func writeStatsText(w io.Writer, st trace.Stats, m *trace.Meta) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "format      %s v%d\n", st.Format, st.Version)
+	if st.PointerSize != 0 {
+		fmt.Fprintf(bw, "pointers    %d bytes\n", st.PointerSize)
+	}
+	fmt.Fprintf(bw, "events      %d\n", st.Events)
+	fmt.Fprintf(bw, "tracks      %d\n", st.Tracks)
+	fmt.Fprintf(bw, "span        %s (%d ns to %d ns)\n", time.Duration(st.LastNS-st.FirstNS), st.FirstNS, st.LastNS)
+	if wall, ok := m.Clock.WallTime(trace.Time(st.FirstNS)); ok {
+		fmt.Fprintf(bw, "starts      %s\n", wall.Format(time.RFC3339Nano))
+	}
+	fmt.Fprintf(bw, "lost        %d\n", st.LostEvents)
+	if st.Truncated {
+		fmt.Fprintf(bw, "truncated   at byte %d: %s\n", st.TruncatedAt, strconv.Quote(st.Error))
+	}
+	for _, kv := range m.Info {
+		fmt.Fprintf(bw, "info        %s: %s\n", kv.Key, strconv.Quote(kv.Value))
+	}
+	for _, n := range m.Notices {
+		fmt.Fprintf(bw, "notice      %s\n", strconv.Quote(n))
+	}
+	fmt.Fprintf(bw, "\n%10s  %s\n", "count", "event")
+	for _, c := range st.Counts {
+		name := c.Event
+		if name == "" {
+			name = "#" + strconv.FormatInt(c.ID, 10)
+		}
+		if c.Provider != "" {
+			name = c.Provider + "/" + name
+		}
+		fmt.Fprintf(bw, "%10d  %s (id %d, version %d)\n", c.Count, strconv.Quote(name), c.ID, c.Version)
+	}
+	return bw.Flush()
+}

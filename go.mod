@@ -1,0 +1,3 @@
+module viewer
+
+go 1.26

@@ -1,0 +1,125 @@
+package trace
+
+import (
+	"cmp"
+	"errors"
+	"io"
+	"slices"
+)
+
+// Stats summarizes a whole trace: the object `viewer stats --json` prints.
+type Stats struct {
+	Format      string      `json:"format"`
+	Version     int         `json:"version"`
+	PointerSize int         `json:"pointer_size,omitempty"`
+	Events      int64       `json:"events"`
+	Truncated   bool        `json:"truncated"`
+	TruncatedAt int64       `json:"truncated_at"`
+	Error       string      `json:"error,omitempty"` // why reading stopped early
+	LostEvents  int64       `json:"lost_events"`
+	FirstNS     int64       `json:"first_ns"`
+	LastNS      int64       `json:"last_ns"`
+	Tracks      int         `json:"tracks"`
+	Counts      []TypeCount `json:"counts"`
+}
+
+// TypeCount is the number of events of one event type.
+type TypeCount struct {
+	Provider string `json:"provider"`
+	Event    string `json:"event"`
+	ID       int64  `json:"id"`
+	Version  int    `json:"version"`
+	Count    int64  `json:"count"`
+}
+
+// Counter accumulates [Stats] one event at a time, so that a consumer that
+// reads a trace for another purpose gets its statistics in the same pass.
+type Counter struct {
+	perType []int64
+	events  int64
+	first   Time
+	last    Time
+}
+
+// Add counts one event.
+func (c *Counter) Add(e Event) {
+	if c.events == 0 {
+		c.first = e.Time
+	}
+	if e.Time > c.last || c.events == 0 {
+		c.last = e.Time
+	}
+	c.events++
+	if e.Type >= 0 {
+		for int(e.Type) >= len(c.perType) {
+			c.perType = append(c.perType, 0)
+		}
+		c.perType[e.Type]++
+	}
+}
+
+// Stats returns the statistics of the events added so far; err is the
+// error that ended reading (nil or io.EOF for a clean end).
+func (c *Counter) Stats(m *Meta, err error) Stats {
+	s := Stats{
+		Format:      m.Format,
+		Version:     m.Version,
+		PointerSize: m.PointerSize,
+		Events:      c.events,
+		FirstNS:     int64(c.first),
+		LastNS:      int64(c.last),
+		Tracks:      len(m.Tracks),
+		Counts:      []TypeCount{},
+	}
+	for _, g := range m.Lost {
+		s.LostEvents += g.Count
+	}
+	if err != nil && err != io.EOF {
+		s.Error = err.Error()
+		if fe, ok := errors.AsType[*FormatError](err); ok {
+			s.Truncated = true
+			s.TruncatedAt = fe.Off
+		}
+	}
+	type key struct {
+		provider, name string
+		id             int64
+		version        int
+	}
+	idx := map[key]int{}
+	for t, n := range c.perType {
+		if n == 0 || t >= len(m.Types) {
+			continue
+		}
+		et := m.Types[t]
+		k := key{et.Provider, et.Name, et.ID, et.Version}
+		if i, ok := idx[k]; ok {
+			s.Counts[i].Count += n
+			continue
+		}
+		idx[k] = len(s.Counts)
+		s.Counts = append(s.Counts, TypeCount{Provider: et.Provider, Event: et.Name, ID: et.ID, Version: et.Version, Count: n})
+	}
+	slices.SortFunc(s.Counts, func(a, b TypeCount) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.ID, b.ID),
+			cmp.Compare(a.Version, b.Version), cmp.Compare(a.Event, b.Event))
+	})
+	return s
+}
+
+// Collect reads r to the end and returns its statistics. A damaged file is
+// not an error: Stats says where reading stopped. The error is for a reader
+// failure before any event could be read, and for I/O errors.
+func Collect(r Reader) (Stats, error) {
+	var c Counter
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			if _, ok := errors.AsType[*FormatError](err); !ok && err != io.EOF {
+				return Stats{}, err
+			}
+			return c.Stats(r.Meta(), err), nil
+		}
+		c.Add(e)
+	}
+}
