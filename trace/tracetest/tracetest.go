@@ -1,0 +1,114 @@
+// Package tracetest holds test support shared by the format readers and
+// their consumers: locating the real traces in ../shared/realdata and an
+// invariant checker for any [trace.Reader].
+package tracetest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"viewer/trace"
+)
+
+// RealData returns the directory ../shared/realdata/<sub> beside the
+// repository. It skips the test with a clear message when the folder is
+// absent (a fresh clone) and fails it when running in CI, where the folder
+// must be present.
+func RealData(tb testing.TB, sub string) string {
+	tb.Helper()
+	dir, err := repoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := filepath.Join(dir, "..", "shared", "realdata", sub)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("real data %s missing in CI: %v", p, err)
+		}
+		tb.Skipf("skipping: real data %s is absent (it lives beside the repository in ../shared)", p)
+	}
+	return p
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("tracetest: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Result is what Check saw while reading a trace to its end.
+type Result struct {
+	Events []trace.Event
+	Err    error // nil for a clean end, else the error that ended reading
+}
+
+// Check reads r to its end, verifying on every event the invariants every
+// reader promises: time never decreases, track, type, stack and label ids
+// resolve. keep says whether to return the events. An error from
+// ReadEvent other than a *trace.FormatError fails the test.
+func Check(tb testing.TB, r trace.Reader, keep bool) Result {
+	tb.Helper()
+	var res Result
+	var last trace.Time
+	for n := 0; ; n++ {
+		e, err := r.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if _, ok := errors.AsType[*trace.FormatError](err); !ok {
+				tb.Fatalf("event %d: error is not a *trace.FormatError: %v", n, err)
+			}
+			res.Err = err
+			break
+		}
+		if err := Validate(r.Meta(), r, e, n, last); err != nil {
+			tb.Fatal(err)
+		}
+		last = e.Time
+		if keep {
+			res.Events = append(res.Events, e)
+		}
+	}
+	if r.Meta().Clock.TicksPerSecond == 0 {
+		tb.Errorf("Meta().Clock.TicksPerSecond is 0")
+	}
+	return res
+}
+
+// Validate checks one event against the reader's tables; n is its index
+// and prev the previous event's time.
+func Validate(m *trace.Meta, r trace.Reader, e trace.Event, n int, prev trace.Time) error {
+	switch {
+	case n > 0 && e.Time < prev:
+		return fmt.Errorf("event %d: time %d before previous %d", n, e.Time, prev)
+	case e.Track != trace.NoTrack && (e.Track < 0 || int(e.Track) >= len(m.Tracks)):
+		return fmt.Errorf("event %d: track %d of %d", n, e.Track, len(m.Tracks))
+	case e.Capture != trace.NoTrack && (e.Capture < 0 || int(e.Capture) >= len(m.Tracks)):
+		return fmt.Errorf("event %d: capture track %d of %d", n, e.Capture, len(m.Tracks))
+	case e.Type < 0 || int(e.Type) >= len(m.Types):
+		return fmt.Errorf("event %d: type %d of %d", n, e.Type, len(m.Types))
+	case e.Stack != trace.NoStack && r.Stack(e.Stack) == nil:
+		return fmt.Errorf("event %d: stack %d does not resolve", n, e.Stack)
+	case e.Labels != trace.NoLabels && r.Labels(e.Labels) == nil:
+		return fmt.Errorf("event %d: labels %d do not resolve", n, e.Labels)
+	case e.Payload.Off < 0 || e.Payload.Len < 0:
+		return fmt.Errorf("event %d: payload %+v", n, e.Payload)
+	}
+	return nil
+}
