@@ -21,6 +21,15 @@ type Stats struct {
 	LastNS      int64       `json:"last_ns"`
 	Tracks      int         `json:"tracks"`
 	Counts      []TypeCount `json:"counts"`
+	// Frames counts the stack frames of sample events and how many resolve
+	// to a symbol; nil when the trace has no sample stacks.
+	Frames *FrameCount `json:"frames,omitempty"`
+}
+
+// FrameCount is the symbolization coverage of sample stacks.
+type FrameCount struct {
+	Total    int64 `json:"total"`
+	Resolved int64 `json:"resolved"`
 }
 
 // TypeCount is the number of events of one event type.

@@ -7,6 +7,7 @@
 //	viewer [serve] [flags] [FILE...]   start the viewer (default)
 //	viewer stats [--json] FILE         summary of a trace
 //	viewer dump FILE                   every event as JSON Lines
+//	viewer stacks [--collapsed] FILE   sampled stacks, aggregated
 //	viewer bench FILE | --generate N   index and query benchmark
 //
 // See README.md for the flags and output schemas.
@@ -54,6 +55,7 @@ func commands() []command {
 		{"serve", "[flags] [FILE...]   start the viewer (the default command)", runServe},
 		{"stats", "[--json] FILE      summary of a trace", runStats},
 		{"dump", "FILE               every event as JSON Lines", runDump},
+		{"stacks", "[--collapsed] FILE  sampled stacks, aggregated", runStacks},
 		{"bench", "FILE | --generate N  index and query benchmark", runBench},
 	}
 }

@@ -24,10 +24,11 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer f.Close()
-	st, err := trace.Collect(f)
+	s, err := scanTrace(ctx, f, "")
 	if err != nil {
 		return err
 	}
+	st := s.stats
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -49,6 +50,9 @@ func writeStatsText(w io.Writer, st trace.Stats, m *trace.Meta) error {
 		fmt.Fprintf(bw, "starts      %s\n", wall.Format(time.RFC3339Nano))
 	}
 	fmt.Fprintf(bw, "lost        %d\n", st.LostEvents)
+	if st.Frames != nil {
+		fmt.Fprintf(bw, "frames      %d of %d resolved\n", st.Frames.Resolved, st.Frames.Total)
+	}
 	if st.Truncated {
 		fmt.Fprintf(bw, "truncated   at byte %d: %s\n", st.TruncatedAt, strconv.Quote(st.Error))
 	}

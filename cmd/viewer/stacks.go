@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"viewer/symbols"
+	"viewer/trace"
+)
+
+// sampleType is the event that marks a stack sample in .NET traces.
+const sampleType = "Thread/Sample"
+
+// sample is one stack sample kept for symbolization after the pass.
+type sample struct {
+	time    trace.Time
+	stack   trace.StackID
+	track   trace.TrackID
+	managed bool // the sampled thread ran managed code (Thread/Sample Type 2)
+}
+
+// scan reads a whole trace once: statistics, the managed method map and
+// the stack samples (events named event, or Thread/Sample).
+type scan struct {
+	stats   trace.Stats
+	methods *symbols.MethodMap
+	samples []sample
+}
+
+func scanTrace(ctx context.Context, r trace.Reader, event string) (*scan, error) {
+	if event == "" {
+		event = sampleType
+	}
+	var c trace.Counter
+	managed := symbols.NewManaged()
+	s := &scan{}
+	m := r.Meta()
+	var isSample []int8
+	for n := 0; ; n++ {
+		if n&0xffff == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e, err := r.ReadEvent()
+		if err != nil {
+			if _, ok := errors.AsType[*trace.FormatError](err); !ok && err != io.EOF {
+				return nil, err
+			}
+			s.stats = c.Stats(m, err)
+			break
+		}
+		c.Add(e)
+		managed.Observe(r, e)
+		if e.Stack == trace.NoStack || e.Type < 0 {
+			continue
+		}
+		for int(e.Type) >= len(isSample) {
+			isSample = append(isSample, 0)
+		}
+		if isSample[e.Type] == 0 {
+			isSample[e.Type] = -1
+			if int(e.Type) < len(m.Types) && m.Types[e.Type].Name == event {
+				isSample[e.Type] = 1
+			}
+		}
+		if isSample[e.Type] > 0 {
+			s.samples = append(s.samples, sample{time: e.Time, stack: e.Stack, track: e.Track, managed: isManagedSample(r, e)})
+		}
+	}
+	s.methods = managed.Map
+	s.methods.Finish()
+	if len(s.samples) > 0 {
+		fc := &trace.FrameCount{}
+		for _, sm := range s.samples {
+			for _, a := range r.Stack(sm.stack) {
+				fc.Total++
+				if _, ok := s.methods.Resolve(sm.time, a); ok {
+					fc.Resolved++
+				}
+			}
+		}
+		s.stats.Frames = fc
+	}
+	return s, nil
+}
+
+// isManagedSample reports whether a Thread/Sample event says the thread
+// was running managed code.
+func isManagedSample(r trace.Reader, e trace.Event) bool {
+	d, err := r.Details(e)
+	if err != nil {
+		return false
+	}
+	for _, f := range d.Fields {
+		if f.Name == "Type" {
+			return f.Value.Str() == "Managed" || (f.Value.Kind() == trace.KindUint && f.Value.Uint() == 2)
+		}
+	}
+	return false
+}
+
+func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("stacks", stderr)
+	collapsed := fs.Bool("collapsed", false, `print "frame;frame;frame weight" lines (root first) for flame-graph tools`)
+	perThread := fs.Bool("per-thread", false, "aggregate per thread: the thread is the root frame")
+	managedOnly := fs.Bool("managed-only", false, "only samples taken while the thread ran managed code")
+	event := fs.String("event", "", "the event whose stacks are aggregated (default Thread/Sample)")
+	name, err := oneFile(fs, args)
+	if err != nil {
+		return err
+	}
+	f, err := trace.OpenFile(name, formats())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	s, err := scanTrace(ctx, f, *event)
+	if err != nil {
+		return err
+	}
+	weights := map[string]int64{}
+	var total int64
+	meta := f.Meta()
+	var sb strings.Builder
+	for _, sm := range s.samples {
+		if *managedOnly && !sm.managed {
+			continue
+		}
+		sb.Reset()
+		if *perThread {
+			sb.WriteString(trackName(meta, sm.track))
+		}
+		addrs := f.Stack(sm.stack)
+		for i := len(addrs) - 1; i >= 0; i-- { // root first
+			if sb.Len() > 0 {
+				sb.WriteByte(';')
+			}
+			fr, _ := s.methods.Resolve(sm.time, addrs[i])
+			sb.WriteString(strings.ReplaceAll(fr.String(), ";", ":"))
+		}
+		weights[sb.String()]++
+		total++
+	}
+	type line struct {
+		stack  string
+		weight int64
+	}
+	lines := make([]line, 0, len(weights))
+	for k, w := range weights {
+		lines = append(lines, line{k, w})
+	}
+	bw := bufio.NewWriter(stdout)
+	if *collapsed {
+		slices.SortFunc(lines, func(a, b line) int { return cmp.Compare(a.stack, b.stack) })
+		for _, l := range lines {
+			bw.WriteString(l.stack)
+			bw.WriteByte(' ')
+			bw.WriteString(strconv.FormatInt(l.weight, 10))
+			bw.WriteByte('\n')
+		}
+		return bw.Flush()
+	}
+	slices.SortFunc(lines, func(a, b line) int { return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(a.stack, b.stack)) })
+	fmt.Fprintf(bw, "%d samples, %d distinct stacks\n", total, len(lines))
+	for _, l := range lines {
+		fmt.Fprintf(bw, "%6.2f%% %8d  %s\n", 100*float64(l.weight)/float64(max(total, 1)), l.weight, l.stack)
+	}
+	return bw.Flush()
+}
+
+func trackName(m *trace.Meta, id trace.TrackID) string {
+	if id < 0 || int(id) >= len(m.Tracks) {
+		return "no thread"
+	}
+	t := m.Tracks[id]
+	if t.Name != "" {
+		return t.Name
+	}
+	return "thread " + strconv.FormatInt(t.TID, 10)
+}
