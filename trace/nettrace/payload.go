@@ -290,7 +290,13 @@ func (p *payloadDec) value(f *Field, depth int) trace.Value {
 		if off+size > len(p.payload) {
 			return trace.Value{}
 		}
-		sub := payloadDec{dec: dec{b: p.payload[off : off+size]}, ptr: p.ptr, payload: p.payload, budget: p.budget}
+		data := p.payload[off : off+size]
+		switch f.Elem.Type {
+		case TypeUTF16CodeUnit, TypeUTF8CodeUnit, TypeByte:
+			sub := payloadDec{dec: dec{b: data}}
+			return sub.elems(f.Elem, len(data)/max(f.Elem.Type.fixedSize(p.ptr), 1), depth)
+		}
+		sub := payloadDec{dec: dec{b: data}, ptr: p.ptr, payload: p.payload, budget: p.budget}
 		var elems []trace.Value
 		for sub.left() > 0 && !sub.bad {
 			v := sub.value(f.Elem, depth+1)
@@ -300,7 +306,7 @@ func (p *payloadDec) value(f *Field, depth int) trace.Value {
 			elems = append(elems, v)
 		}
 		p.budget = sub.budget
-		return arrayOrString(f.Elem.Type, elems)
+		return trace.ArrayValue(elems)
 	}
 	p.fail()
 	return trace.Value{}
@@ -329,17 +335,6 @@ func (p *payloadDec) elems(e *Field, n int, depth int) trace.Value {
 			return trace.Value{}
 		}
 		elems = append(elems, v)
-	}
-	return trace.ArrayValue(elems)
-}
-
-func arrayOrString(t TypeCode, elems []trace.Value) trace.Value {
-	if t == TypeUTF16CodeUnit || t == TypeUTF8CodeUnit {
-		var sb strings.Builder
-		for _, e := range elems {
-			sb.WriteString(e.Str())
-		}
-		return trace.StringValue(sb.String())
 	}
 	return trace.ArrayValue(elems)
 }
