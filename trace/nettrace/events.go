@@ -55,7 +55,10 @@ func (r *Reader) events(d *dec, meta bool) error {
 	if d.bad {
 		return r.truncated(blockStart, "in a block header")
 	}
-	if hsize < 20 || hsize > len(d.b) {
+	if hsize > len(d.b) {
+		return r.blockShort(d, "event block header")
+	}
+	if hsize < 20 {
 		return r.errorf(blockStart, "event block header size %d", hsize)
 	}
 	d.off = hsize

@@ -258,6 +258,9 @@ func (r *Reader) readHeader() error {
 			r.meta.Format, r.meta.Version = "nettrace", 6
 			return r.readTraceV6()
 		}
+		if bytes.HasPrefix(magicFastSer, head[8:]) && len(head) < 32 {
+			return r.truncated(int64(len(head)), "in the file header")
+		}
 		if !bytes.HasPrefix(head[8:], magicFastSer) {
 			return r.errorf(8, "missing !FastSerialization.1 after the Nettrace magic")
 		}
@@ -266,6 +269,8 @@ func (r *Reader) readHeader() error {
 	case bytes.HasPrefix(head, magicFastSer):
 		r.tag, r.pos = tagBegin, 24
 		r.meta.Format = "netperf"
+	case bytes.HasPrefix(magicNettrace, head) || bytes.HasPrefix(magicFastSer, head):
+		return r.truncated(int64(len(head)), "in the file header")
 	default:
 		return r.errorf(0, "not a NetTrace or NetPerf file")
 	}
