@@ -219,7 +219,7 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 	// stacks
 	if h.stack != 0 && !r.types[typ].noStack {
 		if !c.stackOK || c.stack != h.stack {
-			id, ok := r.fileStacks[h.stack]
+			id, ok := r.fileStack(h.stack)
 			if !ok {
 				return r.errorf(payloadOff, "event refers to undefined stack id %d", h.stack)
 			}
@@ -247,6 +247,9 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 			c.act, c.actID = h.act, r.activity(h.act)
 		}
 		e.Labels = c.actID
+	}
+	if n := len(r.region); n > 0 && e.Time < r.region[n-1].Time {
+		r.runStarts = append(r.runStarts, int32(n))
 	}
 	r.region = append(r.region, e)
 	return nil
@@ -410,6 +413,30 @@ func (r *Reader) internStack(raw []byte) trace.StackID {
 	return id
 }
 
+// maxDenseStackID bounds the file stack ids kept in a slice; larger ones
+// go to a map.
+const maxDenseStackID = 1 << 16
+
+func (r *Reader) fileStack(id uint32) (trace.StackID, bool) {
+	if id < uint32(len(r.stackTab)) {
+		s := r.stackTab[id]
+		return s - 1, s != 0
+	}
+	s, ok := r.fileStacks[id]
+	return s, ok
+}
+
+func (r *Reader) setFileStack(id uint32, s trace.StackID) {
+	if id >= maxDenseStackID {
+		r.fileStacks[id] = s
+		return
+	}
+	for id >= uint32(len(r.stackTab)) {
+		r.stackTab = append(r.stackTab, 0)
+	}
+	r.stackTab[id] = s + 1
+}
+
 // stackBlock reads a StackBlock (§10).
 func (r *Reader) stackBlock(d *dec) error {
 	first := d.u32()
@@ -430,7 +457,7 @@ func (r *Reader) stackBlock(d *dec) error {
 		if d.bad {
 			return r.blockShort(d, "stack "+strconv.Itoa(i))
 		}
-		r.fileStacks[first+uint32(i)] = r.internStack(raw)
+		r.setFileStack(first+uint32(i), r.internStack(raw))
 	}
 	r.cache.stackOK = false
 	return nil
@@ -482,6 +509,7 @@ func (r *Reader) seqPoint(d *dec) error {
 	}
 	r.meta.Markers = append(r.meta.Markers, trace.Marker{Kind: trace.MarkerSequencePoint, Time: t, Off: r.pos})
 	clear(r.fileStacks)
+	r.stackTab = r.stackTab[:0]
 	clear(r.fileLabels)
 	r.cache = cache{}
 	if flags&1 != 0 {

@@ -37,7 +37,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,6 +125,11 @@ type Reader struct {
 	err    error // io.EOF or the error that ends the events after region
 	// started says an event has been handed out
 	started bool
+	// ordering (order.go)
+	runStarts []int32
+	chains    []chain
+	heap      []cursor
+	spare     []trace.Event
 
 	types  []typeInfo     // by TypeID
 	metaID []trace.TypeID // by file metadata id (small ids), TypeID+1
@@ -138,7 +142,8 @@ type Reader struct {
 
 	stacks      [][]uint64 // by StackID; [0] is nil
 	stackIdx    map[string]trace.StackID
-	fileStacks  map[uint32]trace.StackID // region: file stack id
+	fileStacks  map[uint32]trace.StackID // region: file stack id ≥ maxDenseStackID
+	stackTab    []trace.StackID          // region: file stack id < maxDenseStackID, StackID+1
 	labels      [][]trace.Label          // by LabelsID; [0] is nil
 	labelOver   []override               // by LabelsID
 	labelIdx    map[string]trace.LabelsID
@@ -508,6 +513,7 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 // sorted).
 func (r *Reader) fill() {
 	r.region, r.next = r.region[:0], 0
+	r.runStarts = r.runStarts[:0]
 	for r.err == nil {
 		done, err := r.step()
 		if err != nil {
@@ -517,9 +523,7 @@ func (r *Reader) fill() {
 			break
 		}
 	}
-	if r.version >= 4 && !slices.IsSortedFunc(r.region, byTime) {
-		slices.SortStableFunc(r.region, byTime)
-	}
+	r.order()
 }
 
 func byTime(a, b trace.Event) int {
