@@ -248,11 +248,16 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 		}
 		e.Labels = c.actID
 	}
+	r.push(e)
+	return nil
+}
+
+// push appends an event to the region, noting where an ascending run ends.
+func (r *Reader) push(e trace.Event) {
 	if n := len(r.region); n > 0 && e.Time < r.region[n-1].Time {
 		r.runStarts = append(r.runStarts, int32(n))
 	}
 	r.region = append(r.region, e)
-	return nil
 }
 
 func (r *Reader) lost(t trace.Time, track trace.TrackID, n int64) {
@@ -822,6 +827,6 @@ func (r *Reader) eventV3(h *header, off int64, n int, stack []byte) error {
 		}
 		e.Labels = c.actID
 	}
-	r.region = append(r.region, e)
+	r.push(e)
 	return nil
 }

@@ -125,6 +125,8 @@ type Reader struct {
 	err    error // io.EOF or the error that ends the events after region
 	// started says an event has been handed out
 	started bool
+	last    trace.Time // time of the last event handed out
+	clamped int        // events whose time was raised to last
 	// ordering (order.go)
 	runStarts []int32
 	chains    []chain
@@ -505,6 +507,16 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 	e := r.region[r.next]
 	r.next++
 	r.started = true
+	if e.Time < r.last {
+		// Only damaged files get here: a region earlier than the
+		// sequence point before it, or unsorted NetPerf blocks.
+		if r.clamped == 0 {
+			r.notice("events earlier than the events before them (across a sequence point or block) were moved later to keep time order")
+		}
+		r.clamped++
+		e.Time = r.last
+	}
+	r.last = e.Time
 	return e, nil
 }
 

@@ -132,7 +132,8 @@ func (f Field) spec() trace.FieldSpec {
 // Limits on payload decoding.
 const (
 	// MaxValues caps the values decoded from one payload, so that nested
-	// arrays of empty elements cannot make decoding take unbounded time.
+	// arrays of empty elements cannot make decoding take unbounded time;
+	// a payload also gets no more than 64 + 4 values per byte.
 	MaxValues = 1 << 16
 	// MaxDepth caps the nesting of objects and arrays in a schema.
 	MaxDepth = 16
@@ -146,7 +147,7 @@ const (
 // out, and trailing bytes are ignored. It returns the decoded fields and
 // the number of payload bytes they used.
 func DecodePayload(payload []byte, fields []Field, pointerSize int) ([]trace.Field, int) {
-	p := payloadDec{dec: dec{b: payload}, ptr: pointerSize, payload: payload, budget: MaxValues}
+	p := payloadDec{dec: dec{b: payload}, ptr: pointerSize, payload: payload, budget: min(MaxValues, 64+4*len(payload))}
 	out := p.fields(fields, 0)
 	return out, p.off
 }
