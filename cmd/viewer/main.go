@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"viewer/trace"
+	"viewer/trace/nettrace"
 )
 
 func main() {
@@ -40,7 +41,9 @@ func main() {
 
 // formats lists the trace formats the viewer reads, in sniffing order.
 func formats() []trace.Format {
-	return []trace.Format{}
+	return []trace.Format{
+		nettrace.Format{},
+	}
 }
 
 // command is one subcommand of viewer.

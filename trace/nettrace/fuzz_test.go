@@ -1,0 +1,113 @@
+package nettrace
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"viewer/trace"
+	"viewer/trace/tracetest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/nettrace fixtures")
+
+const fixtureDir = "../../testdata/nettrace"
+
+// fixtures are the files in testdata/nettrace, each made by this package's
+// writer.
+func fixtures(t testing.TB) map[string][]byte {
+	_, all := allFeatures(t)
+	return map[string][]byte{
+		"v6-all-features.nettrace":   all,
+		"v6-generated-3000.nettrace": generate(t, 3000),
+	}
+}
+
+// TestFixtures checks that testdata/nettrace holds exactly what the writer
+// makes today (run with -update to rewrite it) and that each fixture reads
+// back without error.
+func TestFixtures(t *testing.T) {
+	for name, b := range fixtures(t) {
+		path := filepath.Join(fixtureDir, name)
+		if *update {
+			if err := os.MkdirAll(fixtureDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -run TestFixtures -update)", err)
+		}
+		if !bytes.Equal(old, b) {
+			t.Errorf("%s differs from what the writer makes now (run go test -run TestFixtures -update)", name)
+		}
+		if _, res := readAll(t, b); res.Err != nil {
+			t.Errorf("%s: %v", name, res.Err)
+		}
+	}
+}
+
+// FuzzReader feeds arbitrary bytes to the reader: no panic, no hang, every
+// error a *trace.FormatError (or ErrUnsupported from the header), every
+// event valid, Details safe on every event.
+func FuzzReader(f *testing.F) {
+	entries, _ := os.ReadDir(fixtureDir)
+	for _, e := range entries {
+		if b, err := os.ReadFile(filepath.Join(fixtureDir, e.Name())); err == nil {
+			f.Add(b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "realdata", "nettrace")); err == nil {
+		dir := tracetest.RealData(f, "nettrace")
+		for _, name := range []string{
+			"perfview/eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf",
+			"perfview/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace",
+		} {
+			if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := NewReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			if _, ok := errors.AsType[*trace.FormatError](err); !ok {
+				t.Fatalf("open: %v is not a *trace.FormatError", err)
+			}
+			return
+		}
+		var prev trace.Time
+		for n := 0; ; n++ {
+			e, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				if _, ok := errors.AsType[*trace.FormatError](err); !ok {
+					t.Fatalf("event %d: %v is not a *trace.FormatError", n, err)
+				}
+				if _, err2 := r.ReadEvent(); err2 != err {
+					t.Fatalf("error not sticky: %v then %v", err, err2)
+				}
+				break
+			}
+			if n > len(b) {
+				t.Fatalf("more events (%d) than bytes (%d)", n, len(b))
+			}
+			if err := tracetest.Validate(r.Meta(), r, e, n, prev); err != nil {
+				t.Fatal(err)
+			}
+			prev = e.Time
+			if _, err := r.Details(e); err != nil {
+				t.Fatalf("details: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,729 @@
+// Package nettrace reads .NET EventPipe traces: NetPerf v3 (.netperf) and
+// NetTrace v4, v5 and v6 (.nettrace). NetPerf v1 and v2 are recognized and
+// refused with an error wrapping [trace.ErrUnsupported].
+//
+// # Design
+//
+// A [Reader] walks the file's blocks front to back, reading one block at a
+// time into a reused buffer and decoding event headers from it with a
+// sticky-error cursor. Events are sorted by time only within a
+// sequence-point region (the runtime guarantees that every event before a
+// sequence point is no later than every event after it), so memory is
+// bounded by a region, not the file; NetPerf v3 is written sorted and is
+// handed out block by block. Payloads stay in the file: an event records
+// where its payload lies and [Reader.Details] decodes it on demand with
+// the metadata's schema ([DecodePayload] does the same for schemas supplied
+// from elsewhere).
+//
+// Tables grow while reading: event types (one per metadata definition;
+// after a v6 metadata flush, new ones), tracks (one per OS thread, or per
+// v6 thread row), stacks deduplicated by content, label lists (activity
+// ids, v6 labels) interned. Lost events are computed from sequence-number
+// gaps, sequence points and v6 RemoveThread blocks as TraceEvent does.
+//
+// The notes in ../shared/docs/nettrace.md (section numbers are cited as
+// §N) describe the formats as real files write them.
+//
+// # Security
+//
+// The reader is meant for untrusted input: every size and count is checked
+// against the bytes that remain before anything is allocated, blocks are
+// capped at [MaxBlockSize], and damaged input yields the events before the
+// damage followed by a [*trace.FormatError] naming the byte offset.
+package nettrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"viewer/trace"
+)
+
+// Limits on what a file may claim.
+const (
+	// MaxBlockSize caps one block (v6 blocks cannot exceed 16 MiB).
+	MaxBlockSize = 64 << 20
+	// MaxNameLen caps a FastSerialization type name.
+	MaxNameLen = 256
+	// MaxStackBytes caps one stack.
+	MaxStackBytes = 1 << 20
+)
+
+const formatName = "nettrace"
+
+var (
+	magicNettrace = []byte("Nettrace")
+	magicFastSer  = []byte("\x14\x00\x00\x00!FastSerialization.1")
+)
+
+// Format is the .NET EventPipe file format.
+type Format struct{}
+
+// Name returns "nettrace".
+func (Format) Name() string { return formatName }
+
+// Match reports whether head starts like a NetTrace or NetPerf file.
+func (Format) Match(head []byte) bool {
+	return bytes.HasPrefix(head, magicNettrace) || bytes.HasPrefix(head, magicFastSer)
+}
+
+// Open returns a reader for the file.
+func (Format) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
+	return NewReader(r, size)
+}
+
+// block kinds, numbered as v6 numbers them (§5); ≤v5 objects are mapped to
+// the same numbers by name.
+const (
+	blockEnd          = 0
+	blockTrace        = 1
+	blockEvent        = 2
+	blockMetadata     = 3
+	blockSeqPoint     = 4
+	blockStack        = 5
+	blockThread       = 6
+	blockRemoveThread = 7
+	blockLabelList    = 8
+)
+
+var objectKinds = map[string]int{
+	"Trace": blockTrace, "EventBlock": blockEvent, "MetadataBlock": blockMetadata,
+	"SPBlock": blockSeqPoint, "StackBlock": blockStack,
+}
+
+// FastSerialization tags (§4).
+const (
+	tagNull       = 1
+	tagBegin      = 4 // netperf
+	tagBeginPriv  = 5 // nettrace
+	tagEndObject  = 6
+	maxObjectHead = 3 + 12 + 4 + MaxNameLen + 1 + 4 + 3
+)
+
+// Reader reads one EventPipe trace. It implements [trace.Reader].
+type Reader struct {
+	r    io.ReaderAt
+	size int64
+	meta trace.Meta
+
+	version int   // 3, 4, 5 or 6
+	tag     byte  // BeginObject tag of ≤v5 objects
+	pos     int64 // file offset of the next object or block
+	buf     []byte
+	head    []byte // scratch for object headers
+
+	clock clock
+
+	// the current sequence-point region, sorted before it is handed out
+	region []trace.Event
+	next   int
+	err    error // io.EOF or the error that ends the events after region
+	// started says an event has been handed out
+	started bool
+	last    trace.Time // time of the last event handed out
+	clamped int        // events whose time was raised to last
+	// ordering (order.go)
+	runStarts []int32
+	chains    []chain
+	heap      []cursor
+	spare     []trace.Event
+
+	types  []typeInfo     // by TypeID
+	metaID []trace.TypeID // by file metadata id (small ids), TypeID+1
+	metaHi map[uint32]trace.TypeID
+
+	threads   map[uint64]trace.TrackID // ≤v5: OS thread id; v6: thread index
+	trackKeys map[[2]int64]trace.TrackID
+	seqs      map[uint64]*seqState // by capture thread key
+	pid       int64
+
+	stacks      [][]uint64 // by StackID; [0] is nil
+	stackIdx    map[string]trace.StackID
+	fileStacks  map[uint32]trace.StackID // region: file stack id ≥ maxDenseStackID
+	stackTab    []trace.StackID          // region: file stack id < maxDenseStackID, StackID+1
+	labels      [][]trace.Label          // by LabelsID; [0] is nil
+	labelOver   []override               // by LabelsID
+	labelIdx    map[string]trace.LabelsID
+	activityIdx map[[32]byte]trace.LabelsID
+	fileLabels  map[uint32]trace.LabelsID // region (v6): label list index
+	derived     map[[2]int32]trace.TypeID
+
+	// caches for the event loop
+	cache cache
+}
+
+type typeInfo struct {
+	fields  []Field
+	noStack bool // method bookkeeping: TraceEvent drops these stacks (§10)
+}
+
+type seqState struct {
+	last  uint32
+	track trace.TrackID
+}
+
+// override is what a v6 label list changes in an event's type (§12).
+type override struct {
+	set                    uint8 // bits: 1 opcode, 2 keywords, 4 level, 8 version
+	opcode, level, version int
+	keywords               uint64
+}
+
+type cache struct {
+	thread, capture         uint64
+	threadOK, captureOK     bool
+	threadTrack, captureTrk trace.TrackID
+	seq                     *seqState
+	seqKey                  uint64
+	stack                   uint32
+	stackID                 trace.StackID
+	stackOK                 bool
+	act                     [32]byte
+	actID                   trace.LabelsID
+	label                   uint32
+	labelID                 trace.LabelsID
+	labelOK                 bool
+}
+
+// NewReader reads the file's header and trace object and returns a reader
+// positioned before the first event.
+func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
+	rd := &Reader{
+		r: r, size: size,
+		metaHi:      map[uint32]trace.TypeID{},
+		threads:     map[uint64]trace.TrackID{},
+		trackKeys:   map[[2]int64]trace.TrackID{},
+		seqs:        map[uint64]*seqState{},
+		stacks:      [][]uint64{nil},
+		stackIdx:    map[string]trace.StackID{},
+		fileStacks:  map[uint32]trace.StackID{},
+		labels:      [][]trace.Label{nil},
+		labelOver:   []override{{}},
+		labelIdx:    map[string]trace.LabelsID{},
+		activityIdx: map[[32]byte]trace.LabelsID{},
+		fileLabels:  map[uint32]trace.LabelsID{},
+		derived:     map[[2]int32]trace.TypeID{},
+		pid:         -1,
+	}
+	if err := rd.readHeader(); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+func (r *Reader) errorf(off int64, format string, args ...any) error {
+	return &trace.FormatError{Format: formatName, Off: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (r *Reader) truncated(off int64, msg string) error {
+	return &trace.FormatError{Format: formatName, Off: off, Msg: msg, Err: trace.ErrTruncated}
+}
+
+// readAt reads n bytes at off into r.head, returning fewer at the end of
+// the file.
+func (r *Reader) readAt(off int64, n int) ([]byte, error) {
+	if off >= r.size {
+		return nil, nil
+	}
+	if rem := r.size - off; int64(n) > rem {
+		n = int(rem)
+	}
+	if cap(r.head) < n {
+		r.head = make([]byte, n)
+	}
+	b := r.head[:n]
+	if _, err := r.r.ReadAt(b, off); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (r *Reader) readHeader() error {
+	head, err := r.readAt(0, 32)
+	if err != nil {
+		return err
+	}
+	switch {
+	case bytes.HasPrefix(head, magicNettrace):
+		if len(head) < 12 {
+			return r.truncated(int64(len(head)), "in the file header")
+		}
+		if le.Uint32(head[8:]) == 0 {
+			if len(head) < 20 {
+				return r.truncated(int64(len(head)), "in the file header")
+			}
+			major := le.Uint32(head[12:])
+			if major != 6 {
+				return &trace.FormatError{Format: formatName, Off: 12, Msg: "NetTrace major version " + strconv.FormatUint(uint64(major), 10) + " is not supported", Err: trace.ErrUnsupported}
+			}
+			r.version, r.pos = 6, 20
+			r.meta.Format, r.meta.Version = "nettrace", 6
+			return r.readTraceV6()
+		}
+		if bytes.HasPrefix(magicFastSer, head[8:]) && len(head) < 32 {
+			return r.truncated(int64(len(head)), "in the file header")
+		}
+		if !bytes.HasPrefix(head[8:], magicFastSer) {
+			return r.errorf(8, "missing !FastSerialization.1 after the Nettrace magic")
+		}
+		r.tag, r.pos = tagBeginPriv, 32
+		r.meta.Format = "nettrace"
+	case bytes.HasPrefix(head, magicFastSer):
+		r.tag, r.pos = tagBegin, 24
+		r.meta.Format = "netperf"
+	case bytes.HasPrefix(magicNettrace, head) || bytes.HasPrefix(magicFastSer, head):
+		return r.truncated(int64(len(head)), "in the file header")
+	default:
+		return r.errorf(0, "not a NetTrace or NetPerf file")
+	}
+	return r.readTraceObject()
+}
+
+// object reads a FastSerialization object header at r.pos (§4) and
+// returns its type name and version, leaving r.pos after the type.
+// end is true at the NullReference that ends the stream.
+func (r *Reader) object() (name string, version int32, end bool, err error) {
+	start := r.pos
+	b, err := r.readAt(start, maxObjectHead)
+	if err != nil {
+		return "", 0, false, err
+	}
+	if len(b) == 0 {
+		return "", 0, false, r.truncated(start, "the stream ends without its end tag")
+	}
+	if b[0] == tagNull {
+		r.pos++
+		return "", 0, true, nil
+	}
+	d := dec{b: b, base: start}
+	if t := d.u8(); t != r.tag {
+		return "", 0, false, r.errorf(start, "object tag %d, want %d", t, r.tag)
+	}
+	if d.u8() != r.tag || d.u8() != tagNull {
+		if d.bad {
+			return "", 0, false, r.truncated(start, "in an object header")
+		}
+		return "", 0, false, r.errorf(start+1, "malformed object type")
+	}
+	version = int32(d.u32())
+	d.u32() // minimum reader version
+	n := int(int32(d.u32()))
+	if d.bad {
+		return "", 0, false, r.truncated(start, "in an object header")
+	}
+	if n < 0 || n > MaxNameLen {
+		return "", 0, false, r.errorf(d.pos()-4, "object type name length %d", n)
+	}
+	nb := d.bytes(n)
+	endTag := d.u8()
+	if d.bad {
+		return "", 0, false, r.truncated(start, "in an object header")
+	}
+	if endTag != tagEndObject {
+		return "", 0, false, r.errorf(d.pos()-1, "object type not closed (tag %d)", endTag)
+	}
+	r.pos = d.pos()
+	return string(nb), version, false, nil
+}
+
+func (r *Reader) readTraceObject() error {
+	start := r.pos
+	name, version, end, err := r.object()
+	if err != nil {
+		return err
+	}
+	if end {
+		return r.errorf(start, "the stream has no trace object")
+	}
+	if name == "Microsoft.DotNet.Runtime.EventPipeFile" {
+		return &trace.FormatError{Format: formatName, Off: start, Msg: "NetPerf version " + strconv.Itoa(int(version)) + " is not supported (only 3 and NetTrace 4-6 are)", Err: trace.ErrUnsupported}
+	}
+	if name != "Trace" {
+		return r.errorf(start, "first object is %q, want Trace", name)
+	}
+	want := int32(4)
+	if r.tag == tagBegin {
+		want = 3
+	}
+	if version != want {
+		return &trace.FormatError{Format: formatName, Off: start, Msg: "trace object version " + strconv.Itoa(int(version)) + " is not supported", Err: trace.ErrUnsupported}
+	}
+	r.version = int(version)
+	r.meta.Version = r.version
+	b, err := r.readAt(r.pos, 49)
+	if err != nil {
+		return err
+	}
+	if len(b) < 49 {
+		return r.truncated(r.pos, "in the trace object")
+	}
+	if b[48] != tagEndObject {
+		return r.errorf(r.pos+48, "trace object not closed")
+	}
+	d := dec{b: b[:48], base: r.pos}
+	wall := systemTime(&d)
+	sync := int64(d.u64())
+	freq := int64(d.u64())
+	ptr := int32(d.u32())
+	pid := int32(d.u32())
+	nproc := int32(d.u32())
+	rate := int32(d.u32())
+	if err := r.setClock(r.pos+16, wall, sync, freq, ptr); err != nil {
+		return err
+	}
+	r.pid = int64(pid)
+	r.meta.Info = append(r.meta.Info,
+		trace.KeyValue{Key: "ProcessId", Value: strconv.Itoa(int(pid))},
+		trace.KeyValue{Key: "NumberOfProcessors", Value: strconv.Itoa(int(nproc))},
+		trace.KeyValue{Key: "ExpectedCPUSamplingRate", Value: strconv.Itoa(int(rate))})
+	r.pos += 49
+	r.meta.Has = trace.HasVersion | trace.HasLevel | trace.HasOpcode | trace.HasKeywords | trace.HasProvider
+	if r.version >= 4 {
+		r.meta.Has |= trace.HasSeq | trace.HasCPU
+	}
+	return nil
+}
+
+func (r *Reader) setClock(off int64, wall time.Time, sync, freq int64, ptr int32) error {
+	if freq <= 0 {
+		return r.errorf(off+8, "tick frequency %d", freq)
+	}
+	if ptr != 4 && ptr != 8 {
+		return r.errorf(off+16, "pointer size %d", ptr)
+	}
+	r.meta.PointerSize = int(ptr)
+	r.meta.Clock = trace.Clock{TicksPerSecond: uint64(freq), OriginTicks: sync, Wall: wall}
+	r.clock = newClock(r.meta.Clock)
+	return nil
+}
+
+// systemTime decodes a Windows SYSTEMTIME; an invalid one gives the zero
+// time (no wall clock).
+func systemTime(d *dec) time.Time {
+	var v [8]int
+	for i := range v {
+		v[i] = int(int16(d.u16()))
+	}
+	y, mo, day, h, mi, s, ms := v[0], v[1], v[3], v[4], v[5], v[6], v[7]
+	if y < 1601 || y > 30827 || mo < 1 || mo > 12 || day < 1 || day > 31 || h > 23 || mi > 59 || s > 59 || ms > 999 || h < 0 || mi < 0 || s < 0 || ms < 0 {
+		return time.Time{}
+	}
+	return time.Date(y, time.Month(mo), day, h, mi, s, ms*1e6, time.UTC)
+}
+
+func (r *Reader) readTraceV6() error {
+	kind, off, n, err := r.blockV6()
+	if err != nil {
+		return err
+	}
+	if kind != blockTrace {
+		return r.errorf(off-4, "first block is kind %d, want a Trace block", kind)
+	}
+	b, err := r.load(off, n)
+	if err != nil {
+		return err
+	}
+	if len(b) < n {
+		return r.truncated(off, "in the trace block")
+	}
+	d := dec{b: b, base: off}
+	wall := systemTime(&d)
+	sync := int64(d.u64())
+	freq := int64(d.u64())
+	ptr := int32(d.u32())
+	count := int(d.u32())
+	if d.bad {
+		return r.errorf(off, "trace block too short")
+	}
+	if err := r.setClock(off+16, wall, sync, freq, ptr); err != nil {
+		return err
+	}
+	if count > d.left()/2 {
+		return r.errorf(off+36, "%d key/values in a %d-byte trace block", count, n)
+	}
+	for range count {
+		k, v := d.str(), d.str()
+		if d.bad {
+			return r.errorf(d.pos(), "trace block key/values overrun the block")
+		}
+		r.meta.Info = append(r.meta.Info, trace.KeyValue{Key: k, Value: v})
+	}
+	r.meta.Has = trace.HasVersion | trace.HasLevel | trace.HasOpcode | trace.HasKeywords | trace.HasProvider | trace.HasSeq | trace.HasCPU
+	return nil
+}
+
+// blockV6 reads a v6 block header at r.pos (§5) and advances r.pos past
+// the block; off is the payload's offset and n its size.
+func (r *Reader) blockV6() (kind int, off int64, n int, err error) {
+	start := r.pos
+	b, err := r.readAt(start, 4)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if len(b) < 4 {
+		return 0, 0, 0, r.truncated(start, "the stream ends without an end-of-stream block")
+	}
+	h := le.Uint32(b)
+	kind, n = int(h>>24), int(h&0xffffff)
+	off = start + 4
+	r.pos = off + int64(n)
+	return kind, off, n, nil
+}
+
+// load reads the n bytes at off into the block buffer. At the end of the
+// file it returns fewer bytes (the caller reports the truncation).
+func (r *Reader) load(off int64, n int) ([]byte, error) {
+	if rem := r.size - off; int64(n) > rem {
+		n = int(max(rem, 0))
+	}
+	if cap(r.buf) < n {
+		r.buf = make([]byte, n, max(n, 2*cap(r.buf)))
+	}
+	b := r.buf[:n]
+	if n > 0 {
+		if _, err := r.r.ReadAt(b, off); err != nil && err != io.EOF {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// Meta returns the reader's tables.
+func (r *Reader) Meta() *trace.Meta { return &r.meta }
+
+// ReadEvent returns the next event in time order.
+func (r *Reader) ReadEvent() (trace.Event, error) {
+	for r.next >= len(r.region) {
+		if r.err != nil {
+			return trace.Event{}, r.err
+		}
+		r.fill()
+	}
+	e := r.region[r.next]
+	r.next++
+	r.started = true
+	if e.Time < r.last {
+		// Only damaged files get here: a region earlier than the
+		// sequence point before it, or unsorted NetPerf blocks.
+		if r.clamped == 0 {
+			r.notice("events earlier than the events before them (across a sequence point or block) were moved later to keep time order")
+		}
+		r.clamped++
+		e.Time = r.last
+	}
+	r.last = e.Time
+	return e, nil
+}
+
+// fill reads blocks until a region of events is complete: up to a sequence
+// point or the end (nettrace), or one event block (netperf, written
+// sorted).
+func (r *Reader) fill() {
+	r.region, r.next = r.region[:0], 0
+	r.runStarts = r.runStarts[:0]
+	for r.err == nil {
+		done, err := r.step()
+		if err != nil {
+			r.err = err
+		}
+		if done && len(r.region) > 0 {
+			break
+		}
+	}
+	r.order()
+}
+
+func byTime(a, b trace.Event) int {
+	switch {
+	case a.Time < b.Time:
+		return -1
+	case a.Time > b.Time:
+		return 1
+	}
+	return 0
+}
+
+// step reads and handles one block. done says the region may be handed out.
+func (r *Reader) step() (done bool, err error) {
+	var kind int
+	var off int64
+	var n int
+	if r.version == 6 {
+		if kind, off, n, err = r.blockV6(); err != nil {
+			return true, err
+		}
+		if kind == blockEnd {
+			if n != 0 {
+				return true, r.errorf(off-4, "end-of-stream block of %d bytes", n)
+			}
+			return true, io.EOF
+		}
+	} else {
+		start := r.pos
+		name, _, end, err := r.object()
+		if err != nil {
+			return true, err
+		}
+		if end {
+			return true, io.EOF
+		}
+		k, ok := objectKinds[name]
+		if !ok || k == blockTrace {
+			return true, r.errorf(start, "unexpected object %q", name)
+		}
+		kind = k
+		b, err := r.readAt(r.pos, 4)
+		if err != nil {
+			return true, err
+		}
+		if len(b) < 4 {
+			return true, r.truncated(start, "in the "+name+" header")
+		}
+		n = int(int32(le.Uint32(b)))
+		off = r.pos + 4
+		off += (4 - off%4) % 4 // aligned to the absolute offset (§4)
+		if n < 0 {
+			return true, r.errorf(r.pos, "%s size %d", name, n)
+		}
+		r.pos = off + int64(n) + 1 // then EndObject
+	}
+	if n > MaxBlockSize {
+		return true, r.errorf(off-4, "block size %d exceeds the maximum %d", n, MaxBlockSize)
+	}
+	b, err := r.load(off, n)
+	if err != nil {
+		return true, err
+	}
+	cut := len(b) < n
+	if !cut && r.version < 6 {
+		end, err := r.readAt(off+int64(n), 1)
+		if err != nil {
+			return true, err
+		}
+		if len(end) == 0 {
+			cut = true
+		} else if end[0] != tagEndObject {
+			return true, r.errorf(off+int64(n), "block not closed (tag %d)", end[0])
+		}
+	}
+	d := dec{b: b, base: off}
+	switch kind {
+	case blockEvent:
+		if r.version == 3 {
+			err = r.eventsV3(&d)
+			done = true
+		} else {
+			err = r.events(&d, false)
+		}
+	case blockMetadata:
+		if r.version == 6 {
+			err = r.metadataV6(&d)
+		} else {
+			err = r.events(&d, true)
+		}
+	case blockStack:
+		err = r.stackBlock(&d)
+	case blockSeqPoint:
+		err = r.seqPoint(&d)
+		done = true
+	case blockThread:
+		err = r.threadBlock(&d)
+	case blockRemoveThread:
+		err = r.removeThreads(&d)
+	case blockLabelList:
+		err = r.labelBlock(&d)
+	case blockTrace:
+		err = r.errorf(off-4, "a second trace block")
+	default:
+		r.notice("skipped a block of unknown kind " + strconv.Itoa(kind) + " at byte " + strconv.FormatInt(off-4, 10))
+	}
+	if err == nil && cut {
+		err = r.truncated(off+int64(len(b)), "in a block that claims "+strconv.Itoa(n)+" bytes")
+	}
+	if err != nil {
+		return true, err
+	}
+	return done, nil
+}
+
+func (r *Reader) notice(s string) {
+	if len(r.meta.Notices) < 100 {
+		r.meta.Notices = append(r.meta.Notices, s)
+	}
+}
+
+// Stack returns the addresses of a stack, leaf first. The slice belongs to
+// the reader.
+func (r *Reader) Stack(id trace.StackID) []uint64 {
+	if id <= 0 || int(id) >= len(r.stacks) {
+		return nil
+	}
+	return r.stacks[id]
+}
+
+// Labels returns a label list. The slice belongs to the reader.
+func (r *Reader) Labels(id trace.LabelsID) []trace.Label {
+	if id <= 0 || int(id) >= len(r.labels) {
+		return nil
+	}
+	return r.labels[id]
+}
+
+// Fields returns the payload schema of an event type as the file's
+// metadata describes it; nil when the metadata has no fields.
+func (r *Reader) Fields(t trace.TypeID) []Field {
+	if t < 0 || int(t) >= len(r.types) {
+		return nil
+	}
+	return r.types[t].fields
+}
+
+// Payload reads an event's payload bytes from the file.
+func (r *Reader) Payload(e trace.Event) ([]byte, error) {
+	if e.Payload.Len <= 0 {
+		return nil, nil
+	}
+	if e.Payload.Off < 0 || e.Payload.Off+int64(e.Payload.Len) > r.size {
+		return nil, errors.New("nettrace: payload outside the file")
+	}
+	b := make([]byte, e.Payload.Len)
+	if _, err := r.r.ReadAt(b, e.Payload.Off); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Details decodes an event's payload with its type's metadata schema.
+func (r *Reader) Details(e trace.Event) (trace.Details, error) {
+	raw, err := r.Payload(e)
+	if err != nil {
+		return trace.Details{}, err
+	}
+	var d trace.Details
+	d.Raw = raw
+	var et trace.EventType
+	if e.Type >= 0 && int(e.Type) < len(r.meta.Types) {
+		et = r.meta.Types[e.Type]
+		d.Fields, _ = DecodePayload(raw, r.types[e.Type].fields, r.meta.PointerSize)
+	}
+	d.Label = Label(et, d.Fields)
+	return d, nil
+}
+
+// Label returns the one-line text of an event: its name (or
+// provider/id when unnamed) then name=value pairs, capped at [MaxLabel]
+// bytes.
+func Label(et trace.EventType, fields []trace.Field) string {
+	name := et.Name
+	if name == "" {
+		name = et.Provider + "/" + strconv.FormatInt(et.ID, 10)
+	}
+	var sb strings.Builder
+	appendLabel(&sb, name, fields)
+	return sb.String()
+}

@@ -1,0 +1,400 @@
+package nettrace
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"viewer/trace"
+)
+
+// TypeCode is the type of a payload field (EventPipeTypeCode). Values up to
+// 26 are the file format's; the set may grow.
+type TypeCode uint8
+
+const (
+	TypeBad           TypeCode = 0
+	TypeObject        TypeCode = 1  // nested fields, concatenated
+	TypeBoolean32     TypeCode = 3  // 4 bytes, 0 or 1
+	TypeUTF16CodeUnit TypeCode = 4  // 2 bytes
+	TypeSByte         TypeCode = 5  // 1 byte
+	TypeByte          TypeCode = 6  // 1 byte
+	TypeInt16         TypeCode = 7  // 2 bytes
+	TypeUInt16        TypeCode = 8  // 2 bytes
+	TypeInt32         TypeCode = 9  // 4 bytes
+	TypeUInt32        TypeCode = 10 // 4 bytes
+	TypeInt64         TypeCode = 11 // 8 bytes
+	TypeUInt64        TypeCode = 12 // 8 bytes
+	TypeSingle        TypeCode = 13 // IEEE float32
+	TypeDouble        TypeCode = 14 // IEEE float64
+	TypeDecimal       TypeCode = 15 // 16 bytes, shown raw
+	TypeDateTime      TypeCode = 16 // 8-byte FILETIME
+	TypeGUID          TypeCode = 17 // 16 bytes
+	TypeUTF16String   TypeCode = 18 // UTF-16LE up to a 2-byte NUL
+	TypeArray         TypeCode = 19 // uint16 count, then elements
+	TypeVarInt        TypeCode = 20 // zig-zag LEB128 (v6)
+	TypeVarUInt       TypeCode = 21 // LEB128 (v6)
+	TypeFixedArray    TypeCode = 22 // Count elements (v6)
+	TypeUTF8CodeUnit  TypeCode = 23 // 1 byte (v6)
+	TypeRelLoc        TypeCode = 24 // u32 size<<16 | offset from the end of the field (v6)
+	TypeDataLoc       TypeCode = 25 // u32 size<<16 | offset from the start of the payload (v6)
+	TypeBoolean8      TypeCode = 26 // 1 byte (v6)
+
+	// The codes below never occur in files; they serve schemas supplied
+	// from elsewhere (the CLR event manifest).
+
+	TypePointer    TypeCode = 0x80 // the trace's pointer size, shown in hex
+	TypeHexInt32   TypeCode = 0x81 // 4 bytes shown in hex
+	TypeHexInt64   TypeCode = 0x82 // 8 bytes shown in hex
+	TypeAnsiString TypeCode = 0x83 // 8-bit characters up to a NUL
+)
+
+var typeNames = map[TypeCode]string{
+	TypeObject: "object", TypeBoolean32: "bool32", TypeUTF16CodeUnit: "char16", TypeSByte: "int8",
+	TypeByte: "uint8", TypeInt16: "int16", TypeUInt16: "uint16", TypeInt32: "int32", TypeUInt32: "uint32",
+	TypeInt64: "int64", TypeUInt64: "uint64", TypeSingle: "float32", TypeDouble: "float64",
+	TypeDecimal: "decimal", TypeDateTime: "datetime", TypeGUID: "guid", TypeUTF16String: "string",
+	TypeArray: "array", TypeVarInt: "varint", TypeVarUInt: "varuint", TypeFixedArray: "fixedarray",
+	TypeUTF8CodeUnit: "char8", TypeRelLoc: "relloc", TypeDataLoc: "dataloc", TypeBoolean8: "bool8",
+	TypePointer: "pointer", TypeHexInt32: "hexint32", TypeHexInt64: "hexint64", TypeAnsiString: "ansistring",
+}
+
+func (t TypeCode) String() string {
+	if s, ok := typeNames[t]; ok {
+		return s
+	}
+	return "TypeCode(" + strconv.Itoa(int(t)) + ")"
+}
+
+// fixedSize is the size of a fixed-size scalar type, or 0.
+func (t TypeCode) fixedSize(ptr int) int {
+	switch t {
+	case TypeSByte, TypeByte, TypeUTF8CodeUnit, TypeBoolean8:
+		return 1
+	case TypeUTF16CodeUnit, TypeInt16, TypeUInt16:
+		return 2
+	case TypeBoolean32, TypeInt32, TypeUInt32, TypeSingle, TypeHexInt32, TypeRelLoc, TypeDataLoc:
+		return 4
+	case TypeInt64, TypeUInt64, TypeDouble, TypeDateTime, TypeHexInt64:
+		return 8
+	case TypeDecimal, TypeGUID:
+		return 16
+	case TypePointer:
+		return ptr
+	}
+	return 0
+}
+
+// Field describes one payload field: a schema entry. Schemas come from the
+// file's metadata or, for events whose metadata has no fields, from a
+// table supplied by the caller; [DecodePayload] decodes either.
+type Field struct {
+	Name string
+	Type TypeCode
+	// Elem is the element of an Array, FixedArray, RelLoc or DataLoc.
+	Elem *Field
+	// Count is the element count of a FixedArray.
+	Count int
+	// CountField, for an Array, names an earlier sibling integer field
+	// that holds the element count; the uint16 count prefix is then
+	// absent (manifest schemas).
+	CountField string
+	// Fields are the members of an Object.
+	Fields []Field
+}
+
+// Spec converts a schema to the model's field descriptions.
+func Spec(fields []Field) []trace.FieldSpec {
+	if len(fields) == 0 {
+		return nil
+	}
+	out := make([]trace.FieldSpec, len(fields))
+	for i, f := range fields {
+		out[i] = f.spec()
+	}
+	return out
+}
+
+func (f Field) spec() trace.FieldSpec {
+	s := trace.FieldSpec{Name: f.Name, Type: f.Type.String()}
+	switch {
+	case f.Type == TypeObject:
+		s.Fields = Spec(f.Fields)
+	case f.Elem != nil:
+		s.Fields = []trace.FieldSpec{f.Elem.spec()}
+	}
+	return s
+}
+
+// Limits on payload decoding.
+const (
+	// MaxValues caps the values decoded from one payload, so that nested
+	// arrays of empty elements cannot make decoding take unbounded time;
+	// a payload also gets no more than 64 + 4 values per byte.
+	MaxValues = 1 << 16
+	// MaxDepth caps the nesting of objects and arrays in a schema.
+	MaxDepth = 16
+	// MaxLabel caps the length of an event's one-line label.
+	MaxLabel = 200
+)
+
+// DecodePayload decodes payload by the schema fields. pointerSize is the
+// trace's pointer size (for TypePointer). It tolerates payloads shorter
+// or longer than the schema: fields the payload does not hold are left
+// out, and trailing bytes are ignored. It returns the decoded fields and
+// the number of payload bytes they used.
+func DecodePayload(payload []byte, fields []Field, pointerSize int) ([]trace.Field, int) {
+	p := payloadDec{dec: dec{b: payload}, ptr: pointerSize, payload: payload, budget: min(MaxValues, 64+4*len(payload))}
+	out := p.fields(fields, 0)
+	return out, p.off
+}
+
+type payloadDec struct {
+	dec
+	ptr     int
+	payload []byte
+	budget  int
+}
+
+func (p *payloadDec) fields(fs []Field, depth int) []trace.Field {
+	out := make([]trace.Field, 0, len(fs))
+	for i := range fs {
+		f := &fs[i]
+		if p.left() == 0 && f.Type != TypeObject && !(f.Type == TypeFixedArray && f.Count == 0) {
+			break
+		}
+		start := p.off
+		var v trace.Value
+		if f.Type == TypeArray && f.CountField != "" {
+			n := -1
+			for _, prev := range out {
+				if prev.Name == f.CountField {
+					if x, ok := prev.Value.Number(); ok && x >= 0 && x <= math.MaxUint16 {
+						n = int(x)
+					}
+				}
+			}
+			if n < 0 {
+				break
+			}
+			v = p.elems(f.Elem, n, depth)
+		} else {
+			v = p.value(f, depth)
+		}
+		if p.bad {
+			if p.off = start; v.Kind() == trace.KindBad {
+				break
+			}
+		}
+		out = append(out, trace.Field{Name: f.Name, Value: v})
+		if p.bad {
+			break
+		}
+	}
+	return out
+}
+
+func (p *payloadDec) value(f *Field, depth int) trace.Value {
+	if p.budget--; p.budget < 0 || depth > MaxDepth {
+		p.fail()
+		return trace.Value{}
+	}
+	switch f.Type {
+	case TypeObject:
+		return trace.StructValue(p.fields(f.Fields, depth+1))
+	case TypeBoolean32:
+		return trace.BoolValue(p.u32() != 0)
+	case TypeBoolean8:
+		return trace.BoolValue(p.u8() != 0)
+	case TypeUTF16CodeUnit:
+		return trace.StringValue(decodeUTF16(p.bytes(2)))
+	case TypeUTF8CodeUnit:
+		return trace.StringValue(strings.ToValidUTF8(string(p.bytes(1)), "\uFFFD"))
+	case TypeSByte:
+		return trace.IntValue(int64(int8(p.u8())))
+	case TypeByte:
+		return trace.UintValue(uint64(p.u8()))
+	case TypeInt16:
+		return trace.IntValue(int64(int16(p.u16())))
+	case TypeUInt16:
+		return trace.UintValue(uint64(p.u16()))
+	case TypeInt32:
+		return trace.IntValue(int64(int32(p.u32())))
+	case TypeUInt32:
+		return trace.UintValue(uint64(p.u32()))
+	case TypeInt64:
+		return trace.IntValue(int64(p.u64()))
+	case TypeUInt64:
+		return trace.UintValue(p.u64())
+	case TypeHexInt32:
+		return trace.HexValue(uint64(p.u32()))
+	case TypeHexInt64:
+		return trace.HexValue(p.u64())
+	case TypePointer:
+		if p.ptr == 4 {
+			return trace.HexValue(uint64(p.u32()))
+		}
+		return trace.HexValue(p.u64())
+	case TypeSingle:
+		return trace.FloatValue(float64(math.Float32frombits(p.u32())))
+	case TypeDouble:
+		return trace.FloatValue(math.Float64frombits(p.u64()))
+	case TypeDecimal:
+		return trace.BytesValue(p.bytes(16))
+	case TypeDateTime:
+		return fileTime(p.u64())
+	case TypeGUID:
+		return trace.GUIDValue(p.guid())
+	case TypeUTF16String:
+		return trace.StringValue(p.utf16zTolerant())
+	case TypeAnsiString:
+		b := p.b[p.off:]
+		n := len(b)
+		for i, c := range b {
+			if c == 0 {
+				n = i
+				break
+			}
+		}
+		p.off += min(n+1, len(b))
+		return trace.StringValue(strings.ToValidUTF8(string(b[:n]), "\uFFFD"))
+	case TypeVarInt:
+		return trace.IntValue(p.varint64())
+	case TypeVarUInt:
+		return trace.UintValue(p.uvarint64())
+	case TypeArray:
+		n := int(p.u16())
+		if p.bad || f.Elem == nil {
+			p.fail()
+			return trace.Value{}
+		}
+		return p.elems(f.Elem, n, depth)
+	case TypeFixedArray:
+		if f.Elem == nil {
+			p.fail()
+			return trace.Value{}
+		}
+		return p.elems(f.Elem, f.Count, depth)
+	case TypeRelLoc, TypeDataLoc:
+		loc := p.u32()
+		if p.bad || f.Elem == nil {
+			p.fail()
+			return trace.Value{}
+		}
+		size, off := int(loc>>16), int(loc&0xffff)
+		if f.Type == TypeRelLoc {
+			off += p.off
+		}
+		if off+size > len(p.payload) {
+			return trace.Value{}
+		}
+		data := p.payload[off : off+size]
+		switch f.Elem.Type {
+		case TypeUTF16CodeUnit, TypeUTF8CodeUnit, TypeByte:
+			sub := payloadDec{dec: dec{b: data}}
+			return sub.elems(f.Elem, len(data)/max(f.Elem.Type.fixedSize(p.ptr), 1), depth)
+		}
+		sub := payloadDec{dec: dec{b: data}, ptr: p.ptr, payload: p.payload, budget: p.budget}
+		var elems []trace.Value
+		for sub.left() > 0 && !sub.bad {
+			v := sub.value(f.Elem, depth+1)
+			if sub.bad {
+				break
+			}
+			elems = append(elems, v)
+		}
+		p.budget = sub.budget
+		return trace.ArrayValue(elems)
+	}
+	p.fail()
+	return trace.Value{}
+}
+
+// elems decodes n elements of type e. Arrays of characters become strings.
+func (p *payloadDec) elems(e *Field, n int, depth int) trace.Value {
+	switch e.Type {
+	case TypeUTF16CodeUnit:
+		b := p.bytes(2 * n)
+		return trace.StringValue(decodeUTF16(b))
+	case TypeUTF8CodeUnit:
+		b := p.bytes(n)
+		return trace.StringValue(strings.ToValidUTF8(string(b), "\uFFFD"))
+	case TypeByte:
+		return trace.BytesValue(p.bytes(n))
+	}
+	if sz := e.Type.fixedSize(p.ptr); sz > 0 && n*sz > p.left() {
+		p.fail()
+		return trace.Value{}
+	}
+	elems := make([]trace.Value, 0, min(n, 256))
+	for range n {
+		v := p.value(e, depth+1)
+		if p.bad {
+			return trace.Value{}
+		}
+		elems = append(elems, v)
+	}
+	return trace.ArrayValue(elems)
+}
+
+// utf16zTolerant reads a NUL-terminated UTF-16 string, or the rest of the
+// payload when the terminator is missing.
+func (p *payloadDec) utf16zTolerant() string {
+	b := p.b[p.off:]
+	for i := 0; i+1 < len(b); i += 2 {
+		if b[i] == 0 && b[i+1] == 0 {
+			p.off += i + 2
+			return decodeUTF16(b[:i])
+		}
+	}
+	p.off = len(p.b)
+	return decodeUTF16(b)
+}
+
+// fileTime converts a Windows FILETIME (100 ns units since 1601) to a time
+// value, or to a plain integer when it is out of the representable range.
+func fileTime(ft uint64) trace.Value {
+	const epochDiff = 11644473600 // seconds from 1601 to 1970
+	sec := int64(ft/1e7) - epochDiff
+	if ft == 0 || ft > math.MaxInt64 || sec > 9e9 || sec < -9e9 {
+		return trace.UintValue(ft)
+	}
+	return trace.TimeValue(time.Unix(sec, int64(ft%1e7)*100))
+}
+
+// appendLabel appends the one-line text of an event: its name then
+// name=value pairs, capped at MaxLabel bytes.
+func appendLabel(sb *strings.Builder, name string, fields []trace.Field) {
+	sb.WriteString(name)
+	for _, f := range fields {
+		if sb.Len() >= MaxLabel {
+			break
+		}
+		sb.WriteByte(' ')
+		if f.Name != "" {
+			sb.WriteString(f.Name)
+			sb.WriteByte('=')
+		}
+		s := f.Value.String()
+		if room := MaxLabel - sb.Len(); len(s) > room {
+			s = truncUTF8(s, max(room, 0)) + "…"
+		}
+		sb.WriteString(s)
+	}
+}
+
+func truncUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// le is the byte order of every NetTrace structure.
+var le = binary.LittleEndian
