@@ -114,7 +114,7 @@ func TestPrintf(t *testing.T) {
 		{vpp, "%=6d|", []Arg{Uint(42, 32)}, "  42  |"},
 		{vpp, "%=5d|", []Arg{Uint(42, 32)}, "  42 |"},
 		{vpp, "%05d", []Arg{Uint(42, 32)}, "00042"},
-		{vpp, "%05d", []Arg{Int(-5)}, "000-5"}, // vppinfra pads before the sign
+		{vpp, "%05d", []Arg{Int(-5)}, "000-5"},      // vppinfra pads before the sign
 		{vpp, "%3d", []Arg{Uint(12345, 32)}, "123"}, // widths truncate
 		{vpp, "%-24s|", []Arg{String("main thread")}, "main thread             |"},
 		{vpp, "%4s", []Arg{String("abcdef")}, "abcd"},
