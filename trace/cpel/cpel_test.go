@@ -129,8 +129,8 @@ func TestSymbolLabels(t *testing.T) {
 	want := []string{
 		"cpu 0 | FUNC/ENTER: dispatch_node+0x68",
 		"cpu 0 | FUNC/EXIT: from dispatch_node (0x%!x(MISSING))", // one datum
-		"cpu 0 | FUNC/ENTER: 0x400000", // below the first symbol
-		"cpu 0 | NAME: name=ip4-input", // g2 crashes on this one
+		"cpu 0 | FUNC/ENTER: 0x400000",                           // below the first symbol
+		"cpu 0 | NAME: name=ip4-input",                           // g2 crashes on this one
 		"cpu 0 | FUNC/ENTER: ip4_lookup_inline+0x1",
 	}
 	if !slices.Equal(got, want) {
