@@ -98,6 +98,7 @@ type directive struct {
 	length                                  string
 	verb                                    byte
 	bad                                     string // non-empty: render this marker reason
+	plain                                   bool   // no flags, width, precision or length
 }
 
 // Verbs returns the conversion letters of format's directives in order
@@ -153,16 +154,81 @@ func (p Printer) Append(dst []byte, format string, args ...Arg) []byte {
 		i += j
 		d, n := p.parse(format[i:])
 		i += n
-		if d.verb == '%' && d.bad == "" {
-			dst = append(dst, '%')
-			continue
-		}
-		var a Arg
-		if d.bad == "" && len(args) > 0 {
-			a, args = args[0], args[1:]
-		}
-		dst = p.appendDirective(dst, d, a)
+		dst, args = p.appendOne(dst, d, args)
 	}
+	if len(dst)-start > MaxOutput {
+		dst = dst[:start+MaxOutput]
+	}
+	return dst
+}
+
+// appendOne renders one directive, consuming its argument.
+func (p Printer) appendOne(dst []byte, d directive, args []Arg) ([]byte, []Arg) {
+	if d.verb == '%' && d.bad == "" {
+		return append(dst, '%'), args
+	}
+	var a Arg
+	if d.bad == "" && len(args) > 0 {
+		a, args = args[0], args[1:]
+	}
+	return p.appendDirective(dst, d, a), args
+}
+
+// Format is a parsed format, for rendering many arguments with it.
+type Format struct {
+	p      Printer
+	pieces []piece
+	tail   string // literal text after the last directive
+}
+
+// piece is literal text and the directive that follows it.
+type piece struct {
+	lit string
+	d   directive
+}
+
+// Compile parses format once for [Format.Append].
+func (p Printer) Compile(format string) *Format {
+	f := &Format{p: p}
+	for i := 0; i < len(format); {
+		j := strings.IndexByte(format[i:], '%')
+		if j < 0 {
+			f.tail = format[i:]
+			break
+		}
+		lit := format[i : i+j]
+		i += j
+		d, n := p.parse(format[i:])
+		i += n
+		f.pieces = append(f.pieces, piece{lit: lit, d: d})
+	}
+	return f
+}
+
+// FirstVerb returns the conversion letter of the first directive ("%%"
+// excluded), or 0 when there is none.
+func (f *Format) FirstVerb() byte {
+	for _, pc := range f.pieces {
+		if pc.d.verb != '%' {
+			return pc.d.verb
+		}
+	}
+	return 0
+}
+
+// Append appends the format rendered with args to dst, as
+// [Printer.Append] does.
+func (f *Format) Append(dst []byte, args ...Arg) []byte {
+	start := len(dst)
+	for i := range f.pieces {
+		if len(dst)-start >= MaxOutput {
+			break
+		}
+		pc := &f.pieces[i]
+		dst = append(dst, pc.lit...)
+		dst, args = f.p.appendOne(dst, pc.d, args)
+	}
+	dst = append(dst, f.tail...)
 	if len(dst)-start > MaxOutput {
 		dst = dst[:start+MaxOutput]
 	}
@@ -248,6 +314,7 @@ func (p Printer) parse(s string) (directive, int) {
 		return d, i
 	}
 	d.verb = s[i]
+	d.plain = i == 1
 	return d, i + 1
 }
 
@@ -285,6 +352,25 @@ func (p Printer) appendDirective(dst []byte, d directive, a Arg) []byte {
 	}
 	if a.kind == argMissing {
 		return appendBad(dst, d.verb, "MISSING", a)
+	}
+	if d.plain {
+		// The common directives without flags, width or precision.
+		switch {
+		case d.verb == 's' && a.kind == argString:
+			if len(a.s) > MaxOutput {
+				return append(dst, a.s[:MaxOutput]...)
+			}
+			return append(dst, a.s...)
+		case a.kind == argUint || a.kind == argInt:
+			switch d.verb {
+			case 'u':
+				return strconv.AppendUint(dst, uint64(uint32(a.n)), 10)
+			case 'x':
+				return strconv.AppendUint(dst, uint64(uint32(a.n)), 16)
+			case 'd':
+				return strconv.AppendInt(dst, int64(int32(uint32(a.n))), 10)
+			}
+		}
 	}
 	var body []byte
 	var buf [96]byte

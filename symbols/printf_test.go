@@ -33,6 +33,9 @@ func TestCPrintfGolden(t *testing.T) {
 		if got != parts[2] {
 			t.Errorf("C %q of %d = %q, want %q", parts[0], v, got, parts[2])
 		}
+		if got := string(Printer{}.Compile(parts[0]).Append(nil, Uint(v, 32))); got != parts[2] {
+			t.Errorf("compiled C %q of %d = %q, want %q", parts[0], v, got, parts[2])
+		}
 		n++
 	}
 	if n < 800 {
@@ -140,6 +143,9 @@ func TestPrintf(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("dialect %d %q %v = %q, want %q", tt.p.Dialect, tt.format, tt.args, got, tt.want)
 		}
+		if got := string(tt.p.Compile(tt.format).Append(nil, tt.args...)); got != tt.want {
+			t.Errorf("compiled: dialect %d %q %v = %q, want %q", tt.p.Dialect, tt.format, tt.args, got, tt.want)
+		}
 	}
 }
 
@@ -182,6 +188,9 @@ func FuzzPrintf(f *testing.F) {
 			p.Dialect = VPP
 		}
 		out := p.Append(nil, format, Uint(n, 64), String(s), Float(x), Int(int64(n)))
+		if c := p.Compile(format).Append(nil, Uint(n, 64), String(s), Float(x), Int(int64(n))); string(c) != string(out) {
+			t.Fatalf("compiled %q, direct %q", c, out)
+		}
 		if len(out) > MaxOutput {
 			t.Fatalf("output %d bytes", len(out))
 		}

@@ -509,28 +509,40 @@ func (f *File) readEventHeader(s *Section, index int) error {
 // its times ever decrease; an unsorted section is loaded and sorted.
 func (f *File) scan(es *eventSection) error {
 	buf := make([]byte, min(chunkBytes, es.n*recordSize))
-	prev := trace.Time(-1 << 63)
+	big := f.ByteOrder == binary.ByteOrder(binary.BigEndian)
+	var prev uint64
 	es.sorted = true
-	for i := 0; i < es.n; {
+	// Ticks convert to times monotonically, so comparing ticks suffices.
+	for i := 0; i < es.n && es.sorted; {
 		k := min(len(buf)/recordSize, es.n-i)
 		b := buf[:k*recordSize]
 		if _, err := f.r.ReadAt(b, es.dataOff+int64(i)*recordSize); err != nil {
 			return err
 		}
-		for j := 0; j < len(b); j += recordSize {
-			t := es.clock.time(f.ticks(b[j:]))
-			if i == 0 && j == 0 {
-				es.first = t
+		if i == 0 {
+			prev = f.ticks(b)
+			es.first = es.clock.time(prev)
+		}
+		if big {
+			for j := 0; j+8 <= len(b); j += recordSize {
+				t := binary.BigEndian.Uint64(b[j:])
+				if t < prev {
+					es.sorted = false
+					break
+				}
+				prev = t
 			}
-			if t < prev {
-				es.sorted = false
+		} else {
+			for j := 0; j+8 <= len(b); j += recordSize {
+				t := uint64(binary.LittleEndian.Uint32(b[j:]))<<32 | uint64(binary.LittleEndian.Uint32(b[j+4:]))
+				if t < prev {
+					es.sorted = false
+					break
+				}
+				prev = t
 			}
-			prev = t
 		}
 		i += k
-		if !es.sorted {
-			break
-		}
 	}
 	if es.sorted {
 		return nil

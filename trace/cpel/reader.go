@@ -2,6 +2,7 @@ package cpel
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -114,8 +115,9 @@ type typeInfo struct {
 	code    uint32
 	name    string // rendered name
 	format  string // datum format
-	verb    byte   // the datum format's first conversion
-	hasText bool   // the format has a non-space character (g2 shows ": datum")
+	datum   *symbols.Format
+	verb    byte // the datum format's first conversion
+	hasText bool // the format has a non-space character (g2 shows ": datum")
 }
 
 // cursor walks one event section in time order.
@@ -226,9 +228,10 @@ func (r *Reader) addTrack(id uint32, name string) trace.TrackID {
 func (r *Reader) addType(code uint32, name, format string) trace.TypeID {
 	t := trace.TypeID(len(r.meta.Types))
 	r.meta.Types = append(r.meta.Types, trace.EventType{Name: name, ID: int64(code), Message: format})
+	df := r.printer.Compile(format)
 	r.info = append(r.info, typeInfo{
-		code: code, name: name, format: format,
-		verb:    r.printer.FirstVerb(format),
+		code: code, name: name, format: format, datum: df,
+		verb:    df.FirstVerb(),
 		hasText: strings.TrimLeft(format, " ") != "",
 	})
 	r.types.set(code, int32(t))
@@ -243,14 +246,30 @@ const (
 	undefinedFormat = "0x%08x"
 )
 
+// track returns the track of a track id; the common case inlines.
 func (r *Reader) track(id uint32) trace.TrackID {
+	if d := r.tracks.dense; id < uint32(len(d)) && d[id] >= 0 {
+		return trace.TrackID(d[id])
+	}
+	return r.trackSlow(id)
+}
+
+func (r *Reader) trackSlow(id uint32) trace.TrackID {
 	if t, ok := r.tracks.get(id); ok {
 		return trace.TrackID(t)
 	}
 	return r.addTrack(id, undefinedTrack+strconv.FormatUint(uint64(id), 10))
 }
 
+// typ returns the type of an event code; the common case inlines.
 func (r *Reader) typ(code uint32) trace.TypeID {
+	if d := r.types.dense; code < uint32(len(d)) && d[code] >= 0 {
+		return trace.TypeID(d[code])
+	}
+	return r.typSlow(code)
+}
+
+func (r *Reader) typSlow(code uint32) trace.TypeID {
 	if t, ok := r.types.get(code); ok {
 		return trace.TypeID(t)
 	}
@@ -324,6 +343,37 @@ func (r *Reader) u32(b []byte) uint32 {
 
 // ReadEvent returns the next event in time order.
 func (r *Reader) ReadEvent() (trace.Event, error) {
+	// Fast path: the only section, records left in its buffer.
+	if c := r.single; c != nil {
+		if j := (c.i - c.bufStart) * recordSize; j >= 0 && j+recordSize <= len(c.buf) {
+			// decode, by hand: building the result in place avoids copying
+			// it, which costs more than the decoding.
+			b := c.buf[j : j+recordSize]
+			es := c.es
+			var ticks uint64
+			var id, code uint32
+			if r.big {
+				ticks, id, code = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
+			} else {
+				ticks = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:]))
+				id, code = binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+			}
+			t := trace.Time(ticks)
+			if es.clock.mul != 1 || ticks > math.MaxInt64 {
+				t = es.clock.time(ticks)
+			}
+			i := c.i
+			c.i++
+			return trace.Event{
+				Time: t, Track: r.track(id), Type: r.typ(code), Capture: trace.NoTrack, CPU: trace.NoCPU,
+				Payload: trace.Loc{Off: es.dataOff + int64(i)*recordSize + datumOffInRecord, Len: 4},
+			}, nil
+		}
+	}
+	return r.readSlow()
+}
+
+func (r *Reader) readSlow() (trace.Event, error) {
 	if r.err != nil {
 		return trace.Event{}, r.err
 	}
@@ -338,11 +388,12 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 	}
 	es := c.es
 	var e trace.Event
-	var id, code uint32
 	if es.sortedAt != nil {
 		s := &es.sortedAt[c.i]
-		e.Time, id, code = s.time, s.track, s.code
-		e.Payload = trace.Loc{Off: es.dataOff + int64(s.index)*recordSize + datumOffInRecord, Len: 4}
+		e = trace.Event{
+			Time: s.time, Track: r.track(s.track), Type: r.typ(s.code), Capture: trace.NoTrack, CPU: trace.NoCPU,
+			Payload: trace.Loc{Off: es.dataOff + int64(s.index)*recordSize + datumOffInRecord, Len: 4},
+		}
 	} else {
 		j := c.i - c.bufStart
 		if j < 0 || (j+1)*recordSize > len(c.buf) {
@@ -352,23 +403,35 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 			}
 			j = 0
 		}
-		b := c.buf[j*recordSize : (j+1)*recordSize]
-		e.Time = es.clock.time(uint64(r.u32(b))<<32 | uint64(r.u32(b[4:])))
-		id, code = r.u32(b[8:]), r.u32(b[12:])
-		e.Payload = trace.Loc{Off: es.dataOff + int64(c.i)*recordSize + datumOffInRecord, Len: 4}
+		e = r.decode(es, c.buf[j*recordSize:(j+1)*recordSize], c.i)
 	}
-	e.Track = r.track(id)
-	e.Type = r.typ(code)
-	e.Capture = trace.NoTrack
-	e.CPU = trace.NoCPU
 	c.i++
 	if r.single == nil {
 		if err := r.advance(c); err != nil {
-			r.err = err
-			// The event read is complete; the error comes next.
+			r.err = err // the event read is complete; the error comes next
 		}
 	}
 	return e, nil
+}
+
+// decode makes the event of record i of es, stored in b.
+func (r *Reader) decode(es *eventSection, b []byte, i int) trace.Event {
+	var ticks uint64
+	var id, code uint32
+	if r.big {
+		ticks, id, code = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
+	} else {
+		ticks = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:]))
+		id, code = binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+	}
+	t := trace.Time(ticks)
+	if es.clock.mul != 1 || ticks > math.MaxInt64 {
+		t = es.clock.time(ticks)
+	}
+	return trace.Event{
+		Time: t, Track: r.track(id), Type: r.typ(code), Capture: trace.NoTrack, CPU: trace.NoCPU,
+		Payload: trace.Loc{Off: es.dataOff + int64(i)*recordSize + datumOffInRecord, Len: 4},
+	}
 }
 
 // advance sets a merged cursor's next time and restores the heap.
@@ -485,5 +548,5 @@ func (r *Reader) appendDatum(b []byte, ti *typeInfo, es *eventSection, d uint32)
 			arg = symbols.String(s)
 		}
 	}
-	return r.printer.Append(b, ti.format, arg)
+	return ti.datum.Append(b, arg)
 }
