@@ -24,6 +24,7 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/cpel"
+	"viewer/trace/elog"
 )
 
 func main() {
@@ -42,6 +43,7 @@ func main() {
 func formats() []trace.Format {
 	return []trace.Format{
 		cpel.Format{},
+		elog.Format{},
 	}
 }
 
