@@ -302,4 +302,3 @@ func splitDirective(f string) (lit, dir, rest string) {
 	}
 	return lit, f[i:j], f[j:]
 }
-
