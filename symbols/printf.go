@@ -154,7 +154,7 @@ func (p Printer) Append(dst []byte, format string, args ...Arg) []byte {
 		i += j
 		d, n := p.parse(format[i:])
 		i += n
-		dst, args = p.appendOne(dst, d, args)
+		dst, args = p.appendOne(dst, &d, args)
 	}
 	if len(dst)-start > MaxOutput {
 		dst = dst[:start+MaxOutput]
@@ -163,7 +163,7 @@ func (p Printer) Append(dst []byte, format string, args ...Arg) []byte {
 }
 
 // appendOne renders one directive, consuming its argument.
-func (p Printer) appendOne(dst []byte, d directive, args []Arg) ([]byte, []Arg) {
+func (p *Printer) appendOne(dst []byte, d *directive, args []Arg) ([]byte, []Arg) {
 	if d.verb == '%' && d.bad == "" {
 		return append(dst, '%'), args
 	}
@@ -226,7 +226,7 @@ func (f *Format) Append(dst []byte, args ...Arg) []byte {
 		}
 		pc := &f.pieces[i]
 		dst = append(dst, pc.lit...)
-		dst, args = f.p.appendOne(dst, pc.d, args)
+		dst, args = f.p.appendOne(dst, &pc.d, args)
 	}
 	dst = append(dst, f.tail...)
 	if len(dst)-start > MaxOutput {
@@ -346,7 +346,7 @@ func appendBad(dst []byte, verb byte, reason string, a Arg) []byte {
 	return append(dst, ')')
 }
 
-func (p Printer) appendDirective(dst []byte, d directive, a Arg) []byte {
+func (p *Printer) appendDirective(dst []byte, d *directive, a Arg) []byte {
 	if d.bad != "" {
 		return appendBad(dst, d.verb, d.bad, a)
 	}
@@ -445,7 +445,7 @@ func (p Printer) appendDirective(dst []byte, d directive, a Arg) []byte {
 
 // intValue returns the integer as the conversion reads it: its magnitude
 // and whether it is negative.
-func (p Printer) intValue(d directive, a Arg) (uint64, bool) {
+func (p *Printer) intValue(d *directive, a Arg) (uint64, bool) {
 	bits := 32 // plain int in both dialects
 	switch d.length {
 	case "hh":
@@ -471,7 +471,7 @@ func (p Printer) intValue(d directive, a Arg) (uint64, bool) {
 	return v, false
 }
 
-func (p Printer) appendInt(dst []byte, d directive, a Arg) []byte {
+func (p *Printer) appendInt(dst []byte, d *directive, a Arg) []byte {
 	v, neg := p.intValue(d, a)
 	base := 10
 	switch d.verb {
@@ -514,7 +514,7 @@ func (p Printer) appendInt(dst []byte, d directive, a Arg) []byte {
 	return append(dst, digits...)
 }
 
-func (p Printer) appendFloat(dst []byte, d directive, f float64) []byte {
+func (p *Printer) appendFloat(dst []byte, d *directive, f float64) []byte {
 	prec := d.prec
 	if prec < 0 {
 		prec = 6
@@ -607,7 +607,7 @@ func appendVPPFloat(dst []byte, f float64, prec int, verb byte) []byte {
 }
 
 // pad applies width and justification to body.
-func (p Printer) pad(dst []byte, d directive, body []byte, numeric bool) []byte {
+func (p *Printer) pad(dst []byte, d *directive, body []byte, numeric bool) []byte {
 	w := d.width
 	if p.Dialect == VPP {
 		if w == 0 {

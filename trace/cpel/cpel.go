@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"viewer/symbols"
@@ -155,8 +156,9 @@ type File struct {
 
 	r    io.ReaderAt
 	size int64
-	// strtabs maps a string table's name to its data.
-	strtabs map[string][]byte
+	// strtabs maps a string table's name to its data, kept as a string so
+	// that looking a string up does not copy it.
+	strtabs map[string]string
 	// damage is the error met while reading section headers; the sections
 	// before it are usable.
 	damage error
@@ -170,7 +172,7 @@ type eventSection struct {
 	index    int   // index in File.Sections
 	dataOff  int64 // offset of the first record
 	n        int   // complete records present in the file
-	strtab   []byte
+	strtab   string
 	hasTab   bool
 	sorted   bool
 	sortedAt []sortedRecord // records in time order when !sorted
@@ -222,7 +224,7 @@ func NewFile(r io.ReaderAt, size int64) (*File, error) {
 	if _, err := r.ReadAt(hdr[:], 0); err != nil {
 		return nil, err
 	}
-	f := &File{r: r, size: size, strtabs: map[string][]byte{}}
+	f := &File{r: r, size: size, strtabs: map[string]string{}}
 	f.ByteOrder = order(hdr[0])
 	f.Version = int(hdr[0] & versionMask)
 	if f.Version != supportedVersion {
@@ -275,12 +277,13 @@ func NewFile(r io.ReaderAt, size int64) (*File, error) {
 		if data == nil {
 			continue
 		}
-		name := cstring(data)
+		tab := string(data)
+		name := cstring(tab)
 		s.Strtab = name
 		if _, dup := f.strtabs[name]; dup {
 			f.notice("string table %q at byte %d redefined; the later one is used", name, s.Off)
 		}
-		f.strtabs[name] = data
+		f.strtabs[name] = tab
 	}
 
 	// Pass 2: definitions, symbols, and the event sections' headers.
@@ -333,38 +336,42 @@ func (f *File) table(s *Section) ([]byte, error) {
 
 // cstring returns the NUL-terminated string at the start of b (all of b
 // when it has no NUL).
-func cstring(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
+func cstring[T string | []byte](b T) string {
+	if i := bytes.IndexByte([]byte(b), 0); i >= 0 {
 		return string(b[:i])
 	}
 	return string(b)
 }
 
-// lookup returns the string at off in a string table.
-func lookup(tab []byte, off uint32) (string, bool) {
+// lookup returns the string at off in a string table, without copying.
+func lookup(tab string, off uint32) (string, bool) {
 	if uint64(off) >= uint64(len(tab)) {
 		return "", false
 	}
-	return cstring(tab[off:]), true
+	s := tab[off:]
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return s, true
 }
 
 // defHeader reads the table name and count of a definition or symbol
 // section and checks that count entries of size fit.
-func (f *File) defHeader(s *Section, data []byte, size int) (tab []byte, n int, ok bool) {
+func (f *File) defHeader(s *Section, data []byte, size int) (tab string, n int, ok bool) {
 	if len(data) < defHeaderSize {
 		f.notice("%v section at byte %d: %d bytes, too short for its header; skipped", s.Type, s.Off, len(data))
-		return nil, 0, false
+		return "", 0, false
 	}
 	s.Strtab = cstring(data[:nameSize])
 	s.Count = f.ByteOrder.Uint32(data[nameSize:])
 	if uint64(s.Count)*uint64(size) > uint64(len(data)-defHeaderSize) {
 		f.notice("%v section at byte %d: %d entries do not fit in %d bytes; skipped", s.Type, s.Off, s.Count, len(data))
-		return nil, 0, false
+		return "", 0, false
 	}
 	tab, found := f.strtabs[s.Strtab]
 	if !found {
 		f.notice("%v section at byte %d names string table %q, which the file lacks; skipped", s.Type, s.Off, s.Strtab)
-		return nil, 0, false
+		return "", 0, false
 	}
 	return tab, int(s.Count), true
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"viewer/symbols"
 	"viewer/trace"
@@ -146,6 +148,7 @@ type Reader struct {
 	tracks idMap
 	info   []typeInfo // by TypeID
 	err    error      // sticky end-of-reading error
+	arena  arena      // for Details
 }
 
 // NewReader returns a reader over f's events.
@@ -506,8 +509,8 @@ func (r *Reader) datum(es *eventSection, off int64) (uint32, error) {
 
 // Details decodes an event's datum and its label: the event name, then,
 // when the datum format has more than spaces, ": " and the datum rendered
-// with it (what g2 shows in its popup box). Fields are "datum" (the
-// stored number) and "text" (the rendered datum).
+// with it (what g2 shows in its popup box). The one field is "datum", the
+// number as stored (for %s, the string's offset).
 func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	if e.Type < 0 || int(e.Type) >= len(r.info) || e.Payload.Len != 4 {
 		return trace.Details{}, fmt.Errorf("cpel: event %+v is not from this reader", e)
@@ -521,23 +524,43 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 		return trace.Details{}, err
 	}
 	ti := &r.info[e.Type]
-	var buf [256]byte
-	b := append(buf[:0], ti.name...)
-	text := ti.format
-	var label string
+	a := &r.arena
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	label := ti.name
 	if ti.hasText {
+		if cap(a.buf)-len(a.buf) < arenaSlack {
+			a.buf = make([]byte, 0, arenaBytes)
+		}
+		start := len(a.buf)
+		b := append(a.buf, ti.name...)
 		b = append(b, ": "...)
 		b = r.appendDatum(b, ti, es, d)
-		label = string(b)
-		text = label[len(ti.name)+2:]
-	} else {
-		label = ti.name
+		a.buf = b
+		label = unsafe.String(&b[start], len(b)-start)
 	}
-	return trace.Details{
-		Fields: []trace.Field{{Name: "datum", Value: trace.UintValue(uint64(d))}, {Name: "text", Value: trace.StringValue(text)}},
-		Label:  label,
-	}, nil
+	if len(a.fields) == cap(a.fields) {
+		a.fields = make([]trace.Field, 0, arenaFields)
+	}
+	n := len(a.fields)
+	a.fields = append(a.fields, trace.Field{Name: "datum", Value: trace.UintValue(uint64(d))})
+	return trace.Details{Fields: a.fields[n : n+1 : n+1], Label: label}, nil
 }
+
+// arena hands out labels and fields carved from large blocks, so that
+// Details allocates once per thousand events rather than twice per event.
+// What it has handed out is never written again.
+type arena struct {
+	mu     sync.Mutex
+	buf    []byte
+	fields []trace.Field
+}
+
+const (
+	arenaBytes  = 64 << 10
+	arenaSlack  = 1 << 10 // a block with less room left is replaced
+	arenaFields = 1 << 10
+)
 
 // appendDatum renders a datum with its type's format: %s reads the event
 // section's string table; every other conversion gets the number.

@@ -96,11 +96,19 @@ func cpeldumpLines(t *testing.T, r *Reader) []string {
 		if !definedCode[uint32(et.ID)] {
 			name = strconv.FormatInt(et.ID, 10) // cpeldump: "%d"; ours "EN"
 		}
-		text := d.Fields[1].Value.Str()
 		// The label is what g2 shows: name, and ": datum" unless the
-		// format is only spaces.
-		if want := et.Name + ": " + text; strings.TrimLeft(et.Message, " ") != "" && d.Label != want {
-			t.Fatalf("label %q, want %q", d.Label, want)
+		// format is only spaces, which cpeldump prints as they are.
+		text := et.Message
+		if strings.TrimLeft(et.Message, " ") != "" {
+			var ok bool
+			if text, ok = strings.CutPrefix(d.Label, et.Name+": "); !ok {
+				t.Fatalf("label %q does not start with %q", d.Label, et.Name+": ")
+			}
+		} else if d.Label != et.Name {
+			t.Fatalf("label %q, want the name %q", d.Label, et.Name)
+		}
+		if d.Fields[0].Name != "datum" {
+			t.Fatalf("fields %v", d.Fields)
 		}
 		line := fmt.Sprintf("%03d:%02d:%02d:%03d:%03d %-*s %-*s %s", h, mi, s, ms, us, wt, track, wn, name, text)
 		perSection[k] = append(perSection[k], line)
