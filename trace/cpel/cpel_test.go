@@ -327,3 +327,18 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestPercentS checks the formats cpeldump's %s heuristic gets wrong
+// (cpel.md §3): it takes a datum for a string offset when any 's' follows
+// any '%', so "%d packets" would print a string. We parse the conversion.
+func TestPercentS(t *testing.T) {
+	w := &Writer{}
+	tab := w.StringTable("S")
+	w.EventDefs(tab, []EventDef{{Code: 1, Name: "rx", Format: "%d packets"}, {Code: 2, Name: "tx", Format: "%u bytes, %s"}, {Code: 3, Name: "ms", Format: "  %s"}})
+	w.EventList(tab, 1e9, []Record{{Ticks: 1, Code: 1, Datum: 2}, {Ticks: 2, Code: 2, Datum: 2}, {Ticks: 3, Code: 3, Datum: 2}})
+	got := labels(t, openBytes(t, bytesOf(t, w)))
+	want := []string{"track 0 | rx: 2 packets", "track 0 | tx: 2 bytes, %!s(MISSING)", "track 0 | ms:   rx"}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels\n got %q\nwant %q", got, want)
+	}
+}

@@ -476,6 +476,12 @@ func (r *Reader) end() (trace.Event, error) {
 // section returns the event section holding the file offset off.
 func (r *Reader) section(off int64) *eventSection {
 	ev := r.f.events
+	if len(ev) == 1 { // the common case
+		if es := ev[0]; off >= es.dataOff && off < es.dataOff+int64(es.n)*recordSize {
+			return es
+		}
+		return nil
+	}
 	i, _ := slices.BinarySearchFunc(ev, off, func(es *eventSection, off int64) int {
 		return cmp.Compare(es.dataOff, off)
 	})
@@ -491,6 +497,11 @@ func (r *Reader) section(off int64) *eventSection {
 
 // datum returns the datum at off, from a cursor's buffer when it holds it.
 func (r *Reader) datum(es *eventSection, off int64) (uint32, error) {
+	if c := r.single; c != nil && len(c.buf) > 0 {
+		if start := es.dataOff + int64(c.bufStart)*recordSize; off >= start && off+4 <= start+int64(len(c.buf)) {
+			return r.u32(c.buf[off-start:]), nil
+		}
+	}
 	for _, c := range r.cursors {
 		if c.es != es || len(c.buf) == 0 {
 			continue
