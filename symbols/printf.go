@@ -179,6 +179,7 @@ type Format struct {
 	p      Printer
 	pieces []piece
 	tail   string // literal text after the last directive
+	simple bool   // one plain %d, %u, %x or %s and short literals
 }
 
 // piece is literal text and the directive that follows it.
@@ -202,6 +203,11 @@ func (p Printer) Compile(format string) *Format {
 		i += n
 		f.pieces = append(f.pieces, piece{lit: lit, d: d})
 	}
+	if len(f.pieces) == 1 {
+		pc := &f.pieces[0]
+		f.simple = pc.d.plain && pc.d.bad == "" && strings.IndexByte("dusx", pc.d.verb) >= 0 &&
+			len(pc.lit)+len(f.tail) <= MaxOutput/2
+	}
 	return f
 }
 
@@ -219,6 +225,29 @@ func (f *Format) FirstVerb() byte {
 // Append appends the format rendered with args to dst, as
 // [Printer.Append] does.
 func (f *Format) Append(dst []byte, args ...Arg) []byte {
+	if f.simple && len(args) > 0 {
+		// The common one-directive formats ("len %u", "%s"), inline.
+		pc, a := &f.pieces[0], &args[0]
+		switch {
+		case a.kind == argString && pc.d.verb == 's' && len(a.s) <= MaxOutput/2:
+			dst = append(dst, pc.lit...)
+			dst = append(dst, a.s...)
+			return append(dst, f.tail...)
+		case a.kind == argUint || a.kind == argInt:
+			dst = append(dst, pc.lit...)
+			switch pc.d.verb {
+			case 'u':
+				dst = strconv.AppendUint(dst, uint64(uint32(a.n)), 10)
+			case 'x':
+				dst = strconv.AppendUint(dst, uint64(uint32(a.n)), 16)
+			case 'd':
+				dst = strconv.AppendInt(dst, int64(int32(uint32(a.n))), 10)
+			default:
+				dst = f.p.appendDirective(dst, &pc.d, *a)
+			}
+			return append(dst, f.tail...)
+		}
+	}
 	start := len(dst)
 	for i := range f.pieces {
 		if len(dst)-start >= MaxOutput {

@@ -175,6 +175,14 @@ func TestMaxOutput(t *testing.T) {
 	if n := len(Printer{}.Append(nil, "%s", String(long))); n != MaxOutput {
 		t.Errorf("output %d bytes, want the cap %d", n, MaxOutput)
 	}
+	for _, f := range []string{"%s", "x%sy", "%u"} {
+		for _, arg := range []Arg{String(long), String(long[:MaxOutput/2]), String(long[:MaxOutput-1]), Uint(7, 32)} {
+			direct := Printer{}.Append(nil, f, arg)
+			if c := (Printer{}).Compile(f).Append(nil, arg); string(c) != string(direct) {
+				t.Errorf("%q of %d bytes: compiled %d bytes, direct %d", f, len(arg.s), len(c), len(direct))
+			}
+		}
+	}
 }
 
 func FuzzPrintf(f *testing.F) {

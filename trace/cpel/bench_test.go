@@ -189,3 +189,37 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkText formats every event as cpeldump does its work: read it
+// and append its label text to a reused buffer (AppendLabel), no JSON.
+func BenchmarkText(b *testing.B) {
+	path := writeBenchFile(b, 1e9)
+	fh, size := openBench(b, path)
+	defer fh.Close()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	n := 0
+	var line []byte
+	for range b.N {
+		tr, err := Format{}.Open(fh, size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := tr.(*Reader)
+		for {
+			e, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if line, err = r.AppendLabel(line[:0], e); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds()/1e6, "Mevents/s")
+	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
+}

@@ -523,18 +523,10 @@ func (r *Reader) datum(es *eventSection, off int64) (uint32, error) {
 // with it (what g2 shows in its popup box). The one field is "datum", the
 // number as stored (for %s, the string's offset).
 func (r *Reader) Details(e trace.Event) (trace.Details, error) {
-	if e.Type < 0 || int(e.Type) >= len(r.info) || e.Payload.Len != 4 {
-		return trace.Details{}, fmt.Errorf("cpel: event %+v is not from this reader", e)
-	}
-	es := r.section(e.Payload.Off)
-	if es == nil {
-		return trace.Details{}, fmt.Errorf("cpel: payload offset %d is in no event section", e.Payload.Off)
-	}
-	d, err := r.datum(es, e.Payload.Off)
+	ti, es, d, err := r.locate(e)
 	if err != nil {
 		return trace.Details{}, err
 	}
-	ti := &r.info[e.Type]
 	a := &r.arena
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -544,9 +536,7 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 			a.buf = make([]byte, 0, arenaBytes)
 		}
 		start := len(a.buf)
-		b := append(a.buf, ti.name...)
-		b = append(b, ": "...)
-		b = r.appendDatum(b, ti, es, d)
+		b := r.appendLabel(a.buf, ti, es, d)
 		a.buf = b
 		label = unsafe.String(&b[start], len(b)-start)
 	}
@@ -556,6 +546,42 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	n := len(a.fields)
 	a.fields = append(a.fields, trace.Field{Name: "datum", Value: trace.UintValue(uint64(d))})
 	return trace.Details{Fields: a.fields[n : n+1 : n+1], Label: label}, nil
+}
+
+// AppendLabel appends the label Details would return to dst, without
+// allocating: for renderers and dumps that format many events.
+func (r *Reader) AppendLabel(dst []byte, e trace.Event) ([]byte, error) {
+	ti, es, d, err := r.locate(e)
+	if err != nil {
+		return dst, err
+	}
+	if !ti.hasText {
+		return append(dst, ti.name...), nil
+	}
+	return r.appendLabel(dst, ti, es, d), nil
+}
+
+// locate returns an event's type, section and datum.
+func (r *Reader) locate(e trace.Event) (*typeInfo, *eventSection, uint32, error) {
+	if e.Type < 0 || int(e.Type) >= len(r.info) || e.Payload.Len != 4 {
+		return nil, nil, 0, fmt.Errorf("cpel: event %+v is not from this reader", e)
+	}
+	es := r.section(e.Payload.Off)
+	if es == nil {
+		return nil, nil, 0, fmt.Errorf("cpel: payload offset %d is in no event section", e.Payload.Off)
+	}
+	d, err := r.datum(es, e.Payload.Off)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return &r.info[e.Type], es, d, nil
+}
+
+// appendLabel appends "name: datum" for a type whose format has text.
+func (r *Reader) appendLabel(b []byte, ti *typeInfo, es *eventSection, d uint32) []byte {
+	b = append(b, ti.name...)
+	b = append(b, ": "...)
+	return r.appendDatum(b, ti, es, d)
 }
 
 // arena hands out labels and fields carved from large blocks, so that

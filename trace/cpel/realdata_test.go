@@ -110,6 +110,9 @@ func cpeldumpLines(t *testing.T, r *Reader) []string {
 		if d.Fields[0].Name != "datum" {
 			t.Fatalf("fields %v", d.Fields)
 		}
+		if l, err := r.AppendLabel(nil, e); err != nil || string(l) != d.Label {
+			t.Fatalf("AppendLabel = %q, %v; Details label %q", l, err, d.Label)
+		}
 		line := fmt.Sprintf("%03d:%02d:%02d:%03d:%03d %-*s %-*s %s", h, mi, s, ms, us, wt, track, wn, name, text)
 		perSection[k] = append(perSection[k], line)
 	}
