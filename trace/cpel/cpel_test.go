@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"math/big"
@@ -340,5 +341,48 @@ func TestPercentS(t *testing.T) {
 	want := []string{"track 0 | rx: 2 packets", "track 0 | tx: 2 bytes, %!s(MISSING)", "track 0 | ms:   rx"}
 	if !slices.Equal(got, want) {
 		t.Errorf("labels\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestConcurrentDetails calls Details from several goroutines once reading
+// has finished (run with -race).
+func TestConcurrentDetails(t *testing.T) {
+	w := unsortedFixture()
+	tab := w.StringTable("More")
+	recs := make([]Record, 5000)
+	for i := range recs {
+		recs[i] = Record{Ticks: uint64(i), Track: uint32(i % 3), Code: uint32(i % 2), Datum: uint32(i)}
+	}
+	w.EventList(tab, 1e9, recs)
+	r := openBytes(t, bytesOf(t, w))
+	res := tracetest.Check(t, r, true)
+	want := make([]string, len(res.Events))
+	for i, e := range res.Events {
+		d, err := r.Details(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = d.Label
+	}
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			for i := g; i < len(res.Events); i += 2 {
+				d, err := r.Details(res.Events[i])
+				if err == nil && d.Label != want[i] {
+					err = fmt.Errorf("event %d: %q, want %q", i, d.Label, want[i])
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }
