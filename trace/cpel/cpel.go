@@ -278,7 +278,7 @@ func NewFile(r io.ReaderAt, size int64) (*File, error) {
 			continue
 		}
 		tab := string(data)
-		name := cstring(tab)
+		name, _ := lookup(tab, 0)
 		s.Strtab = name
 		if _, dup := f.strtabs[name]; dup {
 			f.notice("string table %q at byte %d redefined; the later one is used", name, s.Off)
@@ -336,8 +336,8 @@ func (f *File) table(s *Section) ([]byte, error) {
 
 // cstring returns the NUL-terminated string at the start of b (all of b
 // when it has no NUL).
-func cstring[T string | []byte](b T) string {
-	if i := bytes.IndexByte([]byte(b), 0); i >= 0 {
+func cstring(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
 		return string(b[:i])
 	}
 	return string(b)

@@ -386,3 +386,22 @@ func TestConcurrentDetails(t *testing.T) {
 		}
 	}
 }
+
+// TestTickClock checks tick conversion against big.Int arithmetic.
+func TestTickClock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, hz := range []uint64{1e9, 2.4e9, 3124099, 1, 7, 1e6, 4294967295, 999999999} {
+		c := newTickClock(hz)
+		for range 20000 {
+			ticks := rng.Uint64() >> rng.IntN(64)
+			want := new(big.Int).Mul(new(big.Int).SetUint64(ticks), big.NewInt(1e9))
+			want.Quo(want, new(big.Int).SetUint64(hz))
+			if !want.IsInt64() {
+				want.SetInt64(math.MaxInt64)
+			}
+			if got := c.time(ticks); int64(got) != want.Int64() {
+				t.Fatalf("hz %d ticks %d: %d, want %s", hz, ticks, got, want)
+			}
+		}
+	}
+}

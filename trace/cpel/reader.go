@@ -38,19 +38,21 @@ func (Format) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
 
 // tickClock converts one event section's ticks to nanoseconds.
 type tickClock struct {
-	hz  uint64
-	mul uint64 // 1e9/hz when that is exact, else 0
+	hz    uint64
+	mul   uint64  // 1e9/hz when that is exact, else 0
+	scale float64 // 1e9/hz, for a first guess at the quotient
 }
 
 func newTickClock(hz uint64) tickClock {
-	c := tickClock{hz: hz}
+	c := tickClock{hz: hz, scale: 1e9 / float64(hz)}
 	if 1e9%hz == 0 {
 		c.mul = 1e9 / hz
 	}
 	return c
 }
 
-// time converts ticks to nanoseconds, saturating at the largest Time.
+// time converts ticks to nanoseconds, floor(ticks·1e9/hz), saturating at
+// the largest Time.
 func (c tickClock) time(ticks uint64) trace.Time {
 	if c.mul == 1 {
 		if ticks > math.MaxInt64 {
@@ -68,6 +70,25 @@ func (c tickClock) time(ticks uint64) trace.Time {
 	hi, lo := bits.Mul64(ticks, 1e9)
 	if hi >= c.hz {
 		return math.MaxInt64
+	}
+	if ticks < 1<<52 {
+		// A division costs ten multiplications: guess the quotient in
+		// floating point (off by a few at most for these magnitudes),
+		// then correct it exactly, falling back to dividing.
+		q := uint64(float64(ticks) * c.scale)
+		for range 4 {
+			qh, ql := bits.Mul64(q, c.hz)
+			if qh > hi || qh == hi && ql > lo {
+				q--
+				continue
+			}
+			rl, b := bits.Sub64(lo, ql, 0)
+			rh, _ := bits.Sub64(hi, qh, b)
+			if rh == 0 && rl < c.hz {
+				return trace.Time(min(q, math.MaxInt64))
+			}
+			q++
+		}
 	}
 	q, _ := bits.Div64(hi, lo, c.hz)
 	if q > math.MaxInt64 {
