@@ -25,6 +25,8 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/nettrace"
+	"viewer/trace/cpel"
+	"viewer/trace/elog"
 )
 
 func main() {
@@ -43,6 +45,8 @@ func main() {
 func formats() []trace.Format {
 	return []trace.Format{
 		nettrace.Format{},
+		cpel.Format{},
+		elog.Format{},
 	}
 }
 

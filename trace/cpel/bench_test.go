@@ -1,0 +1,225 @@
+package cpel
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"viewer/trace"
+)
+
+// benchEvents is the size of the generated benchmark file: the 8 M events
+// g2 and cpeldump were measured on (cpel.md §5.7).
+const benchEvents = 8_000_000
+
+// writeBenchFile writes an 8 M-event file shaped like real ones: 100
+// tracks, ten event types with %s, %u, %d and hex datum formats.
+func writeBenchFile(tb testing.TB, hz uint32) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "bench.cpel")
+	fh, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer fh.Close()
+	w := &Writer{Date: 1700000000}
+	t := w.StringTable("FileStrtab")
+	formats := []string{"%s", "len %u", "0x%08x", "vector %d", "", "%s", "%u", "0x%x", "%d packets", "%s"}
+	var defs []EventDef
+	for c, f := range formats {
+		defs = append(defs, EventDef{Code: uint32(c), Name: "event-" + strconv.Itoa(c), Format: f})
+	}
+	w.EventDefs(t, defs)
+	var tracks []TrackDef
+	for i := range 100 {
+		tracks = append(tracks, TrackDef{ID: uint32(i), Format: "worker %d"})
+	}
+	w.TrackDefs(t, tracks)
+	var strs []uint32
+	for i := range 64 {
+		strs = append(strs, t.Add("ip4-input node "+strconv.Itoa(i)))
+	}
+	w.Events(t, hz, benchEvents, func(i int) Record {
+		x := uint32(i) * 2654435761
+		code := x >> 7 % uint32(len(formats))
+		datum := x
+		if formats[code] == "%s" {
+			datum = strs[x%64]
+		}
+		return Record{Ticks: uint64(i)*37 + uint64(x%17), Track: x % 100, Code: code, Datum: datum}
+	})
+	bw := bufio.NewWriterSize(fh, 1<<20)
+	if _, err := w.WriteTo(bw); err != nil {
+		tb.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+func openBench(b *testing.B, path string) (*os.File, int64) {
+	fh, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, _ := fh.Stat()
+	return fh, st.Size()
+}
+
+// BenchmarkIndex opens the file and reads every event (located, typed,
+// placed on its track; datum not formatted). It reports events/s and the
+// heap allocated per event.
+func BenchmarkIndex(b *testing.B) {
+	for _, hz := range []uint32{1e9, 2.4e9} {
+		b.Run(strconv.Itoa(int(hz/1e6))+"MHz", func(b *testing.B) {
+			path := writeBenchFile(b, hz)
+			fh, size := openBench(b, path)
+			defer fh.Close()
+			var ms0, ms1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+			b.ResetTimer()
+			start, cpu0 := time.Now(), cpuTime()
+			n := 0
+			for range b.N {
+				r, err := Format{}.Open(fh, size)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					_, err := r.ReadEvent()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+			}
+			el, cpu := time.Since(start), cpuTime()-cpu0
+			b.StopTimer()
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric(float64(n)/el.Seconds()/1e6, "Mevents/s")
+			b.ReportMetric(float64(n)/cpu.Seconds()/1e6, "Mevents/cpu-s")
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n), "heapB/event")
+		})
+	}
+}
+
+// BenchmarkDump does what `viewer dump` does per event: read it, decode
+// its details (datum, formatted label) and append its JSON line.
+func BenchmarkDump(b *testing.B) {
+	path := writeBenchFile(b, 1e9)
+	fh, size := openBench(b, path)
+	defer fh.Close()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	n := 0
+	var line []byte
+	for range b.N {
+		r, err := Format{}.Open(fh, size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			e, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			d, err := r.Details(e)
+			if err != nil {
+				b.Fatal(err)
+			}
+			line = trace.AppendEventJSON(line[:0], r, e, d, nil)
+			n++
+		}
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds()/1e6, "Mevents/s")
+	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
+}
+
+// BenchmarkLabels reads every event and formats its label, without JSON.
+func BenchmarkLabels(b *testing.B) {
+	path := writeBenchFile(b, 1e9)
+	fh, size := openBench(b, path)
+	defer fh.Close()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	n := 0
+	for range b.N {
+		r, err := Format{}.Open(fh, size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			e, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.Details(e); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds()/1e6, "Mevents/s")
+	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
+}
+
+// cpuTime returns the CPU time the process has used (user + system): on a
+// shared machine events per CPU-second say more than per wall second.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkText formats every event as cpeldump does its work: read it
+// and append its label text to a reused buffer (AppendLabel), no JSON.
+func BenchmarkText(b *testing.B) {
+	path := writeBenchFile(b, 1e9)
+	fh, size := openBench(b, path)
+	defer fh.Close()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	n := 0
+	var line []byte
+	for range b.N {
+		tr, err := Format{}.Open(fh, size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := tr.(*Reader)
+		for {
+			e, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if line, err = r.AppendLabel(line[:0], e); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds()/1e6, "Mevents/s")
+	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
+}

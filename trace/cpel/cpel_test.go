@@ -1,0 +1,407 @@
+package cpel
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"viewer/symbols"
+	"viewer/trace"
+	"viewer/trace/tracetest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/cpel fixtures")
+
+// fixtures are the writer-made files in testdata/cpel.
+var fixtures = map[string]func() *Writer{
+	"symtab.cpel":      symtabFixture,
+	"unsorted_le.cpel": unsortedFixture,
+}
+
+// symtabFixture has a symbol table and %k datum formats.
+func symtabFixture() *Writer {
+	w := &Writer{Date: 1700000000}
+	t := w.StringTable("FileStrtab")
+	w.Symbols(t, []symbols.Symbol{{Value: 0x401000, Name: "main"}, {Value: 0x402400, Name: "dispatch_node"}, {Value: 0x403800, Name: "ip4_lookup_inline"}})
+	w.EventDefs(t, []EventDef{{Code: 1, Name: "FUNC/ENTER", Format: "%k"}, {Code: 2, Name: "FUNC/EXIT", Format: "from %k (0x%x)"}, {Code: 3, Name: "NAME", Format: "name=%s"}})
+	w.TrackDefs(t, []TrackDef{{ID: 0, Format: "cpu %d"}})
+	node := t.Add("ip4-input")
+	w.EventList(t, 1e9, []Record{
+		{Ticks: 100, Track: 0, Code: 1, Datum: 0x402468},
+		{Ticks: 200, Track: 0, Code: 2, Datum: 0x402400},
+		{Ticks: 300, Track: 0, Code: 1, Datum: 0x400000},
+		{Ticks: 400, Track: 0, Code: 3, Datum: node},
+		{Ticks: 500, Track: 0, Code: 1, Datum: 0x403801},
+	})
+	return w
+}
+
+// unsortedFixture is little-endian, has its string table after the
+// sections that use it, two event sections with different clocks, one of
+// them out of time order, and an undefined track and event code.
+func unsortedFixture() *Writer {
+	w := &Writer{Little: true, Date: 1700000000}
+	t := NewStrtab("Late")
+	w.EventDefs(t, []EventDef{{Code: 0, Name: "A", Format: "%d"}})
+	w.TrackDefs(t, []TrackDef{{ID: 5, Format: "t%d"}})
+	w.EventList(t, 2e9, []Record{{Ticks: 40, Track: 5, Datum: 1}, {Ticks: 20, Track: 5, Datum: 2}, {Ticks: 30, Track: 6, Code: 9, Datum: 3}})
+	w.EventList(t, 1e6, []Record{{Ticks: 0, Track: 5, Datum: 4}, {Ticks: 1, Track: 5, Datum: 5}})
+	w.AddStrtab(t)
+	return w
+}
+
+func bytesOf(t testing.TB, w *Writer) []byte {
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestFixtures checks that testdata/cpel holds what the writer makes
+// (go test -update rewrites it).
+func TestFixtures(t *testing.T) {
+	for name, fix := range fixtures {
+		path := filepath.Join("..", "..", "testdata", "cpel", name)
+		b := bytesOf(t, fix())
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, b) {
+			t.Errorf("%s differs from the writer's output; run go test -update", path)
+		}
+	}
+}
+
+func openBytes(t testing.TB, b []byte) *Reader {
+	t.Helper()
+	if !Match(b) {
+		t.Fatalf("Match = false")
+	}
+	r, err := Format{}.Open(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.(*Reader)
+}
+
+func labels(t *testing.T, r *Reader) []string {
+	res := tracetest.Check(t, r, true)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	var out []string
+	for _, e := range res.Events {
+		d, err := r.Details(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r.Meta().Tracks[e.Track].Name+" | "+d.Label)
+	}
+	return out
+}
+
+// TestSymbolLabels resolves %k against the fixture's symbol table.
+func TestSymbolLabels(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "cpel", "symtab.cpel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := labels(t, openBytes(t, b))
+	want := []string{
+		"cpu 0 | FUNC/ENTER: dispatch_node+0x68",
+		"cpu 0 | FUNC/EXIT: from dispatch_node (0x%!x(MISSING))", // one datum
+		"cpu 0 | FUNC/ENTER: 0x400000",                           // below the first symbol
+		"cpu 0 | NAME: name=ip4-input",                           // g2 crashes on this one
+		"cpu 0 | FUNC/ENTER: ip4_lookup_inline+0x1",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestUnsorted reads the little-endian fixture whose string table comes
+// last and whose first event section is out of order.
+func TestUnsorted(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "cpel", "unsorted_le.cpel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openBytes(t, b)
+	got := labels(t, r)
+	// Section 1 at 2 GHz: ticks 20, 30, 40 → 10, 15, 20 ns. Section 2 at
+	// 1 MHz: ticks 0, 1 → 0, 1000 ns.
+	want := []string{"t5 | A: 4", "t5 | A: 2", "track 6 | E9: 0x00000003", "t5 | A: 1", "t5 | A: 5"}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels\n got %q\nwant %q", got, want)
+	}
+	if !strings.Contains(strings.Join(r.Meta().Notices, "\n"), "not in time order") {
+		t.Errorf("notices %q", r.Meta().Notices)
+	}
+}
+
+// TestRoundTrip writes random files (random section order, both byte
+// orders, several event sections with their own clocks, some unsorted)
+// and compares what the reader returns with a brute-force merge.
+func TestRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	clocks := []uint32{1e9, 2.4e9, 1e6, 3124099, 1}
+	for iter := range 100 {
+		w := &Writer{Little: rng.IntN(2) == 0}
+		tabs := []*Strtab{w.StringTable("A"), w.StringTable("B")}
+		var defs []EventDef
+		for c := range uint32(5) {
+			defs = append(defs, EventDef{Code: c * 3, Name: "ev%d", Format: []string{"%u", "%s", "", "0x%08x", " "}[c]})
+		}
+		w.EventDefs(tabs[0], defs)
+		w.TrackDefs(tabs[1], []TrackDef{{ID: 1, Format: "one"}, {ID: 70000, Format: "big %d"}})
+		type want struct {
+			time             *big.Int
+			sec, idx         int
+			track, code, dat uint32
+		}
+		var all []want
+		nsec := 1 + rng.IntN(4)
+		for s := range nsec {
+			hz := clocks[rng.IntN(len(clocks))]
+			n := rng.IntN(50)
+			recs := make([]Record, n)
+			tick := rng.Uint64N(1 << 40)
+			for i := range recs {
+				if rng.IntN(10) == 0 {
+					tick -= min(tick, rng.Uint64N(100)) // occasionally out of order
+				} else {
+					tick += rng.Uint64N(1000)
+				}
+				recs[i] = Record{Ticks: tick, Track: []uint32{1, 70000, 2, 1 << 31}[rng.IntN(4)], Code: uint32(rng.IntN(8) * 3), Datum: rng.Uint32()}
+				ns := new(big.Int).Mul(new(big.Int).SetUint64(tick), big.NewInt(1e9))
+				ns.Quo(ns, big.NewInt(int64(hz)))
+				if !ns.IsInt64() {
+					ns.SetInt64(math.MaxInt64) // saturated
+				}
+				all = append(all, want{ns, s, i, recs[i].Track, recs[i].Code, recs[i].Datum})
+			}
+			w.EventList(tabs[rng.IntN(2)], hz, recs)
+		}
+		rng.Shuffle(len(w.sections), func(i, j int) { w.sections[i], w.sections[j] = w.sections[j], w.sections[i] })
+		slices.SortStableFunc(all, func(a, b want) int { return a.time.Cmp(b.time) })
+		r := openBytes(t, bytesOf(t, w))
+		res := tracetest.Check(t, r, true)
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if len(res.Events) != len(all) {
+			t.Fatalf("iter %d: %d events, want %d", iter, len(res.Events), len(all))
+		}
+		m := r.Meta()
+		// Equal times may come in either section order; compare sorted
+		// (time, datum) keys and the per-event facts.
+		for i, e := range res.Events {
+			wt := all[i].time.Int64()
+			if int64(e.Time) != wt {
+				t.Fatalf("iter %d event %d: time %d, want %d", iter, i, e.Time, wt)
+			}
+			d, err := r.Details(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			datum := uint32(d.Fields[0].Value.Uint())
+			j := slices.IndexFunc(all, func(w want) bool { return w.time.Int64() == wt && w.dat == datum })
+			if j < 0 {
+				t.Fatalf("iter %d event %d: datum %d at %d not written", iter, i, datum, wt)
+			}
+			if uint32(m.Tracks[e.Track].Code) != all[j].track || uint32(m.Types[e.Type].ID) != all[j].code {
+				t.Fatalf("iter %d event %d: track %d code %d, want %d %d", iter, i, m.Tracks[e.Track].Code, m.Types[e.Type].ID, all[j].track, all[j].code)
+			}
+		}
+	}
+}
+
+// TestTruncated cuts a file at every length: reading never panics, and a
+// cut file ends with a truncation error after the complete events.
+func TestTruncated(t *testing.T) {
+	full := bytesOf(t, symtabFixture())
+	for n := 0; n < len(full); n++ {
+		b := full[:n]
+		r, err := Format{}.Open(bytes.NewReader(b), int64(n))
+		if err != nil {
+			if _, ok := errors.AsType[*trace.FormatError](err); !ok {
+				t.Fatalf("cut at %d: Open error %v is not a FormatError", n, err)
+			}
+			continue
+		}
+		res := tracetest.Check(t, r, true)
+		if !errors.Is(res.Err, trace.ErrTruncated) {
+			t.Fatalf("cut at %d: error %v, want truncation", n, res.Err)
+		}
+		for _, e := range res.Events {
+			if _, err := r.Details(e); err != nil {
+				t.Fatalf("cut at %d: Details: %v", n, err)
+			}
+		}
+	}
+}
+
+// TestDamage covers sections the reader must skip or distrust.
+func TestDamage(t *testing.T) {
+	w := &Writer{}
+	tab := w.StringTable("T")
+	w.Raw(SectionBad, []byte{1, 2, 3})
+	w.Raw(99, []byte{4})
+	w.EventDefs(tab, []EventDef{{Code: 1, Name: "a", Format: "%s"}, {Code: 1, Name: "dup", Format: "%d"}})
+	// An event definition section naming a missing table, a count too big.
+	bad := make([]byte, defHeaderSize)
+	copy(bad, "Missing")
+	w.Raw(SectionEvtdef, bad)
+	big := make([]byte, defHeaderSize)
+	copy(big, "T")
+	big[nameSize] = 0x7f
+	w.Raw(SectionTrackdef, big)
+	w.EventList(tab, 1e9, []Record{{Ticks: 1, Track: 0, Code: 1, Datum: 1 << 30}, {Ticks: 2, Code: 1, Datum: 2}})
+	r := openBytes(t, bytesOf(t, w))
+	got := labels(t, r)
+	want := []string{"track 0 | a: %!s(uint32=1073741824)", "track 0 | a: a"}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels\n got %q\nwant %q", got, want)
+	}
+	notes := strings.Join(r.Meta().Notices, "\n")
+	for _, s := range []string{"type 0", "unknown type 99", "redefined", "\"Missing\"", "do not fit"} {
+		if !strings.Contains(notes, s) {
+			t.Errorf("no notice mentioning %q in\n%s", s, notes)
+		}
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	for _, fix := range fixtures {
+		f.Add(bytesOf(f, fix()))
+	}
+	if files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "cpel", "*.cpel")); files != nil {
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := Format{}.Open(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return
+		}
+		var prev trace.Time
+		for n := 0; n < 1<<16; n++ {
+			e, err := r.ReadEvent()
+			if err != nil {
+				if err != io.EOF {
+					if _, ok := errors.AsType[*trace.FormatError](err); !ok {
+						t.Fatalf("error %v is not a FormatError", err)
+					}
+				}
+				return
+			}
+			if err := tracetest.Validate(r.Meta(), r, e, n, prev); err != nil {
+				t.Fatal(err)
+			}
+			prev = e.Time
+			if _, err := r.Details(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestPercentS checks the formats cpeldump's %s heuristic gets wrong
+// (cpel.md §3): it takes a datum for a string offset when any 's' follows
+// any '%', so "%d packets" would print a string. We parse the conversion.
+func TestPercentS(t *testing.T) {
+	w := &Writer{}
+	tab := w.StringTable("S")
+	w.EventDefs(tab, []EventDef{{Code: 1, Name: "rx", Format: "%d packets"}, {Code: 2, Name: "tx", Format: "%u bytes, %s"}, {Code: 3, Name: "ms", Format: "  %s"}})
+	w.EventList(tab, 1e9, []Record{{Ticks: 1, Code: 1, Datum: 2}, {Ticks: 2, Code: 2, Datum: 2}, {Ticks: 3, Code: 3, Datum: 2}})
+	got := labels(t, openBytes(t, bytesOf(t, w)))
+	want := []string{"track 0 | rx: 2 packets", "track 0 | tx: 2 bytes, %!s(MISSING)", "track 0 | ms:   rx"}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestConcurrentDetails calls Details from several goroutines once reading
+// has finished (run with -race).
+func TestConcurrentDetails(t *testing.T) {
+	w := unsortedFixture()
+	tab := w.StringTable("More")
+	recs := make([]Record, 5000)
+	for i := range recs {
+		recs[i] = Record{Ticks: uint64(i), Track: uint32(i % 3), Code: uint32(i % 2), Datum: uint32(i)}
+	}
+	w.EventList(tab, 1e9, recs)
+	r := openBytes(t, bytesOf(t, w))
+	res := tracetest.Check(t, r, true)
+	want := make([]string, len(res.Events))
+	for i, e := range res.Events {
+		d, err := r.Details(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = d.Label
+	}
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			for i := g; i < len(res.Events); i += 2 {
+				d, err := r.Details(res.Events[i])
+				if err == nil && d.Label != want[i] {
+					err = fmt.Errorf("event %d: %q, want %q", i, d.Label, want[i])
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestTickClock checks tick conversion against big.Int arithmetic.
+func TestTickClock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, hz := range []uint64{1e9, 2.4e9, 3124099, 1, 7, 1e6, 4294967295, 999999999} {
+		c := newTickClock(hz)
+		for range 20000 {
+			ticks := rng.Uint64() >> rng.IntN(64)
+			want := new(big.Int).Mul(new(big.Int).SetUint64(ticks), big.NewInt(1e9))
+			want.Quo(want, new(big.Int).SetUint64(hz))
+			if !want.IsInt64() {
+				want.SetInt64(math.MaxInt64)
+			}
+			if got := c.time(ticks); int64(got) != want.Int64() {
+				t.Fatalf("hz %d ticks %d: %d, want %s", hz, ticks, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,633 @@
+package cpel
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"viewer/symbols"
+	"viewer/trace"
+)
+
+// Format is the CPEL [trace.Format].
+type Format struct{}
+
+// Name returns "cpel".
+func (Format) Name() string { return "cpel" }
+
+// Match reports whether head starts like a CPEL file.
+func (Format) Match(head []byte) bool { return Match(head) }
+
+// Open returns a reader for the CPEL file r of size bytes.
+func (Format) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
+	f, err := NewFile(r, size)
+	if err != nil {
+		return nil, err
+	}
+	return NewReader(f), nil
+}
+
+// tickClock converts one event section's ticks to nanoseconds.
+type tickClock struct {
+	hz    uint64
+	mul   uint64  // 1e9/hz when that is exact, else 0
+	scale float64 // 1e9/hz, for a first guess at the quotient
+}
+
+func newTickClock(hz uint64) tickClock {
+	c := tickClock{hz: hz, scale: 1e9 / float64(hz)}
+	if 1e9%hz == 0 {
+		c.mul = 1e9 / hz
+	}
+	return c
+}
+
+// time converts ticks to nanoseconds, floor(ticks·1e9/hz), saturating at
+// the largest Time.
+func (c tickClock) time(ticks uint64) trace.Time {
+	if c.mul == 1 {
+		if ticks > math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return trace.Time(ticks)
+	}
+	if c.mul != 0 {
+		hi, lo := bits.Mul64(ticks, c.mul)
+		if hi != 0 || lo > math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return trace.Time(lo)
+	}
+	hi, lo := bits.Mul64(ticks, 1e9)
+	if hi >= c.hz {
+		return math.MaxInt64
+	}
+	if ticks < 1<<52 {
+		// A division costs ten multiplications: guess the quotient in
+		// floating point (off by a few at most for these magnitudes),
+		// then correct it exactly, falling back to dividing.
+		q := uint64(float64(ticks) * c.scale)
+		for range 4 {
+			qh, ql := bits.Mul64(q, c.hz)
+			if qh > hi || qh == hi && ql > lo {
+				q--
+				continue
+			}
+			rl, b := bits.Sub64(lo, ql, 0)
+			rh, _ := bits.Sub64(hi, qh, b)
+			if rh == 0 && rl < c.hz {
+				return trace.Time(min(q, math.MaxInt64))
+			}
+			q++
+		}
+	}
+	q, _ := bits.Div64(hi, lo, c.hz)
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return trace.Time(q)
+}
+
+func sortRecords(recs []sortedRecord) {
+	slices.SortStableFunc(recs, func(a, b sortedRecord) int { return cmp.Compare(a.time, b.time) })
+}
+
+// idMap maps a file's 32-bit ids to dense table indexes: a slice for small
+// ids, a map for the rest.
+type idMap struct {
+	dense  []int32
+	sparse map[uint32]int32
+}
+
+const maxDenseID = 1 << 16
+
+func (m *idMap) get(id uint32) (int32, bool) {
+	if id < uint32(len(m.dense)) {
+		v := m.dense[id]
+		return v, v >= 0
+	}
+	v, ok := m.sparse[id]
+	return v, ok
+}
+
+func (m *idMap) set(id uint32, v int32) {
+	if id < maxDenseID {
+		for uint32(len(m.dense)) <= id {
+			m.dense = append(m.dense, -1)
+		}
+		m.dense[id] = v
+		return
+	}
+	if m.sparse == nil {
+		m.sparse = map[uint32]int32{}
+	}
+	m.sparse[id] = v
+}
+
+// typeInfo is what labels need about an event type.
+type typeInfo struct {
+	code    uint32
+	name    string // rendered name
+	format  string // datum format
+	datum   *symbols.Format
+	verb    byte // the datum format's first conversion
+	hasText bool // the format has a non-space character (g2 shows ": datum")
+}
+
+// cursor walks one event section in time order.
+type cursor struct {
+	es       *eventSection
+	i        int    // next record
+	buf      []byte // records [bufStart, bufStart+len(buf)/recordSize)
+	bufStart int
+	chunk    int        // records per read
+	next     trace.Time // time of record i, for merging
+}
+
+// Reader is the [trace.Reader] of a CPEL file: it merges the file's event
+// sections in time order.
+type Reader struct {
+	f       *File
+	meta    trace.Meta
+	printer symbols.Printer
+	big     bool // byte order, for the hot path
+
+	cursors []*cursor // in file order
+	heap    []*cursor // cursors with events left, a min-heap by (next, section)
+	single  *cursor   // the only cursor, when there is one
+
+	types  idMap
+	tracks idMap
+	info   []typeInfo // by TypeID
+	err    error      // sticky end-of-reading error
+	arena  arena      // for Details
+}
+
+// NewReader returns a reader over f's events.
+func NewReader(f *File) *Reader {
+	r := &Reader{f: f, printer: symbols.Printer{Dialect: symbols.C, Symbols: f.Symbols}}
+	r.big = f.ByteOrder.Uint16([]byte{1, 0}) == 0x100
+	m := &r.meta
+	m.Format = "cpel"
+	m.Version = f.Version
+	m.Clock = trace.Clock{TicksPerSecond: 1e9}
+	bo := "big-endian"
+	if !r.big {
+		bo = "little-endian"
+	}
+	m.Info = []trace.KeyValue{
+		{Key: "file_date", Value: f.DateTime().Format("2006-01-02T15:04:05Z")},
+		{Key: "byte_order", Value: bo},
+		{Key: "sections", Value: strconv.Itoa(len(f.Sections))},
+		{Key: "symbols", Value: strconv.Itoa(f.Symbols.Len())},
+	}
+	for i, es := range f.events {
+		m.Info = append(m.Info, trace.KeyValue{
+			Key:   "event_section_" + strconv.Itoa(i),
+			Value: fmt.Sprintf("%d events, %d ticks/s, string table %q, at byte %d", es.n, es.sec.TicksPerSecond, es.sec.Strtab, es.sec.Off),
+		})
+	}
+	m.Notices = slices.Clone(f.Notices)
+
+	defs := slices.Clone(f.TrackDefs)
+	slices.SortFunc(defs, func(a, b TrackDef) int { return cmp.Compare(a.ID, b.ID) })
+	for _, d := range defs {
+		r.addTrack(d.ID, r.render(d.Format, d.ID))
+	}
+	edefs := slices.Clone(f.EventDefs)
+	slices.SortFunc(edefs, func(a, b EventDef) int { return cmp.Compare(a.Code, b.Code) })
+	for _, d := range edefs {
+		r.addType(d.Code, r.render(d.Name, d.Code), d.Format)
+	}
+
+	budget := maxBufferedBytes / max(1, len(f.events))
+	for _, es := range f.events {
+		if es.n == 0 {
+			continue
+		}
+		chunk := max(1, min(chunkBytes, budget)/recordSize)
+		c := &cursor{es: es, chunk: chunk, next: es.first}
+		r.cursors = append(r.cursors, c)
+		m.Markers = append(m.Markers, trace.Marker{Kind: trace.MarkerSection, Time: es.first, Off: es.sec.Off})
+	}
+	slices.SortStableFunc(m.Markers, func(a, b trace.Marker) int { return cmp.Compare(a.Time, b.Time) })
+	if len(r.cursors) == 1 {
+		r.single = r.cursors[0]
+	} else {
+		r.heap = slices.Clone(r.cursors)
+		for i := len(r.heap)/2 - 1; i >= 0; i-- {
+			r.down(i)
+		}
+	}
+	return r
+}
+
+// render applies a name or track format to its code: "cpu %d" on track 2
+// is "cpu 2", as cpeldump shows it.
+func (r *Reader) render(format string, code uint32) string {
+	if !strings.Contains(format, "%") {
+		return format
+	}
+	return string(r.printer.Append(nil, format, symbols.Uint(uint64(code), 32)))
+}
+
+func (r *Reader) addTrack(id uint32, name string) trace.TrackID {
+	t := trace.TrackID(len(r.meta.Tracks))
+	r.meta.Tracks = append(r.meta.Tracks, trace.Track{
+		Kind: trace.TrackOther, Name: name, PID: -1, TID: -1, CPU: trace.NoCPU, Parent: trace.NoTrack, Code: int64(id),
+	})
+	r.tracks.set(id, int32(t))
+	return t
+}
+
+func (r *Reader) addType(code uint32, name, format string) trace.TypeID {
+	t := trace.TypeID(len(r.meta.Types))
+	r.meta.Types = append(r.meta.Types, trace.EventType{Name: name, ID: int64(code), Message: format})
+	df := r.printer.Compile(format)
+	r.info = append(r.info, typeInfo{
+		code: code, name: name, format: format, datum: df,
+		verb:    df.FirstVerb(),
+		hasText: strings.TrimLeft(format, " ") != "",
+	})
+	r.types.set(code, int32(t))
+	return t
+}
+
+// Undefined tracks and event codes get these, as the notes suggest:
+// "track 1000", and "E77" with the datum in hex.
+const (
+	undefinedTrack  = "track "
+	undefinedEvent  = "E"
+	undefinedFormat = "0x%08x"
+)
+
+// track returns the track of a track id; the common case inlines.
+func (r *Reader) track(id uint32) trace.TrackID {
+	if d := r.tracks.dense; id < uint32(len(d)) && d[id] >= 0 {
+		return trace.TrackID(d[id])
+	}
+	return r.trackSlow(id)
+}
+
+func (r *Reader) trackSlow(id uint32) trace.TrackID {
+	if t, ok := r.tracks.get(id); ok {
+		return trace.TrackID(t)
+	}
+	return r.addTrack(id, undefinedTrack+strconv.FormatUint(uint64(id), 10))
+}
+
+// typ returns the type of an event code; the common case inlines.
+func (r *Reader) typ(code uint32) trace.TypeID {
+	if d := r.types.dense; code < uint32(len(d)) && d[code] >= 0 {
+		return trace.TypeID(d[code])
+	}
+	return r.typSlow(code)
+}
+
+func (r *Reader) typSlow(code uint32) trace.TypeID {
+	if t, ok := r.types.get(code); ok {
+		return trace.TypeID(t)
+	}
+	return r.addType(code, undefinedEvent+strconv.FormatUint(uint64(code), 10), undefinedFormat)
+}
+
+// File returns the parsed file.
+func (r *Reader) File() *File { return r.f }
+
+// Meta returns the reader's tables.
+func (r *Reader) Meta() *trace.Meta { return &r.meta }
+
+// Stack returns nil: CPEL events have no stacks.
+func (r *Reader) Stack(trace.StackID) []uint64 { return nil }
+
+// Labels returns nil: CPEL events have no labels.
+func (r *Reader) Labels(trace.LabelsID) []trace.Label { return nil }
+
+// less orders cursors by next time, then by file order.
+func (r *Reader) less(a, b *cursor) bool {
+	if a.next != b.next {
+		return a.next < b.next
+	}
+	return a.es.index < b.es.index
+}
+
+func (r *Reader) down(i int) {
+	h := r.heap
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if l+1 < len(h) && r.less(h[l+1], h[l]) {
+			m = l + 1
+		}
+		if !r.less(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// fill reads the chunk that holds record c.i.
+func (r *Reader) fill(c *cursor) error {
+	k := min(c.chunk, c.es.n-c.i)
+	if cap(c.buf) < k*recordSize {
+		c.buf = make([]byte, k*recordSize)
+	}
+	c.buf = c.buf[:k*recordSize]
+	off := c.es.dataOff + int64(c.i)*recordSize
+	if _, err := r.f.r.ReadAt(c.buf, off); err != nil {
+		c.buf = c.buf[:0]
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return formatErr(off, "event records", trace.ErrTruncated)
+		}
+		return err
+	}
+	c.bufStart = c.i
+	return nil
+}
+
+func (r *Reader) u32(b []byte) uint32 {
+	if r.big {
+		return uint32(b[3]) | uint32(b[2])<<8 | uint32(b[1])<<16 | uint32(b[0])<<24
+	}
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// ReadEvent returns the next event in time order.
+func (r *Reader) ReadEvent() (trace.Event, error) {
+	// Fast path: the only section, records left in its buffer.
+	if c := r.single; c != nil {
+		if j := (c.i - c.bufStart) * recordSize; j >= 0 && j+recordSize <= len(c.buf) {
+			// decode, by hand: building the result in place avoids copying
+			// it, which costs more than the decoding.
+			b := c.buf[j : j+recordSize]
+			es := c.es
+			var ticks uint64
+			var id, code uint32
+			if r.big {
+				ticks, id, code = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
+			} else {
+				ticks = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:]))
+				id, code = binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+			}
+			t := trace.Time(ticks)
+			if es.clock.mul != 1 || ticks > math.MaxInt64 {
+				t = es.clock.time(ticks)
+			}
+			i := c.i
+			c.i++
+			return trace.Event{
+				Time: t, Track: r.track(id), Type: r.typ(code), Capture: trace.NoTrack, CPU: trace.NoCPU,
+				Payload: trace.Loc{Off: es.dataOff + int64(i)*recordSize + datumOffInRecord, Len: 4},
+			}, nil
+		}
+	}
+	return r.readSlow()
+}
+
+func (r *Reader) readSlow() (trace.Event, error) {
+	if r.err != nil {
+		return trace.Event{}, r.err
+	}
+	c := r.single
+	if c == nil {
+		if len(r.heap) == 0 {
+			return r.end()
+		}
+		c = r.heap[0]
+	} else if c.i >= c.es.n {
+		return r.end()
+	}
+	es := c.es
+	var e trace.Event
+	if es.sortedAt != nil {
+		s := &es.sortedAt[c.i]
+		e = trace.Event{
+			Time: s.time, Track: r.track(s.track), Type: r.typ(s.code), Capture: trace.NoTrack, CPU: trace.NoCPU,
+			Payload: trace.Loc{Off: es.dataOff + int64(s.index)*recordSize + datumOffInRecord, Len: 4},
+		}
+	} else {
+		j := c.i - c.bufStart
+		if j < 0 || (j+1)*recordSize > len(c.buf) {
+			if err := r.fill(c); err != nil {
+				r.err = err
+				return trace.Event{}, err
+			}
+			j = 0
+		}
+		e = r.decode(es, c.buf[j*recordSize:(j+1)*recordSize], c.i)
+	}
+	c.i++
+	if r.single == nil {
+		if err := r.advance(c); err != nil {
+			r.err = err // the event read is complete; the error comes next
+		}
+	}
+	return e, nil
+}
+
+// decode makes the event of record i of es, stored in b.
+func (r *Reader) decode(es *eventSection, b []byte, i int) trace.Event {
+	var ticks uint64
+	var id, code uint32
+	if r.big {
+		ticks, id, code = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
+	} else {
+		ticks = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:]))
+		id, code = binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+	}
+	t := trace.Time(ticks)
+	if es.clock.mul != 1 || ticks > math.MaxInt64 {
+		t = es.clock.time(ticks)
+	}
+	return trace.Event{
+		Time: t, Track: r.track(id), Type: r.typ(code), Capture: trace.NoTrack, CPU: trace.NoCPU,
+		Payload: trace.Loc{Off: es.dataOff + int64(i)*recordSize + datumOffInRecord, Len: 4},
+	}
+}
+
+// advance sets a merged cursor's next time and restores the heap.
+func (r *Reader) advance(c *cursor) error {
+	if c.i >= c.es.n {
+		h := r.heap
+		h[0] = h[len(h)-1]
+		r.heap = h[:len(h)-1]
+		if len(r.heap) > 0 {
+			r.down(0)
+		}
+		return nil
+	}
+	if c.es.sortedAt != nil {
+		c.next = c.es.sortedAt[c.i].time
+	} else {
+		j := c.i - c.bufStart
+		if (j+1)*recordSize > len(c.buf) {
+			if err := r.fill(c); err != nil {
+				return err
+			}
+			j = 0
+		}
+		b := c.buf[j*recordSize:]
+		c.next = c.es.clock.time(uint64(r.u32(b))<<32 | uint64(r.u32(b[4:])))
+	}
+	r.down(0)
+	return nil
+}
+
+func (r *Reader) end() (trace.Event, error) {
+	r.err = io.EOF
+	if r.f.damage != nil {
+		r.err = r.f.damage
+	}
+	return trace.Event{}, r.err
+}
+
+// section returns the event section holding the file offset off.
+func (r *Reader) section(off int64) *eventSection {
+	ev := r.f.events
+	if len(ev) == 1 { // the common case
+		if es := ev[0]; off >= es.dataOff && off < es.dataOff+int64(es.n)*recordSize {
+			return es
+		}
+		return nil
+	}
+	i, _ := slices.BinarySearchFunc(ev, off, func(es *eventSection, off int64) int {
+		return cmp.Compare(es.dataOff, off)
+	})
+	// ev[i-1] is the last section starting at or before off.
+	if i > 0 && (i == len(ev) || ev[i].dataOff > off) {
+		i--
+	}
+	if i < len(ev) && off >= ev[i].dataOff && off < ev[i].dataOff+int64(ev[i].n)*recordSize {
+		return ev[i]
+	}
+	return nil
+}
+
+// datum returns the datum at off, from a cursor's buffer when it holds it.
+func (r *Reader) datum(es *eventSection, off int64) (uint32, error) {
+	if c := r.single; c != nil && len(c.buf) > 0 {
+		if start := es.dataOff + int64(c.bufStart)*recordSize; off >= start && off+4 <= start+int64(len(c.buf)) {
+			return r.u32(c.buf[off-start:]), nil
+		}
+	}
+	for _, c := range r.cursors {
+		if c.es != es || len(c.buf) == 0 {
+			continue
+		}
+		start := es.dataOff + int64(c.bufStart)*recordSize
+		if off >= start && off+4 <= start+int64(len(c.buf)) {
+			return r.u32(c.buf[off-start:]), nil
+		}
+	}
+	var b [4]byte
+	if _, err := r.f.r.ReadAt(b[:], off); err != nil {
+		return 0, err
+	}
+	return r.u32(b[:]), nil
+}
+
+// Details decodes an event's datum and its label: the event name, then,
+// when the datum format has more than spaces, ": " and the datum rendered
+// with it (what g2 shows in its popup box). The one field is "datum", the
+// number as stored (for %s, the string's offset).
+func (r *Reader) Details(e trace.Event) (trace.Details, error) {
+	ti, es, d, err := r.locate(e)
+	if err != nil {
+		return trace.Details{}, err
+	}
+	a := &r.arena
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	label := ti.name
+	if ti.hasText {
+		if cap(a.buf)-len(a.buf) < arenaSlack {
+			a.buf = make([]byte, 0, arenaBytes)
+		}
+		start := len(a.buf)
+		b := r.appendLabel(a.buf, ti, es, d)
+		a.buf = b
+		label = unsafe.String(&b[start], len(b)-start)
+	}
+	if len(a.fields) == cap(a.fields) {
+		a.fields = make([]trace.Field, 0, arenaFields)
+	}
+	n := len(a.fields)
+	a.fields = append(a.fields, trace.Field{Name: "datum", Value: trace.UintValue(uint64(d))})
+	return trace.Details{Fields: a.fields[n : n+1 : n+1], Label: label}, nil
+}
+
+// AppendLabel appends the label Details would return to dst, without
+// allocating: for renderers and dumps that format many events.
+func (r *Reader) AppendLabel(dst []byte, e trace.Event) ([]byte, error) {
+	ti, es, d, err := r.locate(e)
+	if err != nil {
+		return dst, err
+	}
+	if !ti.hasText {
+		return append(dst, ti.name...), nil
+	}
+	return r.appendLabel(dst, ti, es, d), nil
+}
+
+// locate returns an event's type, section and datum.
+func (r *Reader) locate(e trace.Event) (*typeInfo, *eventSection, uint32, error) {
+	if e.Type < 0 || int(e.Type) >= len(r.info) || e.Payload.Len != 4 {
+		return nil, nil, 0, fmt.Errorf("cpel: event %+v is not from this reader", e)
+	}
+	es := r.section(e.Payload.Off)
+	if es == nil {
+		return nil, nil, 0, fmt.Errorf("cpel: payload offset %d is in no event section", e.Payload.Off)
+	}
+	d, err := r.datum(es, e.Payload.Off)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return &r.info[e.Type], es, d, nil
+}
+
+// appendLabel appends "name: datum" for a type whose format has text.
+func (r *Reader) appendLabel(b []byte, ti *typeInfo, es *eventSection, d uint32) []byte {
+	b = append(b, ti.name...)
+	b = append(b, ": "...)
+	return r.appendDatum(b, ti, es, d)
+}
+
+// arena hands out labels and fields carved from large blocks, so that
+// Details allocates once per thousand events rather than twice per event.
+// What it has handed out is never written again.
+type arena struct {
+	mu     sync.Mutex
+	buf    []byte
+	fields []trace.Field
+}
+
+const (
+	arenaBytes  = 64 << 10
+	arenaSlack  = 1 << 10 // a block with less room left is replaced
+	arenaFields = 1 << 10
+)
+
+// appendDatum renders a datum with its type's format: %s reads the event
+// section's string table; every other conversion gets the number.
+func (r *Reader) appendDatum(b []byte, ti *typeInfo, es *eventSection, d uint32) []byte {
+	arg := symbols.Uint(uint64(d), 32)
+	if ti.verb == 's' && es.hasTab {
+		if s, ok := lookup(es.strtab, d); ok {
+			arg = symbols.String(s)
+		}
+	}
+	return ti.datum.Append(b, arg)
+}
