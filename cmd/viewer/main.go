@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"viewer/trace"
+	"viewer/trace/perf"
 )
 
 func main() {
@@ -39,7 +40,9 @@ func main() {
 
 // formats lists the trace formats the viewer reads, in sniffing order.
 func formats() []trace.Format {
-	return []trace.Format{}
+	return []trace.Format{
+		perf.Format{},
+	}
 }
 
 // command is one subcommand of viewer.
