@@ -106,6 +106,7 @@ type zstream struct {
 	held    []byte // a record read ahead that belongs to a later COMPRESSED record
 	heldIdx int
 	total   int64
+	fed     int64 // compressed bytes handed to the decoder
 	hdr     [recordHeaderSize]byte
 	rec     []byte
 }
@@ -120,6 +121,7 @@ func (z *zstream) Read(p []byte) (int, error) {
 	}
 	n := copy(p, z.payload)
 	z.payload = z.payload[n:]
+	z.fed += int64(n)
 	return n, nil
 }
 
@@ -220,8 +222,8 @@ func (rd *Reader) stepCompressed() (more bool, err error) {
 		return false, nil
 	}
 	z.total += int64(size)
-	if z.total > MaxDecompressed {
-		return false, rd.damaged(z.cur0, "compressed data exceeds "+strconv.FormatInt(MaxDecompressed, 10)+" bytes")
+	if z.total > MaxDecompressed || z.total > MaxRatio*z.fed+maxRecordSize*16 {
+		return false, rd.damaged(z.cur0, "compressed data expands to more than "+strconv.FormatInt(z.total, 10)+" bytes from "+strconv.FormatInt(z.fed, 10))
 	}
 	if idx > z.cur {
 		z.held, z.heldIdx = rec, idx

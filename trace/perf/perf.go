@@ -93,6 +93,7 @@ const (
 	MaxIDs            = 1 << 20   // sample ids over all attrs
 	MaxSection        = 256 << 20 // bytes of one feature section or TRACING_DATA record
 	MaxDecompressed   = 4 << 30   // bytes of decompressed COMPRESSED records
+	MaxRatio          = 256       // decompressed bytes per compressed byte (perf -z reaches about 16)
 	MaxCallchain      = 4096      // frames of one callchain
 	MaxAttrSize       = 4096      // perf_event_attr size
 	MaxCommLen        = 256       // bytes of a COMM name
