@@ -255,6 +255,9 @@ func (rd *Reader) rawAt(l trace.Loc, buf []byte) ([]byte, error) {
 		}
 		return b, nil
 	}
+	if b, ok, err := rd.cache.at(rd.r, rd.size, l.Off, int(l.Len)); ok {
+		return b, err
+	}
 	if cap(buf) < int(l.Len) {
 		buf = make([]byte, l.Len)
 	}

@@ -2,7 +2,6 @@ package perf
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"io"
 	"slices"
@@ -33,6 +32,26 @@ type attr struct {
 	tp       *tracefs.Event // nil when the attr is not a known tracepoint
 	typeID   trace.TypeID   // the type of samples without better knowledge
 	dotnet   bool           // a .NET runtime user_events tracepoint
+
+	// fixed is the sample layout when no variable-size field precedes
+	// RAW (no READ, no CALLCHAIN): byte offsets in the record, -1 when
+	// absent. fixedOK is false for other layouts.
+	fixed   fixedLayout
+	fixedOK bool
+	// recent EventHeader types of this attr, to skip the type map (and
+	// hashing the metadata) for the few events a provider repeats.
+	recent     [4]recentType
+	nextRecent int
+}
+
+type recentType struct {
+	meta []byte
+	hdr  [7]byte
+	id   trace.TypeID
+}
+
+type fixedLayout struct {
+	tid, time, cpu, raw, min int
 }
 
 // typeInfo is what Details needs about an event type.
@@ -43,10 +62,11 @@ type typeInfo struct {
 	dotnet *dotnetType
 }
 
-// queued is an event waiting for its turn in time order.
-type queued struct {
-	ev  trace.Event
-	seq uint64
+// sortKey orders queued events: by time, then by queue position (which
+// is file order).
+type sortKey struct {
+	t trace.Time
+	i int32
 }
 
 // Reader reads the events of one perf.data file. It implements
@@ -67,16 +87,18 @@ type Reader struct {
 	longSize   int
 	sawTracing bool
 
-	types      []typeInfo
-	ehTypes    map[string]trace.TypeID
-	keyBuf     []byte
-	threads    map[threadKey]trace.TrackID
-	processes  map[int64]trace.TrackID
-	stacks     [][]uint64
-	stackIDs   map[string]trace.StackID
-	labels     [][]trace.Label
-	labelIDs   map[[33]byte]trace.LabelsID
-	dotnetMeta map[dotnetKey]*dotnetType
+	types        []typeInfo
+	ehTypes      map[string]trace.TypeID
+	keyBuf       []byte
+	threads      map[threadKey]trace.TrackID
+	processes    map[int64]trace.TrackID
+	stacks       [][]uint64
+	stackIDs     map[string]trace.StackID
+	labels       [][]trace.Label
+	labelIDs     map[[33]byte]trace.LabelsID
+	lastLabelKey [33]byte
+	lastLabels   trace.LabelsID
+	dotnetMeta   map[dotnetKey]*dotnetType
 
 	// record walk
 	buf      chunkBuf
@@ -84,10 +106,13 @@ type Reader struct {
 	seq      uint64
 	z        *zstream
 	arena    arena
+	cache    blockCache
 
 	// ordering
-	pending       []queued
-	out           []queued
+	pending       []trace.Event // queued events, in file order after the last flush
+	keys          []sortKey
+	spare         []trace.Event
+	out           []trace.Event
 	outPos        int
 	maxTime       trace.Time
 	prevMax       trace.Time
@@ -295,6 +320,10 @@ func (rd *Reader) parseAttr(b []byte) *attr {
 		flags:      bo.Uint64(full[40:]),
 		typeID:     -1,
 	}
+	for i := range a.recent {
+		a.recent[i].id = -1
+	}
+	a.fixed, a.fixedOK = layoutOf(a.sampleType)
 	if a.flags&attrUseClockID != 0 {
 		a.clockID = int32(bo.Uint32(full[92:]))
 	}
@@ -504,9 +533,9 @@ func (rd *Reader) Tag(t trace.TypeID) uint16 {
 func (rd *Reader) ReadEvent() (trace.Event, error) {
 	for {
 		if rd.outPos < len(rd.out) {
-			q := rd.out[rd.outPos]
+			e := rd.out[rd.outPos]
 			rd.outPos++
-			return q.ev, nil
+			return e, nil
 		}
 		if rd.done {
 			return trace.Event{}, rd.err
@@ -526,7 +555,8 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 // enqueue adds an event to the time-ordering queue.
 func (rd *Reader) enqueue(ev trace.Event) {
 	rd.seq++
-	rd.pending = append(rd.pending, queued{ev, rd.seq})
+	rd.keys = append(rd.keys, sortKey{ev.Time, int32(len(rd.pending))})
+	rd.pending = append(rd.pending, ev)
 	if ev.Time > rd.maxTime {
 		rd.maxTime = ev.Time
 	}
@@ -546,34 +576,52 @@ func (rd *Reader) round(off int64) {
 }
 
 // flush moves the queued events not later than limit to the output, in
-// time order.
+// time order (file order among equal times). The events left queued are
+// kept in that order, so later sorts stay stable.
 func (rd *Reader) flush(limit trace.Time) {
 	if len(rd.pending) == 0 {
 		return
 	}
-	slices.SortFunc(rd.pending, func(a, b queued) int {
-		return cmp.Or(cmp.Compare(a.ev.Time, b.ev.Time), cmp.Compare(a.seq, b.seq))
-	})
-	n, _ := slices.BinarySearchFunc(rd.pending, limit, func(q queued, t trace.Time) int {
-		if q.ev.Time <= t {
+	keys := rd.keys
+	if !slices.IsSortedFunc(keys, cmpKey) {
+		slices.SortFunc(keys, cmpKey)
+	}
+	n, _ := slices.BinarySearchFunc(keys, limit, func(k sortKey, t trace.Time) int {
+		if k.t <= t {
 			return -1
 		}
 		return 1
 	})
-	for _, q := range rd.pending[:n] {
-		if q.ev.Time < rd.lastRaw {
+	for _, k := range keys[:n] {
+		ev := rd.pending[k.i]
+		if ev.Time < rd.lastRaw {
 			rd.inversions++
 		}
-		rd.lastRaw = q.ev.Time
-		if q.ev.Time < rd.lastOut {
-			q.ev.Time = rd.lastOut
+		rd.lastRaw = ev.Time
+		if ev.Time < rd.lastOut {
+			ev.Time = rd.lastOut
 			rd.clamped++
 		}
-		rd.lastOut = q.ev.Time
-		rd.out = append(rd.out, q)
+		rd.lastOut = ev.Time
+		rd.out = append(rd.out, ev)
 	}
-	rest := copy(rd.pending, rd.pending[n:])
-	rd.pending = rd.pending[:rest]
+	rest := rd.spare[:0]
+	for j, k := range keys[n:] {
+		rest = append(rest, rd.pending[k.i])
+		keys[j] = sortKey{k.t, int32(j)}
+	}
+	rd.spare, rd.pending = rd.pending[:0], rest
+	rd.keys = keys[:len(rest)]
+}
+
+func cmpKey(a, b sortKey) int {
+	switch {
+	case a.t < b.t:
+		return -1
+	case a.t > b.t:
+		return 1
+	}
+	return int(a.i - b.i)
 }
 
 // step reads one record of the data and applies it. It returns io.EOF at

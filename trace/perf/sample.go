@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strconv"
 	"strings"
@@ -47,6 +48,61 @@ type parsedSample struct {
 	raw       []byte
 	rawOff    int // offset of raw in the record
 	hasTID    bool
+}
+
+// layoutOf computes the fixed sample layout of a sample_type.
+func layoutOf(st uint64) (fixedLayout, bool) {
+	l := fixedLayout{tid: -1, time: -1, cpu: -1, raw: -1}
+	if st&(sampleRead|sampleCallchain) != 0 {
+		return l, false
+	}
+	p := recordHeaderSize
+	for _, f := range []struct {
+		bit uint64
+		at  *int
+	}{{sampleIdentifier, nil}, {sampleIP, nil}, {sampleTID, &l.tid}, {sampleTime, &l.time}, {sampleAddr, nil},
+		{sampleID, nil}, {sampleStreamID, nil}, {sampleCPU, &l.cpu}, {samplePeriod, nil}} {
+		if st&f.bit != 0 {
+			if f.at != nil {
+				*f.at = p
+			}
+			p += 8
+		}
+	}
+	if st&sampleRaw != 0 {
+		l.raw = p
+		p += 4
+	}
+	l.min = p
+	return l, true
+}
+
+// parseFixed is parseSample for fixed layouts.
+func (rd *Reader) parseFixed(rec []byte, l *fixedLayout) (parsedSample, bool) {
+	s := parsedSample{cpu: trace.NoCPU, pid: -1, tid: -1}
+	if len(rec) < l.min {
+		return s, false
+	}
+	bo := rd.bo
+	if l.tid >= 0 {
+		s.hasTID = true
+		s.pid, s.tid = int64(int32(bo.Uint32(rec[l.tid:]))), int64(int32(bo.Uint32(rec[l.tid+4:])))
+	}
+	if l.time >= 0 {
+		s.time = bo.Uint64(rec[l.time:])
+	}
+	if l.cpu >= 0 {
+		s.cpu = int32(bo.Uint32(rec[l.cpu:]))
+	}
+	if l.raw >= 0 {
+		n := int(bo.Uint32(rec[l.raw:]))
+		p := l.raw + 4
+		if n > len(rec)-p {
+			return s, false
+		}
+		s.raw, s.rawOff = rec[p:p+n], p
+	}
+	return s, true
 }
 
 // parseSample decodes a SAMPLE record (with header) by the attr's
@@ -169,7 +225,13 @@ func (rd *Reader) sample(rec []byte, off, arenaOff int64) error {
 		rd.unknownSample++
 		return nil
 	}
-	s, ok := rd.parseSample(rec, a)
+	var s parsedSample
+	var ok bool
+	if a.fixedOK {
+		s, ok = rd.parseFixed(rec, &a.fixed)
+	} else {
+		s, ok = rd.parseSample(rec, a)
+	}
 	if !ok {
 		return rd.damaged(off, "SAMPLE record of "+strconv.Itoa(len(rec))+" bytes is shorter than its sample_type says")
 	}
@@ -276,7 +338,11 @@ func (rd *Reader) activityLabels(act, related []byte, windows bool) trace.Labels
 	if windows {
 		key[32] |= 2
 	}
+	if rd.lastLabels > 0 && key == rd.lastLabelKey {
+		return rd.lastLabels
+	}
 	if id, ok := rd.labelIDs[key]; ok {
+		rd.lastLabelKey, rd.lastLabels = key, id
 		return id
 	}
 	guid := func(b []byte) trace.Value {
@@ -312,23 +378,52 @@ func (rd *Reader) eventHeader(a *attr, s parsedSample, ev *trace.Event) {
 	if err != nil || e.Metadata == nil {
 		return
 	}
+	h := [7]byte{e.Header.Version, byte(e.Header.ID), byte(e.Header.ID >> 8), byte(e.Header.Tag), byte(e.Header.Tag >> 8), e.Header.Opcode, e.Header.Level}
+	ev.Type = -1
+	for i := range a.recent {
+		r := &a.recent[i]
+		if r.id >= 0 && h == r.hdr && bytes.Equal(e.Metadata, r.meta) {
+			ev.Type = r.id
+			break
+		}
+	}
+	if ev.Type < 0 {
+		ev.Type = rd.eventHeaderType(a, &e, h)
+		if ev.Type == a.typeID {
+			return
+		}
+		r := &a.recent[a.nextRecent]
+		a.nextRecent = (a.nextRecent + 1) % len(a.recent)
+		r.id, r.hdr = ev.Type, h
+		r.meta = append(r.meta[:0], e.Metadata...)
+	}
+	if e.Activity != nil {
+		ev.Labels = rd.activityLabels(e.Activity, e.Related, false)
+	}
+}
+
+// eventHeaderType returns the event type of an EventHeader event, adding
+// it on first sight; the attr's own type when the event does not follow
+// the EventHeader rules.
+func (rd *Reader) eventHeaderType(a *attr, e *eventheader.Event, h [7]byte) trace.TypeID {
 	tpName := a.tp.Name
 	// Key: attr, header (without flags), metadata bytes.
 	k := rd.keyBuf[:0]
 	k = binary.LittleEndian.AppendUint32(k, uint32(a.index))
-	k = append(k, e.Header.Version, byte(e.Header.ID), byte(e.Header.ID>>8), byte(e.Header.Tag), byte(e.Header.Tag>>8), e.Header.Opcode, e.Header.Level)
+	k = append(k, h[:]...)
 	k = append(k, e.Metadata...)
 	rd.keyBuf = k
 	if id, ok := rd.ehTypes[string(k)]; ok {
-		ev.Type = id
-	} else {
+		return id
+	}
+	{
 		tn, ok := eventheader.ParseTracepointName(tpName)
 		if !ok || tn.Level != e.Header.Level {
-			return
+			return a.typeID
 		}
 		schema, err := eventheader.ParseMetadata(e.Metadata, e.BigEndian())
 		if err != nil {
-			return
+			return a.typeID
 		}
 		et := trace.EventType{
 			Provider: tn.Provider,
@@ -342,9 +437,6 @@ func (rd *Reader) eventHeader(a *attr, s parsedSample, ev *trace.Event) {
 		}
 		id := rd.addType(et, typeInfo{attr: a, schema: schema, tag: e.Header.Tag})
 		rd.ehTypes[string(k)] = id
-		ev.Type = id
-	}
-	if e.Activity != nil {
-		ev.Labels = rd.activityLabels(e.Activity, e.Related, false)
+		return id
 	}
 }

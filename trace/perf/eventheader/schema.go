@@ -24,6 +24,7 @@ type Schema struct {
 	Name    string // event name without attributes
 	Attribs string // ";attrib=value…" after the name, as written
 	Fields  []Field
+	Top     int // number of top-level fields
 	big     bool
 }
 
@@ -101,6 +102,7 @@ func ParseMetadata(meta []byte, bigEndian bool) (*Schema, error) {
 		}
 		i = end
 	}
+	s.Top = top
 	return s, nil
 }
 
@@ -230,7 +232,7 @@ func (d *decoder) element(i int) (trace.Value, error) {
 		return trace.Value{}, ErrLimit
 	}
 	if f.Encoding == EncStruct {
-		var members []trace.Field
+		members := make([]trace.Field, 0, f.Format)
 		for j := i + 1; j < f.End; {
 			m := &d.s.Fields[j]
 			v, err := d.field(j)

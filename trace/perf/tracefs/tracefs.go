@@ -23,6 +23,7 @@
 package tracefs
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"strconv"
@@ -445,7 +446,7 @@ func (f *Field) Bytes(raw []byte, bo binary.ByteOrder) []byte {
 			if off >= len(raw) {
 				return nil
 			}
-			n := strings.IndexByte(string(raw[off:]), 0)
+			n := bytes.IndexByte(raw[off:], 0)
 			if n < 0 {
 				return nil
 			}
@@ -465,7 +466,7 @@ func (f *Field) Value(raw []byte, bo binary.ByteOrder) trace.Value {
 	}
 	switch f.Display {
 	case DisplayString:
-		if i := strings.IndexByte(string(b), 0); i >= 0 {
+		if i := bytes.IndexByte(b, 0); i >= 0 {
 			b = b[:i]
 		}
 		return trace.StringValue(string(b))
