@@ -545,6 +545,9 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 			rd.done = true
 			rd.err = err
 			rd.flush(trace.Time(1<<63 - 1))
+			if rd.unknownSample > 0 {
+				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.unknownSample)+" samples name no known attr (sample id) and were skipped")
+			}
 			if rd.clamped > 0 {
 				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.clamped)+" events arrived after later events had been delivered; they are placed at the previous event's time")
 			}

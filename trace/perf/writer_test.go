@@ -317,3 +317,38 @@ func truncated(t *testing.T, pipe bool) {
 		}
 	}
 }
+
+// TestNoEventDesc: without EVENT_DESC (LinuxTracepoints' own collector
+// omits it) event names come from the tracefs formats.
+func TestNoEventDesc(t *testing.T) {
+	f := &memFile{}
+	st := uint64(sampleIdentifier | sampleTID | sampleTime | sampleRaw)
+	wr, err := NewWriter(f, WriterOptions{NoEventDesc: true,
+		Formats: []tracefs.Format{{System: "sched", Text: SchedSwitchFormat}},
+		Attrs:   []WriterAttr{{Type: attrTracepoint, Config: 372, SampleType: st, IDs: []uint64{3}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr.Sample(WriterSample{PID: 1, TID: 1, Time: 5, Raw: rawTest(false, 8, 0, "", 0)[:8]})
+	wr.Sample(WriterSample{PID: 1, TID: 1, Time: 6, Raw: []byte{1, 2}})
+	if err := wr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := tracetest.Check(t, r, true)
+	if len(res.Events) != 2 {
+		t.Fatalf("%d events", len(res.Events))
+	}
+	et := r.Meta().Types[res.Events[0].Type]
+	if et.Provider != "sched" || et.Name != "sched_switch" || et.ID != 372 {
+		t.Errorf("type %+v", et)
+	}
+	// A raw sample shorter than its format: fields decode to null, no error.
+	d, err := r.Details(res.Events[1])
+	if err != nil || len(d.Fields) != 7 || d.Fields[0].Value.Kind() != trace.KindBad {
+		t.Errorf("short sample: %v %+v", err, d.Fields)
+	}
+}
