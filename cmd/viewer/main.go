@@ -24,9 +24,10 @@ import (
 	"syscall"
 
 	"viewer/trace"
-	"viewer/trace/nettrace"
 	"viewer/trace/cpel"
 	"viewer/trace/elog"
+	"viewer/trace/nettrace"
+	"viewer/trace/perf"
 )
 
 func main() {
@@ -47,6 +48,7 @@ func formats() []trace.Format {
 		nettrace.Format{},
 		cpel.Format{},
 		elog.Format{},
+		perf.Format{},
 	}
 }
 

@@ -1,0 +1,269 @@
+package perf
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/klauspost/compress/zstd"
+
+	"viewer/trace"
+)
+
+// chunkSize is how much of the file chunkBuf reads at a time.
+const chunkSize = 1 << 20
+
+// chunkBuf reads a file's records through a buffer of about chunkSize
+// bytes.
+type chunkBuf struct {
+	r     io.ReaderAt
+	limit int64 // end of the readable region
+	base  int64
+	b     []byte
+}
+
+// at returns the n bytes at off, valid until the next call. It returns
+// io.ErrUnexpectedEOF when they run past the limit or the file.
+func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
+	if off >= c.base && off+int64(n) <= c.base+int64(len(c.b)) {
+		return c.b[off-c.base : off-c.base+int64(n)], nil
+	}
+	if off+int64(n) > c.limit {
+		return nil, io.ErrUnexpectedEOF
+	}
+	want := max(int64(n), min(chunkSize, c.limit-off))
+	if int64(cap(c.b)) < want {
+		c.b = make([]byte, want)
+	}
+	c.b = c.b[:want]
+	m, err := c.r.ReadAt(c.b, off)
+	c.base, c.b = off, c.b[:m]
+	if m < n {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return c.b[:n], nil
+}
+
+// arena holds the decompressed records of COMPRESSED data so that Details
+// can find sample payloads that are not in the file as-is.
+type arena struct {
+	chunks [][]byte // each arenaChunk bytes long except the last
+	n      int64
+}
+
+const arenaChunk = 1 << 20
+
+// add appends b (at most maxRecordSize bytes) without splitting it across
+// chunks and returns its arena offset.
+func (a *arena) add(b []byte) int64 {
+	if len(a.chunks) == 0 || len(a.chunks[len(a.chunks)-1])+len(b) > arenaChunk {
+		if len(a.chunks) > 0 { // pad the tail so offsets stay chunk-aligned
+			a.n = int64(len(a.chunks)) * arenaChunk
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, arenaChunk))
+	}
+	last := &a.chunks[len(a.chunks)-1]
+	off := int64(len(a.chunks)-1)*arenaChunk + int64(len(*last))
+	*last = append(*last, b...)
+	a.n = off + int64(len(b))
+	return off
+}
+
+// at returns n bytes at arena offset off, or nil.
+func (a *arena) at(off int64, n int) []byte {
+	i := off / arenaChunk
+	if off < 0 || i >= int64(len(a.chunks)) {
+		return nil
+	}
+	c := a.chunks[i]
+	o := off % arenaChunk
+	if o+int64(n) > int64(len(c)) {
+		return nil
+	}
+	return c[o : o+int64(n)]
+}
+
+// zstream decompresses the COMPRESSED records of a file as one zstd
+// stream. Its input walks the file's COMPRESSED records on its own cursor;
+// idx counts the COMPRESSED records it has begun to feed. Because perf
+// flushes at the end of each COMPRESSED record and the decoder reads its
+// input block by block, a record that the decoder produces after idx moved
+// past the record being processed belongs to a later COMPRESSED record.
+type zstream struct {
+	rd     *Reader
+	dec    *zstd.Decoder
+	active bool // the current COMPRESSED record may still yield records
+	cur    int  // index of the COMPRESSED record being processed
+	cur0   int64
+	// input cursor
+	in      chunkBuf
+	inPos   int64
+	payload []byte
+	idx     int
+	inErr   error
+	held    []byte // a record read ahead that belongs to a later COMPRESSED record
+	heldIdx int
+	total   int64
+	fed     int64 // compressed bytes handed to the decoder
+	hdr     [recordHeaderSize]byte
+	rec     []byte
+}
+
+// Read feeds the decoder the payloads of successive COMPRESSED records.
+func (z *zstream) Read(p []byte) (int, error) {
+	for len(z.payload) == 0 {
+		if z.inErr != nil {
+			return 0, z.inErr
+		}
+		z.nextPayload()
+	}
+	n := copy(p, z.payload)
+	z.payload = z.payload[n:]
+	z.fed += int64(n)
+	return n, nil
+}
+
+// nextPayload finds the next COMPRESSED record from inPos.
+func (z *zstream) nextPayload() {
+	rd := z.rd
+	for z.inPos < rd.end {
+		hdr, err := z.in.at(z.inPos, recordHeaderSize)
+		if err != nil {
+			break
+		}
+		typ := rd.bo.Uint32(hdr)
+		size := int64(rd.bo.Uint16(hdr[6:]))
+		if size < recordHeaderSize {
+			break
+		}
+		next := z.inPos + size
+		switch typ {
+		case recTracingData:
+			if b, err := z.in.at(z.inPos, 12); err == nil {
+				next += int64(rd.bo.Uint32(b[8:]))
+			}
+		case recAuxtrace:
+			if b, err := z.in.at(z.inPos, 16); err == nil {
+				next += int64(min(rd.bo.Uint64(b[8:]), uint64(rd.end)))
+			}
+		case recCompressed:
+			rec, err := z.in.at(z.inPos, int(size))
+			if err != nil {
+				z.inErr = io.ErrUnexpectedEOF
+				return
+			}
+			z.payload = append(z.payload[:0], rec[recordHeaderSize:]...)
+			z.idx++
+			z.inPos = next
+			return
+		}
+		z.inPos = next
+	}
+	z.inErr = io.EOF
+}
+
+// startCompressed begins processing the COMPRESSED record at off.
+func (rd *Reader) startCompressed(off int64) error {
+	if rd.z == nil {
+		z := &zstream{rd: rd, inPos: off}
+		z.in = chunkBuf{r: rd.r, limit: rd.end}
+		dec, err := zstd.NewReader(z, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxDecompressed), zstd.WithDecoderMaxWindow(64<<20))
+		if err != nil {
+			return err
+		}
+		z.dec = dec
+		rd.z = z
+	}
+	rd.z.cur++
+	rd.z.cur0 = off
+	rd.z.active = true
+	return nil
+}
+
+// stepCompressed applies the next record of the current COMPRESSED
+// record. more is false when the COMPRESSED record has no more records.
+func (rd *Reader) stepCompressed() (more bool, err error) {
+	z := rd.z
+	if z.held != nil {
+		if z.heldIdx > z.cur {
+			z.active = false
+			return false, nil
+		}
+		rec := z.held
+		z.held = nil
+		return true, rd.compressedRecord(rec)
+	}
+	if _, err := io.ReadFull(z.dec, z.hdr[:]); err != nil {
+		z.active = false
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return false, nil // the stream is never closed: its end is normal
+		}
+		rd.meta.Notices = append(rd.meta.Notices, "compressed data after COMPRESSED record at byte "+strconv.FormatInt(z.cur0, 10)+" undecodable: "+err.Error())
+		z.held, z.heldIdx = nil, 1<<62
+		return false, nil
+	}
+	idx := z.idx
+	size := int(rd.bo.Uint16(z.hdr[6:]))
+	if size < recordHeaderSize {
+		z.active = false
+		rd.meta.Notices = append(rd.meta.Notices, "compressed data holds a record of size "+strconv.Itoa(size)+"; the rest of it is skipped")
+		z.heldIdx = 1 << 62
+		return false, nil
+	}
+	if cap(z.rec) < size {
+		z.rec = make([]byte, maxRecordSize)
+	}
+	rec := z.rec[:size]
+	copy(rec, z.hdr[:])
+	if _, err := io.ReadFull(z.dec, rec[recordHeaderSize:]); err != nil {
+		z.active = false
+		return false, nil
+	}
+	z.total += int64(size)
+	if z.total > MaxDecompressed || z.total > MaxRatio*z.fed+maxRecordSize*16 {
+		return false, rd.damaged(z.cur0, "compressed data expands to more than "+strconv.FormatInt(z.total, 10)+" bytes from "+strconv.FormatInt(z.fed, 10))
+	}
+	if idx > z.cur {
+		z.held, z.heldIdx = rec, idx
+		z.active = false
+		return false, nil
+	}
+	return true, rd.compressedRecord(rec)
+}
+
+// compressedRecord applies one decompressed record.
+func (rd *Reader) compressedRecord(rec []byte) error {
+	arenaOff := int64(-1)
+	if rd.bo.Uint32(rec) == recSample {
+		arenaOff = rd.arena.add(rec)
+	}
+	return rd.record(rec, rd.z.cur0, arenaOff)
+}
+
+// rawAt returns the bytes of a payload location: from the file, or from
+// the arena of decompressed records for offsets past the end of the file.
+func (rd *Reader) rawAt(l trace.Loc, buf []byte) ([]byte, error) {
+	if l.Len < 0 || l.Off < 0 {
+		return nil, &trace.FormatError{Format: "perf", Off: l.Off, Msg: "bad payload location"}
+	}
+	if l.Off >= rd.size {
+		b := rd.arena.at(l.Off-rd.size, int(l.Len))
+		if b == nil {
+			return nil, &trace.FormatError{Format: "perf", Off: l.Off, Msg: "payload location outside the decompressed data"}
+		}
+		return b, nil
+	}
+	if b, ok, err := rd.cache.at(rd.r, rd.size, l.Off, int(l.Len)); ok {
+		return b, err
+	}
+	if cap(buf) < int(l.Len) {
+		buf = make([]byte, l.Len)
+	}
+	buf = buf[:l.Len]
+	if _, err := rd.r.ReadAt(buf, l.Off); err != nil && !(err == io.EOF && int(l.Len) == 0) {
+		return nil, err
+	}
+	return buf, nil
+}

@@ -1,0 +1,180 @@
+package perf
+
+import (
+	"io"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"viewer/trace"
+	"viewer/trace/perf/eventheader"
+)
+
+// maxLabel bounds the one-line label of an event.
+const maxLabel = 200
+
+// Details decodes an event's fields from the file (or, for events from
+// COMPRESSED records, from the decompressed data the reader kept). It is
+// safe for concurrent use once reading has finished.
+func (rd *Reader) Details(ev trace.Event) (trace.Details, error) {
+	var d trace.Details
+	if ev.Type < 0 || int(ev.Type) >= len(rd.types) {
+		return d, &trace.FormatError{Format: "perf", Off: ev.Payload.Off, Msg: "event of unknown type"}
+	}
+	ti := &rd.types[ev.Type]
+	if ev.Payload.Len == 0 {
+		return d, nil
+	}
+	raw, err := rd.rawAt(ev.Payload, nil)
+	if err != nil {
+		return d, err
+	}
+	d.Raw = raw
+	d.Fields, err = rd.decode(ti, raw, nil)
+	d.Label = Label(d.Fields)
+	return d, err
+}
+
+// Fields appends an event's decoded fields to dst: Details without the
+// label, for consumers that decode many events and reuse dst. It is safe
+// for concurrent use once reading has finished.
+func (rd *Reader) Fields(ev trace.Event, dst []trace.Field) ([]trace.Field, error) {
+	if ev.Type < 0 || int(ev.Type) >= len(rd.types) {
+		return dst, &trace.FormatError{Format: "perf", Off: ev.Payload.Off, Msg: "event of unknown type"}
+	}
+	if ev.Payload.Len == 0 {
+		return dst, nil
+	}
+	raw, err := rd.rawAt(ev.Payload, nil)
+	if err != nil {
+		return dst, err
+	}
+	if dst == nil {
+		dst = []trace.Field{}
+	}
+	return rd.decode(&rd.types[ev.Type], raw, dst)
+}
+
+// decode appends the fields of a sample's raw data to dst.
+func (rd *Reader) decode(ti *typeInfo, raw []byte, dst []trace.Field) ([]trace.Field, error) {
+	tp := ti.attr.tp
+	switch {
+	case ti.schema != nil && dst == nil:
+		dst = make([]trace.Field, 0, ti.schema.Top)
+		fallthrough
+	case ti.schema != nil:
+		off := tp.Fields[tp.Common].Offset
+		e, err := eventheader.Parse(raw[min(off, len(raw)):])
+		if err != nil {
+			return dst, err
+		}
+		return ti.schema.Decode(e.Payload, e.BigEndian(), dst)
+	case ti.dotnet != nil:
+		return rd.decodeDotNet(ti, raw, dst)
+	case tp != nil:
+		if dst == nil {
+			dst = make([]trace.Field, 0, len(tp.Fields)-tp.Common)
+		}
+		return tp.Decode(raw, rd.bo, dst), nil
+	}
+	return append(dst, trace.Field{Name: "raw", Value: trace.BytesValue(raw)}), nil
+}
+
+// Label renders fields as the one-line text the timeline shows:
+// name=value pairs, cut at about 200 bytes.
+func Label(fields []trace.Field) string {
+	b := make([]byte, 0, 64)
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, f.Name...)
+		b = append(b, '=')
+		v := f.Value
+		switch v.Kind() {
+		case trace.KindInt:
+			b = strconv.AppendInt(b, v.Int(), 10)
+		case trace.KindUint:
+			b = strconv.AppendUint(b, v.Uint(), 10)
+		case trace.KindHex:
+			b = append(b, "0x"...)
+			b = strconv.AppendUint(b, v.Uint(), 16)
+		case trace.KindString:
+			b = append(b, v.Str()...)
+		default:
+			b = append(b, v.String()...)
+		}
+		if len(b) > maxLabel {
+			break
+		}
+	}
+	if len(b) > maxLabel {
+		b = b[:maxLabel]
+		for range 3 { // do not end inside a character
+			if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size != 1 {
+				break
+			}
+			b = b[:len(b)-1]
+		}
+		b = append(b, "…"...)
+	}
+	return string(b)
+}
+
+// blockCache keeps recently read blocks of the file for Details, so that
+// decoding events in file order costs no system call per event. Blocks
+// are never modified or reused once cached, so slices of them stay valid
+// after eviction.
+type blockCache struct {
+	mu     sync.Mutex
+	blocks map[int64][]byte
+	ring   [cacheBlocks]int64
+	next   int
+}
+
+const (
+	cacheBlockSize = 64 << 10
+	cacheBlocks    = 64
+)
+
+// at returns the n bytes at off of r (of the given size) when they lie in
+// one block; ok is false when they cross a block boundary.
+func (c *blockCache) at(r io.ReaderAt, size, off int64, n int) (b []byte, ok bool, err error) {
+	idx := off / cacheBlockSize
+	start := idx * cacheBlockSize
+	if off+int64(n) > start+cacheBlockSize {
+		return nil, false, nil
+	}
+	c.mu.Lock()
+	blk, hit := c.blocks[idx]
+	c.mu.Unlock()
+	if !hit {
+		blk = make([]byte, min(cacheBlockSize, size-start))
+		m, err := r.ReadAt(blk, start)
+		if m < len(blk) {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, true, err
+		}
+		c.mu.Lock()
+		if c.blocks == nil {
+			c.blocks = make(map[int64][]byte, cacheBlocks)
+			for i := range c.ring {
+				c.ring[i] = -1
+			}
+		}
+		if old := c.ring[c.next]; old >= 0 {
+			delete(c.blocks, old)
+		}
+		c.ring[c.next] = idx
+		c.next = (c.next + 1) % cacheBlocks
+		c.blocks[idx] = blk
+		c.mu.Unlock()
+	}
+	o := off - start
+	if o+int64(n) > int64(len(blk)) {
+		return nil, true, io.ErrUnexpectedEOF
+	}
+	return blk[o : o+int64(n) : o+int64(n)], true, nil
+}

@@ -1,0 +1,319 @@
+package eventheader
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+
+	"viewer/trace"
+)
+
+// Field is one field of an event's metadata.
+type Field struct {
+	Name     string // the name without ";attribute" suffixes
+	Encoding uint8  // low 5 bits
+	Format   uint8  // low 7 bits; for a struct, the member count
+	Tag      uint16
+	Array    uint8  // 0, or the CArray (0x20) or VArray (0x40) flag
+	Count    uint16 // element count of a CArray
+	End      int    // index of the field after this one and its members
+}
+
+// Schema is an event's parsed metadata.
+type Schema struct {
+	Name    string // event name without attributes
+	Attribs string // ";attrib=value…" after the name, as written
+	Fields  []Field
+	Top     int // number of top-level fields
+	big     bool
+}
+
+// ParseMetadata parses a Metadata extension. bigEndian is the event's byte
+// order (tags and array lengths follow it).
+func ParseMetadata(meta []byte, bigEndian bool) (*Schema, error) {
+	bo := byteOrder(bigEndian)
+	i := bytes.IndexByte(meta, 0)
+	if i < 0 {
+		return nil, ErrMetadata
+	}
+	s := &Schema{big: bigEndian}
+	s.Name, s.Attribs = splitAttribs(string(meta[:i]))
+	p := i + 1
+	for p < len(meta) {
+		if len(s.Fields) >= MaxItems {
+			return nil, ErrLimit
+		}
+		j := bytes.IndexByte(meta[p:], 0)
+		if j < 0 {
+			return nil, ErrMetadata
+		}
+		var f Field
+		f.Name, _ = splitAttribs(string(meta[p : p+j]))
+		p += j + 1
+		if p >= len(meta) {
+			return nil, ErrMetadata
+		}
+		enc := meta[p]
+		p++
+		f.Encoding = enc & encValueMask
+		f.Array = enc & (encCArray | encVArray)
+		if f.Array == encCArray|encVArray || f.Encoding == EncInvalid || f.Encoding >= encMax {
+			return nil, ErrMetadata
+		}
+		if enc&encChain != 0 {
+			if p >= len(meta) {
+				return nil, ErrMetadata
+			}
+			fm := meta[p]
+			p++
+			f.Format = fm & fmtMask
+			if fm&fmtChain != 0 {
+				if len(meta)-p < 2 {
+					return nil, ErrMetadata
+				}
+				f.Tag = bo.Uint16(meta[p:])
+				p += 2
+			}
+		}
+		if f.Array == encCArray {
+			if len(meta)-p < 2 {
+				return nil, ErrMetadata
+			}
+			f.Count = bo.Uint16(meta[p:])
+			p += 2
+			if f.Count == 0 {
+				return nil, ErrMetadata
+			}
+		}
+		if f.Encoding == EncStruct && f.Format == 0 {
+			return nil, ErrMetadata
+		}
+		s.Fields = append(s.Fields, f)
+	}
+	// Compute each field's subtree end; check depth and top-level count.
+	top := 0
+	for i := 0; i < len(s.Fields); top++ {
+		if top >= MaxTopFields {
+			return nil, ErrLimit
+		}
+		end, err := s.setEnd(i, 0)
+		if err != nil {
+			return nil, err
+		}
+		i = end
+	}
+	s.Top = top
+	return s, nil
+}
+
+func (s *Schema) setEnd(i, depth int) (int, error) {
+	f := &s.Fields[i]
+	j := i + 1
+	if f.Encoding == EncStruct {
+		if depth >= MaxDepth {
+			return 0, ErrLimit
+		}
+		for n := 0; n < int(f.Format) && j < len(s.Fields); n++ {
+			var err error
+			if j, err = s.setEnd(j, depth+1); err != nil {
+				return 0, err
+			}
+		}
+	}
+	f.End = j
+	return j, nil
+}
+
+// splitAttribs splits "name;attr=value" at the first ';' that is not
+// part of an escaped ";;".
+func splitAttribs(s string) (name, attribs string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ';' {
+			if i+1 < len(s) && s[i+1] == ';' {
+				i++
+				continue
+			}
+			return strings.ReplaceAll(s[:i], ";;", ";"), s[i:]
+		}
+	}
+	return strings.ReplaceAll(s, ";;", ";"), ""
+}
+
+// Specs returns the schema as trace field specs.
+func (s *Schema) Specs() []trace.FieldSpec {
+	var specs []trace.FieldSpec
+	for i := 0; i < len(s.Fields); {
+		var spec trace.FieldSpec
+		spec, i = s.spec(i)
+		specs = append(specs, spec)
+	}
+	return specs
+}
+
+func (s *Schema) spec(i int) (trace.FieldSpec, int) {
+	f := &s.Fields[i]
+	spec := trace.FieldSpec{Name: f.Name, Type: EncodingName(f.Encoding)}
+	if f.Encoding == EncStruct {
+		for j := i + 1; j < f.End; {
+			var m trace.FieldSpec
+			m, j = s.spec(j)
+			spec.Fields = append(spec.Fields, m)
+		}
+	}
+	if f.Array != 0 {
+		spec = trace.FieldSpec{Name: f.Name, Type: "array", Fields: []trace.FieldSpec{spec}}
+		spec.Fields[0].Name = ""
+	}
+	return spec, f.End
+}
+
+// decoder walks a payload.
+type decoder struct {
+	s     *Schema
+	b     []byte
+	p     int
+	bo    binary.ByteOrder
+	items int
+}
+
+// Decode appends the fields of payload to dst. Trailing payload bytes are
+// ignored (raw samples are padded). On damage it returns the fields decoded
+// so far and an error.
+func (s *Schema) Decode(payload []byte, bigEndian bool, dst []trace.Field) ([]trace.Field, error) {
+	d := decoder{s: s, b: payload, bo: byteOrder(bigEndian)}
+	for i := 0; i < len(s.Fields); {
+		f := &s.Fields[i]
+		v, err := d.field(i)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, trace.Field{Name: f.Name, Value: v})
+		i = f.End
+	}
+	return dst, nil
+}
+
+// field decodes field i (with its array and members).
+func (d *decoder) field(i int) (trace.Value, error) {
+	f := &d.s.Fields[i]
+	if f.Array == 0 {
+		return d.element(i)
+	}
+	n := int(f.Count)
+	if f.Array == encVArray {
+		if len(d.b)-d.p < 2 {
+			return trace.Value{}, ErrPayload
+		}
+		n = int(d.bo.Uint16(d.b[d.p:]))
+		d.p += 2
+	}
+	if size := fixedSize(f.Encoding); size > 0 && n*size > len(d.b)-d.p {
+		return trace.Value{}, ErrPayload
+	}
+	if d.items += n; d.items > MaxItems {
+		return trace.Value{}, ErrLimit
+	}
+	elems := make([]trace.Value, n)
+	for k := range elems {
+		v, err := d.element(i)
+		if err != nil {
+			return trace.Value{}, err
+		}
+		elems[k] = v
+	}
+	return trace.ArrayValue(elems), nil
+}
+
+// element decodes one element of field i (a struct with its members, or
+// one value).
+func (d *decoder) element(i int) (trace.Value, error) {
+	f := &d.s.Fields[i]
+	if d.items++; d.items > MaxItems {
+		return trace.Value{}, ErrLimit
+	}
+	if f.Encoding == EncStruct {
+		members := make([]trace.Field, 0, f.Format)
+		for j := i + 1; j < f.End; {
+			m := &d.s.Fields[j]
+			v, err := d.field(j)
+			if err != nil {
+				return trace.Value{}, err
+			}
+			members = append(members, trace.Field{Name: m.Name, Value: v})
+			j = m.End
+		}
+		return trace.StructValue(members), nil
+	}
+	b, err := d.bytes(f.Encoding)
+	if err != nil {
+		return trace.Value{}, err
+	}
+	return Render(f.Encoding, f.Format, b, d.bo == binary.BigEndian), nil
+}
+
+func fixedSize(enc uint8) int {
+	switch enc {
+	case EncValue8:
+		return 1
+	case EncValue16:
+		return 2
+	case EncValue32:
+		return 4
+	case EncValue64:
+		return 8
+	case EncValue128:
+		return 16
+	}
+	return 0
+}
+
+// bytes consumes the bytes of one value of an encoding.
+func (d *decoder) bytes(enc uint8) ([]byte, error) {
+	rest := d.b[d.p:]
+	n := fixedSize(enc)
+	switch enc {
+	case EncZStringChar8, EncZStringChar16, EncZStringChar32:
+		w := 1 << (enc - EncZStringChar8)
+		end := -1
+		for k := 0; k+w <= len(rest); k += w {
+			zero := true
+			for _, c := range rest[k : k+w] {
+				if c != 0 {
+					zero = false
+					break
+				}
+			}
+			if zero {
+				end = k
+				break
+			}
+		}
+		if end < 0 {
+			return nil, ErrPayload
+		}
+		d.p += end + w
+		return rest[:end], nil
+	case EncStringLen16Ch8, EncStringLen16Ch16, EncStringLen16Ch32, EncBinaryLen16Ch8:
+		if len(rest) < 2 {
+			return nil, ErrPayload
+		}
+		w := 1
+		switch enc {
+		case EncStringLen16Ch16:
+			w = 2
+		case EncStringLen16Ch32:
+			w = 4
+		}
+		n = int(d.bo.Uint16(rest)) * w
+		if len(rest)-2 < n {
+			return nil, ErrPayload
+		}
+		d.p += 2 + n
+		return rest[2 : 2+n], nil
+	}
+	if len(rest) < n {
+		return nil, ErrPayload
+	}
+	d.p += n
+	return rest[:n], nil
+}

@@ -1,0 +1,90 @@
+package perf
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"viewer/trace"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/perf fixtures")
+
+// fixtures are the small files of testdata/perf, all made by Generate.
+var fixtures = []struct {
+	name string
+	n    int
+	opts GenerateOptions
+}{
+	{"generated-file.data", 24, GenerateOptions{SchedEvery: 3, RoundSize: 8}},
+	{"generated-pipe.data", 24, GenerateOptions{Pipe: true, SchedEvery: 3, RoundSize: 8}},
+	{"generated-be.data", 16, GenerateOptions{BigEndian: true, SchedEvery: 2, RoundSize: 6}},
+	{"generated-zstd.data", 40, GenerateOptions{Compress: true, SchedEvery: 3, RoundSize: 10}},
+}
+
+const fixtureDir = "../../testdata/perf"
+
+// TestFixtures checks that testdata/perf holds exactly what Generate makes
+// (go test -run Fixtures -update rewrites them).
+func TestFixtures(t *testing.T) {
+	for _, fx := range fixtures {
+		f := &memFile{}
+		if err := Generate(f, fx.n, fx.opts); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(fixtureDir, fx.name)
+		if *update {
+			if err := os.WriteFile(path, f.b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, f.b) {
+			t.Errorf("%s differs from Generate's output; rerun with -update", fx.name)
+		}
+	}
+}
+
+// FuzzReader reads arbitrary bytes as perf.data: no panic, hang or
+// unbounded allocation; errors are *trace.FormatError; Details works on
+// every event returned.
+func FuzzReader(f *testing.F) {
+	for _, fx := range fixtures {
+		if b, err := os.ReadFile(filepath.Join(fixtureDir, fx.name)); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, order := range []Order{OrderRounds, OrderFullSort} {
+			r, err := NewReader(bytes.NewReader(b), int64(len(b)), Options{Order: order})
+			if err != nil {
+				if _, ok := errors.AsType[*trace.FormatError](err); !ok {
+					t.Fatalf("open: %v", err)
+				}
+				return
+			}
+			var prev trace.Time
+			for n := 0; ; n++ {
+				e, err := r.ReadEvent()
+				if err != nil {
+					if _, ok := errors.AsType[*trace.FormatError](err); !ok && err.Error() != "EOF" {
+						t.Fatalf("read: %v", err)
+					}
+					break
+				}
+				if n > 0 && e.Time < prev {
+					t.Fatalf("event %d before its predecessor", n)
+				}
+				prev = e.Time
+				r.Details(e)
+			}
+		}
+	})
+}

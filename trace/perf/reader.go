@@ -1,0 +1,904 @@
+package perf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"viewer/trace"
+	"viewer/trace/perf/eventheader"
+	"viewer/trace/perf/tracefs"
+)
+
+// attr is one perf_event_attr of the file with what the reader learns
+// about it.
+type attr struct {
+	typ        uint32
+	size       uint32
+	config     uint64
+	sampleType uint64
+	readFormat uint64
+	flags      uint64
+	clockID    int32
+	ids        []uint64
+	name       string // "system:event" from EVENT_DESC or EVENT_UPDATE
+	index      int    // position in Reader.attrs
+
+	resolved bool
+	tp       *tracefs.Event // nil when the attr is not a known tracepoint
+	typeID   trace.TypeID   // the type of samples without better knowledge
+	dotnet   bool           // a .NET runtime user_events tracepoint
+
+	// fixed is the sample layout when no variable-size field precedes
+	// RAW (no READ, no CALLCHAIN): byte offsets in the record, -1 when
+	// absent. fixedOK is false for other layouts.
+	fixed   fixedLayout
+	fixedOK bool
+	// recent EventHeader types of this attr, to skip the type map (and
+	// hashing the metadata) for the few events a provider repeats.
+	recent     [4]recentType
+	nextRecent int
+}
+
+type recentType struct {
+	meta []byte
+	hdr  [7]byte
+	id   trace.TypeID
+}
+
+type fixedLayout struct {
+	tid, time, cpu, raw, min int
+}
+
+// typeInfo is what Details needs about an event type.
+type typeInfo struct {
+	attr   *attr
+	schema *eventheader.Schema // non-nil for EventHeader event types
+	tag    uint16
+	dotnet *dotnetType
+}
+
+// sortKey orders queued events: by time, then by queue position (which
+// is file order).
+type sortKey struct {
+	t trace.Time
+	i int32
+}
+
+// Reader reads the events of one perf.data file. It implements
+// [trace.Reader].
+type Reader struct {
+	r    io.ReaderAt
+	size int64
+	bo   binary.ByteOrder
+	opts Options
+	pipe bool
+	meta trace.Meta
+
+	attrSize   uint64
+	attrs      []*attr
+	byID       map[uint64]*attr
+	nids       int
+	tracefs    map[uint32]*tracefs.Event
+	longSize   int
+	sawTracing bool
+
+	types        []typeInfo
+	ehTypes      map[string]trace.TypeID
+	keyBuf       []byte
+	threads      map[threadKey]trace.TrackID
+	processes    map[int64]trace.TrackID
+	stacks       [][]uint64
+	stackIDs     map[string]trace.StackID
+	labels       [][]trace.Label
+	labelIDs     map[[33]byte]trace.LabelsID
+	lastLabelKey [33]byte
+	lastLabels   trace.LabelsID
+	dotnetMeta   map[dotnetKey]*dotnetType
+
+	// record walk
+	buf      chunkBuf
+	pos, end int64
+	seq      uint64
+	z        *zstream
+	arena    arena
+	cache    blockCache
+
+	// ordering
+	pending       []trace.Event // queued events, in file order after the last flush
+	keys          []sortKey
+	spare         []trace.Event
+	out           []trace.Event
+	outPos        int
+	maxTime       trace.Time
+	prevMax       trace.Time
+	lastOut       trace.Time
+	clamped       int
+	inversions    int // deliveries earlier than the previous one, before clamping
+	lastRaw       trace.Time
+	unknownSample int
+	done          bool
+	err           error
+}
+
+// NewReader returns a reader for the perf.data file r of the given size.
+func NewReader(r io.ReaderAt, size int64, opts Options) (*Reader, error) {
+	rd := &Reader{
+		r: r, size: size, opts: opts,
+		byID:       map[uint64]*attr{},
+		tracefs:    map[uint32]*tracefs.Event{},
+		ehTypes:    map[string]trace.TypeID{},
+		threads:    map[threadKey]trace.TrackID{},
+		processes:  map[int64]trace.TrackID{},
+		stacks:     [][]uint64{nil},
+		stackIDs:   map[string]trace.StackID{},
+		labels:     [][]trace.Label{nil},
+		labelIDs:   map[[33]byte]trace.LabelsID{},
+		dotnetMeta: map[dotnetKey]*dotnetType{},
+		longSize:   8,
+	}
+	rd.meta = trace.Meta{
+		Format:  "perf",
+		Version: 2,
+		Clock:   trace.Clock{TicksPerSecond: 1e9},
+		Has:     trace.HasCPU | trace.HasProvider,
+	}
+	rd.buf.r = r
+	var head [fileHeaderSize]byte
+	n, err := r.ReadAt(head[:], 0)
+	if n < pipeHeaderSize {
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		return nil, rd.truncated(int64(n), "file header")
+	}
+	if !(Format{}).Match(head[:8]) {
+		return nil, &trace.FormatError{Format: "perf", Off: 0, Msg: "not a perf.data file (bad magic)"}
+	}
+	rd.bo = order(head[:8])
+	hsize := rd.bo.Uint64(head[8:])
+	switch hsize {
+	case pipeHeaderSize:
+		rd.pipe = true
+		rd.pos, rd.end = pipeHeaderSize, size
+	case fileHeaderSize:
+		if n < fileHeaderSize {
+			return nil, rd.truncated(int64(n), "file header")
+		}
+		if err := rd.readFileHeader(head[:]); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &trace.FormatError{Format: "perf", Off: 8, Msg: "header size " + strconv.FormatUint(hsize, 10) + " is neither 104 (file) nor 16 (pipe)", Err: trace.ErrUnsupported}
+	}
+	rd.buf.limit = rd.end
+	return rd, nil
+}
+
+func (rd *Reader) truncated(off int64, what string) error {
+	return &trace.FormatError{Format: "perf", Off: off, Msg: what, Err: trace.ErrTruncated}
+}
+
+func (rd *Reader) damaged(off int64, msg string) error {
+	return &trace.FormatError{Format: "perf", Off: off, Msg: msg}
+}
+
+// section is an {offset, size} pair of the file header.
+type section struct{ off, size uint64 }
+
+func (rd *Reader) sectionAt(b []byte) section {
+	return section{rd.bo.Uint64(b), rd.bo.Uint64(b[8:])}
+}
+
+// check reports whether s lies inside the file.
+func (rd *Reader) check(s section, at int64, what string) error {
+	if s.off > uint64(rd.size) || s.size > uint64(rd.size)-s.off {
+		return rd.truncated(at, what+" section ["+strconv.FormatUint(s.off, 10)+", +"+strconv.FormatUint(s.size, 10)+") runs past the end of the file")
+	}
+	return nil
+}
+
+func (rd *Reader) readAt(s section) ([]byte, error) {
+	b := make([]byte, s.size)
+	if _, err := rd.r.ReadAt(b, int64(s.off)); err != nil && !(err == io.EOF && len(b) == 0) {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, rd.truncated(int64(s.off), "section")
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// readFileHeader reads the attrs and the feature sections of a file-mode
+// file.
+func (rd *Reader) readFileHeader(h []byte) error {
+	rd.attrSize = rd.bo.Uint64(h[16:])
+	attrs := rd.sectionAt(h[24:])
+	data := rd.sectionAt(h[40:])
+	if err := rd.check(attrs, 24, "attrs"); err != nil {
+		return err
+	}
+	if err := rd.check(data, 40, "data"); err != nil {
+		return err
+	}
+	rd.pos, rd.end = int64(data.off), int64(data.off+data.size)
+	if rd.attrSize < attrSizeVer0+16 || rd.attrSize > MaxAttrSize+16 {
+		return rd.damaged(16, "attr_size "+strconv.FormatUint(rd.attrSize, 10)+" out of range")
+	}
+	nattrs := attrs.size / rd.attrSize
+	if nattrs > MaxAttrs {
+		return rd.damaged(24, strconv.FormatUint(nattrs, 10)+" attrs exceed the limit")
+	}
+	ab, err := rd.readAt(attrs)
+	if err != nil {
+		return err
+	}
+	for i := uint64(0); i < nattrs; i++ {
+		off := int64(attrs.off + i*rd.attrSize)
+		e := ab[i*rd.attrSize : (i+1)*rd.attrSize]
+		a := rd.parseAttr(e[:rd.attrSize-16])
+		ids := rd.sectionAt(e[rd.attrSize-16:])
+		if err := rd.check(ids, off+int64(rd.attrSize)-16, "attr ids"); err != nil {
+			return err
+		}
+		if err := rd.addIDs(a, ids.size/8, off); err != nil {
+			return err
+		}
+		idb, err := rd.readAt(section{ids.off, ids.size / 8 * 8})
+		if err != nil {
+			return err
+		}
+		for j := 0; j+8 <= len(idb); j += 8 {
+			rd.bindID(a, rd.bo.Uint64(idb[j:]))
+		}
+		a.index = len(rd.attrs)
+		rd.attrs = append(rd.attrs, a)
+	}
+	// Feature sections: a table of {offset, size} pairs after the data,
+	// one per set bit of the bitmap.
+	table := int64(data.off + data.size)
+	var feats []int
+	for bit := 0; bit < featureBitmapBits; bit++ {
+		if rd.bo.Uint64(h[72+bit/64*8:])&(1<<(bit%64)) != 0 {
+			feats = append(feats, bit)
+		}
+	}
+	if len(feats) == 0 {
+		return nil
+	}
+	tb, err := rd.readAt(section{uint64(table), uint64(len(feats) * 16)})
+	if err != nil {
+		rd.meta.Notices = append(rd.meta.Notices, "feature section table is cut off; host facts and tracepoint formats are missing")
+		return nil
+	}
+	for i, bit := range feats {
+		s := rd.sectionAt(tb[i*16:])
+		if rd.check(s, table+int64(i*16), "feature") != nil || s.size > MaxSection {
+			rd.meta.Notices = append(rd.meta.Notices, "feature "+strconv.Itoa(bit)+" section is out of the file; skipped")
+			continue
+		}
+		b, err := rd.readAt(s)
+		if err != nil {
+			return err
+		}
+		rd.feature(bit, b, int64(s.off))
+	}
+	return nil
+}
+
+func (rd *Reader) addIDs(a *attr, n uint64, off int64) error {
+	if n > MaxIDs || uint64(rd.nids)+n > MaxIDs {
+		return rd.damaged(off, "more than "+strconv.Itoa(MaxIDs)+" sample ids")
+	}
+	rd.nids += int(n)
+	return nil
+}
+
+func (rd *Reader) bindID(a *attr, id uint64) {
+	a.ids = append(a.ids, id)
+	if _, ok := rd.byID[id]; !ok {
+		rd.byID[id] = a
+	}
+}
+
+// parseAttr decodes a perf_event_attr of any size (missing fields read as
+// zero, extra bytes are ignored).
+func (rd *Reader) parseAttr(b []byte) *attr {
+	var full [136]byte
+	copy(full[:], b)
+	bo := rd.bo
+	a := &attr{
+		typ:        bo.Uint32(full[0:]),
+		size:       bo.Uint32(full[4:]),
+		config:     bo.Uint64(full[8:]),
+		sampleType: bo.Uint64(full[24:]),
+		readFormat: bo.Uint64(full[32:]),
+		flags:      bo.Uint64(full[40:]),
+		typeID:     -1,
+	}
+	for i := range a.recent {
+		a.recent[i].id = -1
+	}
+	a.fixed, a.fixedOK = layoutOf(a.sampleType)
+	if a.flags&attrUseClockID != 0 {
+		a.clockID = int32(bo.Uint32(full[92:]))
+	}
+	return a
+}
+
+// perfString decodes a perf_header_string {u32 len; char[len]} at b,
+// returning the text (up to the first NUL) and the bytes consumed.
+func (rd *Reader) perfString(b []byte) (string, int, bool) {
+	if len(b) < 4 {
+		return "", 0, false
+	}
+	n := uint64(rd.bo.Uint32(b))
+	if n > uint64(len(b)-4) {
+		return "", 0, false
+	}
+	s := b[4 : 4+n]
+	if i := bytes.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return string(s), 4 + int(n), true
+}
+
+func (rd *Reader) info(key, value string) {
+	for i, kv := range rd.meta.Info {
+		if kv.Key == key {
+			rd.meta.Info[i].Value = value
+			return
+		}
+	}
+	rd.meta.Info = append(rd.meta.Info, trace.KeyValue{Key: key, Value: value})
+}
+
+// feature applies one feature section; off is its file offset (for
+// notices). Damaged sections are skipped with a notice.
+func (rd *Reader) feature(bit int, b []byte, off int64) {
+	bad := func() {
+		rd.meta.Notices = append(rd.meta.Notices, "feature "+strconv.Itoa(bit)+" at byte "+strconv.FormatInt(off, 10)+" is damaged; skipped")
+	}
+	switch bit {
+	case featTracingData:
+		rd.tracingData(b, off)
+	case featHostname, featOSRelease, featVersion, featArch, featCPUDesc:
+		s, _, ok := rd.perfString(b)
+		if !ok {
+			bad()
+			return
+		}
+		key := map[int]string{featHostname: "hostname", featOSRelease: "osrelease", featVersion: "perf_version", featArch: "arch", featCPUDesc: "cpudesc"}[bit]
+		rd.info(key, s)
+	case featNrCPUs:
+		if len(b) < 8 {
+			bad()
+			return
+		}
+		rd.info("nrcpus", strconv.FormatUint(uint64(rd.bo.Uint32(b[4:])), 10)+" available, "+strconv.FormatUint(uint64(rd.bo.Uint32(b)), 10)+" online")
+	case featCmdline:
+		if len(b) < 4 {
+			bad()
+			return
+		}
+		n := rd.bo.Uint32(b)
+		var args []string
+		p := 4
+		for i := uint32(0); i < n; i++ {
+			s, used, ok := rd.perfString(b[p:])
+			if !ok {
+				bad()
+				return
+			}
+			args = append(args, s)
+			p += used
+		}
+		rd.info("cmdline", strings.Join(args, " "))
+	case featEventDesc:
+		if !rd.eventDesc(b) {
+			bad()
+		}
+	case featClockID:
+		if len(b) < 8 {
+			bad()
+			return
+		}
+		rd.info("clockid", strconv.FormatUint(rd.bo.Uint64(b), 10))
+	case featClockData:
+		if len(b) < 24 || rd.bo.Uint32(b) < 1 {
+			bad()
+			return
+		}
+		wall := int64(rd.bo.Uint64(b[8:]))
+		clk := int64(rd.bo.Uint64(b[16:]))
+		rd.meta.Clock.Wall = time.Unix(0, wall-clk).UTC()
+		if rd.meta.Clock.Wall.IsZero() {
+			rd.meta.Clock.Wall = time.Unix(0, 1).UTC()
+		}
+		rd.info("clockid", strconv.FormatUint(uint64(rd.bo.Uint32(b[4:])), 10))
+	case featCompressed:
+		if len(b) >= 8 && rd.bo.Uint32(b[4:]) != 1 {
+			rd.meta.Notices = append(rd.meta.Notices, "COMPRESSED feature names compression type "+strconv.FormatUint(uint64(rd.bo.Uint32(b[4:])), 10)+", not zstd")
+		}
+	}
+}
+
+// eventDesc applies an EVENT_DESC section: event names per sample id.
+func (rd *Reader) eventDesc(b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	n, asz := rd.bo.Uint32(b), uint64(rd.bo.Uint32(b[4:]))
+	p := uint64(8)
+	for i := uint32(0); i < n; i++ {
+		if asz > uint64(len(b))-p || uint64(len(b))-p-asz < 8 {
+			return false
+		}
+		ab := b[p : p+asz]
+		p += asz
+		nids := uint64(rd.bo.Uint32(b[p:]))
+		slen := uint64(rd.bo.Uint32(b[p+4:]))
+		p += 8
+		if slen > uint64(len(b))-p {
+			return false
+		}
+		name := b[p : p+slen]
+		if j := bytes.IndexByte(name, 0); j >= 0 {
+			name = name[:j]
+		}
+		p += slen
+		if nids > (uint64(len(b))-p)/8 {
+			return false
+		}
+		var owner *attr
+		for j := uint64(0); j < nids; j++ {
+			id := rd.bo.Uint64(b[p+8*j:])
+			if a := rd.byID[id]; a != nil {
+				owner = a
+				a.name = string(name)
+			}
+		}
+		if owner == nil && rd.pipe && len(ab) >= attrSizeVer0 {
+			// An attr known only from EVENT_DESC.
+			if len(rd.attrs) < MaxAttrs && rd.addIDs(nil, nids, 0) == nil {
+				a := rd.parseAttr(ab)
+				a.name = string(name)
+				for j := uint64(0); j < nids; j++ {
+					rd.bindID(a, rd.bo.Uint64(b[p+8*j:]))
+				}
+				a.index = len(rd.attrs)
+				rd.attrs = append(rd.attrs, a)
+			}
+		}
+		p += 8 * nids
+	}
+	return true
+}
+
+// tracingData applies a TRACING_DATA blob.
+func (rd *Reader) tracingData(b []byte, off int64) {
+	td, err := tracefs.ParseTracingData(b)
+	if td == nil {
+		rd.meta.Notices = append(rd.meta.Notices, "tracing data at byte "+strconv.FormatInt(off, 10)+" unreadable: "+err.Error())
+		return
+	}
+	if err != nil {
+		rd.meta.Notices = append(rd.meta.Notices, "tracing data at byte "+strconv.FormatInt(off, 10)+" damaged after "+strconv.Itoa(len(td.Events))+" formats: "+err.Error())
+	}
+	if td.Skipped > 0 {
+		rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(td.Skipped)+" tracepoint format files did not parse")
+	}
+	rd.sawTracing = true
+	if td.LongSize == 4 || td.LongSize == 8 {
+		rd.longSize = td.LongSize
+		rd.meta.PointerSize = td.LongSize
+	}
+	for _, e := range td.Events {
+		rd.tracefs[e.ID] = e
+	}
+}
+
+// Meta returns the reader's tables.
+func (rd *Reader) Meta() *trace.Meta { return &rd.meta }
+
+// Stack returns the addresses of a stack, leaf first.
+func (rd *Reader) Stack(id trace.StackID) []uint64 {
+	if id <= 0 || int(id) >= len(rd.stacks) {
+		return nil
+	}
+	return rd.stacks[id]
+}
+
+// Labels returns a label list.
+func (rd *Reader) Labels(id trace.LabelsID) []trace.Label {
+	if id <= 0 || int(id) >= len(rd.labels) {
+		return nil
+	}
+	return rd.labels[id]
+}
+
+// Tag returns the EventHeader tag of an event type (0 when none).
+func (rd *Reader) Tag(t trace.TypeID) uint16 {
+	if t < 0 || int(t) >= len(rd.types) {
+		return 0
+	}
+	return rd.types[t].tag
+}
+
+// ReadEvent returns the next event in time order.
+func (rd *Reader) ReadEvent() (trace.Event, error) {
+	for {
+		if rd.outPos < len(rd.out) {
+			e := rd.out[rd.outPos]
+			rd.outPos++
+			return e, nil
+		}
+		if rd.done {
+			return trace.Event{}, rd.err
+		}
+		rd.out, rd.outPos = rd.out[:0], 0
+		if err := rd.step(); err != nil {
+			rd.done = true
+			rd.err = err
+			rd.flush(trace.Time(1<<63 - 1))
+			if rd.unknownSample > 0 {
+				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.unknownSample)+" samples name no known attr (sample id) and were skipped")
+			}
+			if rd.clamped > 0 {
+				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.clamped)+" events arrived after later events had been delivered; they are placed at the previous event's time")
+			}
+		}
+	}
+}
+
+// enqueue adds an event to the time-ordering queue.
+func (rd *Reader) enqueue(ev trace.Event) {
+	rd.seq++
+	rd.keys = append(rd.keys, sortKey{ev.Time, int32(len(rd.pending))})
+	rd.pending = append(rd.pending, ev)
+	if ev.Time > rd.maxTime {
+		rd.maxTime = ev.Time
+	}
+}
+
+// round handles a FINISHED_ROUND (or FINISHED_INIT) record at off.
+func (rd *Reader) round(off int64) {
+	rd.meta.Markers = append(rd.meta.Markers, trace.Marker{Kind: trace.MarkerRound, Time: rd.maxTime, Off: off})
+	switch rd.opts.Order {
+	case OrderRounds:
+		limit := rd.prevMax
+		rd.prevMax = rd.maxTime
+		rd.flush(limit)
+	case OrderPerRound:
+		rd.flush(trace.Time(1<<63 - 1))
+	}
+}
+
+// flush moves the queued events not later than limit to the output, in
+// time order (file order among equal times). The events left queued are
+// kept in that order, so later sorts stay stable.
+func (rd *Reader) flush(limit trace.Time) {
+	if len(rd.pending) == 0 {
+		return
+	}
+	keys := rd.keys
+	if !slices.IsSortedFunc(keys, cmpKey) {
+		slices.SortFunc(keys, cmpKey)
+	}
+	n, _ := slices.BinarySearchFunc(keys, limit, func(k sortKey, t trace.Time) int {
+		if k.t <= t {
+			return -1
+		}
+		return 1
+	})
+	for _, k := range keys[:n] {
+		ev := rd.pending[k.i]
+		if ev.Time < rd.lastRaw {
+			rd.inversions++
+		}
+		rd.lastRaw = ev.Time
+		if ev.Time < rd.lastOut {
+			ev.Time = rd.lastOut
+			rd.clamped++
+		}
+		rd.lastOut = ev.Time
+		rd.out = append(rd.out, ev)
+	}
+	rest := rd.spare[:0]
+	for j, k := range keys[n:] {
+		rest = append(rest, rd.pending[k.i])
+		keys[j] = sortKey{k.t, int32(j)}
+	}
+	rd.spare, rd.pending = rd.pending[:0], rest
+	rd.keys = keys[:len(rest)]
+}
+
+func cmpKey(a, b sortKey) int {
+	switch {
+	case a.t < b.t:
+		return -1
+	case a.t > b.t:
+		return 1
+	}
+	return int(a.i - b.i)
+}
+
+// step reads one record of the data and applies it. It returns io.EOF at
+// the end of the data.
+func (rd *Reader) step() error {
+	if rd.z != nil && rd.z.active {
+		more, err := rd.stepCompressed()
+		if more || err != nil {
+			return err
+		}
+	}
+	if rd.pos >= rd.end {
+		return io.EOF
+	}
+	off := rd.pos
+	hdr, err := rd.buf.at(off, recordHeaderSize)
+	if err != nil {
+		return rd.readErr(off, err, "record header")
+	}
+	typ := rd.bo.Uint32(hdr)
+	size := int64(rd.bo.Uint16(hdr[6:]))
+	if size < recordHeaderSize {
+		return rd.damaged(off, "record type "+strconv.FormatUint(uint64(typ), 10)+" of size "+strconv.FormatInt(size, 10))
+	}
+	rec, err := rd.buf.at(off, int(size))
+	if err != nil {
+		return rd.readErr(off, err, "record type "+strconv.FormatUint(uint64(typ), 10))
+	}
+	next := off + size
+	switch typ {
+	case recTracingData:
+		// The blob follows the record; its length is the u32 at offset 8.
+		if size < 12 {
+			return rd.damaged(off, "HEADER_TRACING_DATA record of size "+strconv.FormatInt(size, 10))
+		}
+		n := int64(rd.bo.Uint32(rec[8:]))
+		if n > MaxSection || n > rd.end-next {
+			return rd.truncated(off, "tracing data of "+strconv.FormatInt(n, 10)+" bytes")
+		}
+		b, err := rd.readAt(section{uint64(next), uint64(n)})
+		if err != nil {
+			return err
+		}
+		rd.tracingData(b, next)
+		next += n
+	case recAuxtrace:
+		if size < 16 {
+			return rd.damaged(off, "AUXTRACE record of size "+strconv.FormatInt(size, 10))
+		}
+		n := rd.bo.Uint64(rec[8:])
+		if n > uint64(rd.end-next) {
+			return rd.truncated(off, "AUXTRACE data")
+		}
+		next += int64(n)
+	case recCompressed:
+		rd.pos = next
+		return rd.startCompressed(off)
+	}
+	rd.pos = next
+	return rd.record(rec, off, -1)
+}
+
+func (rd *Reader) readErr(off int64, err error, what string) error {
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return rd.truncated(off, what)
+	}
+	return err
+}
+
+// record applies one record. off is its file offset for records in the
+// file; for records from COMPRESSED data off is the offset of the
+// COMPRESSED record and arenaOff the record's offset in the arena.
+func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
+	typ := rd.bo.Uint32(rec)
+	body := rec[recordHeaderSize:]
+	switch typ {
+	case recSample:
+		return rd.sample(rec, off, arenaOff)
+	case recComm:
+		if len(body) < 8 {
+			return rd.damaged(off, "COMM record too short")
+		}
+		pid, tid := int64(int32(rd.bo.Uint32(body))), int64(int32(rd.bo.Uint32(body[4:])))
+		name := body[8:]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if len(name) > MaxCommLen {
+			name = name[:MaxCommLen]
+		}
+		t := rd.thread(pid, tid)
+		rd.meta.Tracks[t].Name = string(name)
+		if pid == tid {
+			if p, ok := rd.processes[pid]; ok {
+				rd.meta.Tracks[p].Name = string(name)
+			}
+		}
+	case recFork, recExit:
+		if len(body) < 16 {
+			return rd.damaged(off, "FORK/EXIT record too short")
+		}
+		pid := int64(int32(rd.bo.Uint32(body)))
+		ppid := int64(int32(rd.bo.Uint32(body[4:])))
+		tid := int64(int32(rd.bo.Uint32(body[8:])))
+		ptid := int64(int32(rd.bo.Uint32(body[12:])))
+		if typ == recFork {
+			_, known := rd.threads[tidKey(pid, tid)]
+			t := rd.thread(pid, tid)
+			if !known {
+				if pt, ok := rd.threads[tidKey(ppid, ptid)]; ok {
+					rd.meta.Tracks[t].Name = rd.meta.Tracks[pt].Name
+				}
+				if pid == tid {
+					if pp, ok := rd.processes[ppid]; ok && ppid != pid {
+						_ = pp // the process tree is pid → ppid; tracks only keep thread → process
+					}
+				}
+			}
+		}
+	case recLost, recLostSamples:
+		var n uint64
+		switch {
+		case typ == recLost && len(body) >= 16:
+			n = rd.bo.Uint64(body[8:])
+		case typ == recLostSamples && len(body) >= 8:
+			n = rd.bo.Uint64(body)
+		default:
+			return rd.damaged(off, "LOST record too short")
+		}
+		g := trace.Gap{Time: rd.maxTime, Track: trace.NoTrack, Count: int64(min(n, 1<<62))}
+		if id, ok := rd.trailer(rec); ok {
+			if id.hasTime {
+				g.Time = trace.Time(id.time)
+			}
+			if id.hasTID {
+				g.Track = rd.thread(id.pid, id.tid)
+			}
+		}
+		rd.meta.Lost = append(rd.meta.Lost, g)
+	case recFinishedRound:
+		rd.round(off)
+	case recFinishedInit:
+		// Pipe mode: the header records are complete.
+	case recHeaderAttr:
+		if !rd.pipe {
+			break
+		}
+		if len(body) < attrSizeVer0 {
+			return rd.damaged(off, "HEADER_ATTR record too short")
+		}
+		asz := uint64(rd.bo.Uint32(body[4:]))
+		if asz < attrSizeVer0 || asz > uint64(len(body)) {
+			asz = min(max(asz, attrSizeVer0), uint64(len(body)))
+		}
+		if len(rd.attrs) >= MaxAttrs {
+			return rd.damaged(off, "more than "+strconv.Itoa(MaxAttrs)+" attrs")
+		}
+		a := rd.parseAttr(body[:asz])
+		ids := body[asz:]
+		if err := rd.addIDs(a, uint64(len(ids)/8), off); err != nil {
+			return err
+		}
+		for j := 0; j+8 <= len(ids); j += 8 {
+			rd.bindID(a, rd.bo.Uint64(ids[j:]))
+		}
+		a.index = len(rd.attrs)
+		rd.attrs = append(rd.attrs, a)
+	case recEventUpdate:
+		// {u64 type; u64 id; …}; type 2 = NAME.
+		if len(body) >= 16 && rd.bo.Uint64(body) == 2 {
+			if a := rd.byID[rd.bo.Uint64(body[8:])]; a != nil {
+				name := body[16:]
+				if i := bytes.IndexByte(name, 0); i >= 0 {
+					name = name[:i]
+				}
+				a.name = string(name)
+			}
+		}
+	case recHeaderFeature:
+		if len(body) >= 8 {
+			rd.feature(int(min(rd.bo.Uint64(body), 1<<16)), body[8:], off+16)
+		}
+	}
+	return nil
+}
+
+// thread returns the track of a thread, creating it (and its process
+// track) on first sight.
+func (rd *Reader) thread(pid, tid int64) trace.TrackID {
+	k := tidKey(pid, tid)
+	if t, ok := rd.threads[k]; ok {
+		tr := &rd.meta.Tracks[t]
+		if tr.PID != pid && pid >= 0 {
+			// A thread seen first without its process (or pid reuse).
+			tr.PID = pid
+			tr.Parent = rd.process(pid)
+		}
+		return t
+	}
+	parent := trace.NoTrack
+	if pid >= 0 {
+		parent = rd.process(pid)
+	}
+	t := trace.TrackID(len(rd.meta.Tracks))
+	rd.meta.Tracks = append(rd.meta.Tracks, trace.Track{Kind: trace.TrackThread, PID: pid, TID: tid, CPU: -1, Parent: parent, Code: tid})
+	rd.threads[k] = t
+	return t
+}
+
+func (rd *Reader) process(pid int64) trace.TrackID {
+	if p, ok := rd.processes[pid]; ok {
+		return p
+	}
+	p := trace.TrackID(len(rd.meta.Tracks))
+	rd.meta.Tracks = append(rd.meta.Tracks, trace.Track{Kind: trace.TrackProcess, PID: pid, TID: -1, CPU: -1, Parent: trace.NoTrack, Code: pid})
+	rd.processes[pid] = p
+	if t, ok := rd.threads[tidKey(pid, pid)]; ok {
+		rd.meta.Tracks[p].Name = rd.meta.Tracks[t].Name
+	}
+	return p
+}
+
+// threadKey identifies a thread track: by tid, or by pid for samples
+// whose tid is unknown (-1).
+type threadKey struct{ pid, tid int64 }
+
+func tidKey(pid, tid int64) threadKey {
+	if tid >= 0 {
+		pid = 0
+	}
+	return threadKey{pid, tid}
+}
+
+// sampleIDTrailer is the sample-id trailer of a non-sample record.
+type sampleIDTrailer struct {
+	hasTID, hasTime bool
+	pid, tid        int64
+	time            uint64
+}
+
+// trailer decodes the sample-id trailer of a non-sample record.
+func (rd *Reader) trailer(rec []byte) (sampleIDTrailer, bool) {
+	var id sampleIDTrailer
+	if len(rd.attrs) == 0 {
+		return id, false
+	}
+	a := rd.attrs[0]
+	if a.sampleType&sampleIdentifier != 0 && len(rec) >= 16 {
+		if b := rd.byID[rd.bo.Uint64(rec[len(rec)-8:])]; b != nil {
+			a = b
+		}
+	}
+	if a.flags&attrSampleIDAll == 0 {
+		return id, false
+	}
+	st := a.sampleType
+	n := 0
+	for _, bit := range []uint64{sampleTID, sampleTime, sampleID, sampleStreamID, sampleCPU, sampleIdentifier} {
+		if st&bit != 0 {
+			n += 8
+		}
+	}
+	if n == 0 || len(rec) < recordHeaderSize+n {
+		return id, false
+	}
+	p := len(rec) - n
+	if st&sampleTID != 0 {
+		id.hasTID = true
+		id.pid, id.tid = int64(int32(rd.bo.Uint32(rec[p:]))), int64(int32(rd.bo.Uint32(rec[p+4:])))
+		p += 8
+	}
+	if st&sampleTime != 0 {
+		id.hasTime = true
+		id.time = rd.bo.Uint64(rec[p:])
+	}
+	return id, true
+}
