@@ -189,15 +189,9 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 			return fmt.Errorf("render: track %d has more than %d events", e.Track, MaxTrackEvents)
 		}
 		t.push(e.Time, e.Type)
-		flushAll, err := x.spill.add(&t.spill, &e)
-		if err != nil {
-			return err
-		}
-		if flushAll {
+		if x.spill.add(&t.spill, &e) {
 			for _, t := range all {
-				if err := x.spill.flush(&t.spill); err != nil {
-					return err
-				}
+				x.spill.flush(&t.spill)
 			}
 		}
 		x.events++
@@ -205,9 +199,10 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 	if err := x.spill.finish(all); err != nil {
 		return err
 	}
+	var sc cellScratch
 	for _, t := range all {
 		t.clip()
-		t.buildCells()
+		t.buildCells(&sc)
 	}
 	x.collectMarkers()
 	if progress != nil {

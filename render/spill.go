@@ -1,10 +1,10 @@
 package render
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 
 	"viewer/trace"
@@ -74,13 +74,20 @@ type spillTrack struct {
 	n    int    // records written
 }
 
-// spill is the temporary file of event records.
+// spill is the temporary file of event records. Full runs are handed to
+// a writer goroutine, so the file system's copy overlaps reading the
+// trace.
 type spill struct {
 	f        *os.File
-	w        *bufio.Writer
-	off      int64 // bytes written
-	buffered int
+	off      int64 // bytes written or queued
+	buffered int   // bytes in the tracks' buffers
+	jobs     chan []byte
+	free     chan []byte // full-size buffers the writer is done with
+	done     chan error
 }
+
+// spillQueue is how many runs may wait for the writer.
+const spillQueue = 16
 
 func newSpill(dir string) (*spill, error) {
 	f, err := os.CreateTemp(dir, "viewer-index-*.spill")
@@ -90,58 +97,103 @@ func newSpill(dir string) (*spill, error) {
 	// The file lives until Close; removing the name now means a crash
 	// leaves nothing behind on systems that allow it.
 	os.Remove(f.Name())
-	return &spill{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	s := &spill{f: f, jobs: make(chan []byte, spillQueue), free: make(chan []byte, spillQueue+2), done: make(chan error, 1)}
+	go s.write(s.jobs)
+	return s, nil
+}
+
+func (s *spill) write(jobs <-chan []byte) {
+	var err error
+	for b := range jobs {
+		if err == nil {
+			if _, werr := s.f.Write(b); werr != nil {
+				err = fmt.Errorf("render: writing the index spill file: %w", werr)
+			}
+		}
+		if cap(b) == runRecords*recordSize {
+			select {
+			case s.free <- b[:0]:
+			default:
+			}
+		}
+	}
+	s.done <- err
 }
 
 // add buffers e's record for track st; all reports whether the caller must
 // flush every track's buffer.
-func (s *spill) add(st *spillTrack, e *trace.Event) (all bool, err error) {
-	if st.buf == nil {
-		st.buf = make([]byte, 0, 8*recordSize)
+func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
+	if len(st.buf)+recordSize > cap(st.buf) {
+		st.buf = s.grow(st.buf)
 	}
-	st.buf = append(st.buf, make([]byte, recordSize)...)
-	putRecord(st.buf[len(st.buf)-recordSize:], e)
+	n := len(st.buf)
+	st.buf = st.buf[:n+recordSize]
+	putRecord(st.buf[n:], e)
 	s.buffered += recordSize
-	if len(st.buf) >= runRecords*recordSize {
-		return false, s.flush(st)
+	if len(st.buf) == runRecords*recordSize {
+		s.flush(st)
+		return false
 	}
-	return s.buffered >= maxBuffered, nil
+	return s.buffered >= maxBuffered
 }
 
-func (s *spill) flush(st *spillTrack) error {
+// grow returns b with room for more records: small buffers double, so a
+// track with few events holds little; a track that fills one takes a
+// full-size buffer.
+func (s *spill) grow(b []byte) []byte {
+	if c := 2 * cap(b); c < runRecords*recordSize/4 {
+		return append(make([]byte, 0, max(c, 8*recordSize)), b...)
+	}
+	return append(s.full(), b...)
+}
+
+// full returns an empty full-size buffer, recycled from the writer when
+// possible.
+func (s *spill) full() []byte {
+	select {
+	case b := <-s.free:
+		return b
+	default:
+		return make([]byte, 0, runRecords*recordSize)
+	}
+}
+
+// flush queues the track's buffered records as one run.
+func (s *spill) flush(st *spillTrack) {
 	if len(st.buf) == 0 {
-		return nil
+		return
 	}
 	st.runs = append(st.runs, run{first: st.n, off: s.off})
-	if _, err := s.w.Write(st.buf); err != nil {
-		return fmt.Errorf("render: writing the index spill file: %w", err)
-	}
 	k := len(st.buf) / recordSize
 	st.n += k
 	s.off += int64(len(st.buf))
 	s.buffered -= len(st.buf)
-	if cap(st.buf) > 64*recordSize && k < runRecords/4 {
-		st.buf = nil // a track that fills slowly keeps a small buffer
-	} else {
-		st.buf = st.buf[:0]
+	full := cap(st.buf) == runRecords*recordSize
+	s.jobs <- st.buf
+	st.buf = nil
+	if full {
+		st.buf = s.full() // the track fills runs: give it a full-size buffer at once
 	}
-	return nil
 }
 
-// finish writes every buffer and makes the file readable.
+// finish writes every buffer, waits for the writer and makes the file
+// readable.
 func (s *spill) finish(tracks []*track) error {
 	for _, t := range tracks {
-		if err := s.flush(&t.spill); err != nil {
-			return err
-		}
-		t.spill.buf = nil
-		t.spill.runs = append([]run(nil), t.spill.runs...)
+		s.flush(&t.spill)
+		t.spill.runs = slices.Clip(t.spill.runs)
 	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("render: writing the index spill file: %w", err)
+	return s.stop()
+}
+
+// stop ends the writer goroutine and returns its error.
+func (s *spill) stop() error {
+	if s.jobs == nil {
+		return nil
 	}
-	s.w = nil
-	return nil
+	close(s.jobs)
+	s.jobs = nil
+	return <-s.done
 }
 
 // read fills dst with the records of track st from index i on; it returns
@@ -164,5 +216,6 @@ func (s *spill) read(st *spillTrack, i int, buf []byte) (int, error) {
 }
 
 func (s *spill) close() error {
+	s.stop()
 	return s.f.Close()
 }
