@@ -1,11 +1,13 @@
 package web
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"viewer/render"
 	"viewer/trace"
 )
 
@@ -68,7 +71,7 @@ func (s *Server) entry(w http.ResponseWriter, r *http.Request) (Entry, bool) {
 
 // index returns the built index of a trace, starting its build if needed;
 // while it builds it writes 409 with the progress.
-func (s *Server) index(w http.ResponseWriter, e Entry) (Index, bool) {
+func (s *Server) index(w http.ResponseWriter, e Entry) (*index, bool) {
 	p, idx := s.ix.get(e).snapshot()
 	if idx != nil {
 		return idx, true
@@ -227,18 +230,18 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ev, err := strconv.ParseInt(chiParam(r, "ev"), 10, 64)
-	if err != nil || ev < 0 {
-		writeError(w, http.StatusNotFound, "not an event id")
+	ref, err := ParseEventRef(chiParam(r, "ev"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	idx, ok := s.index(w, e)
 	if !ok {
 		return
 	}
-	b, ok := appendEventJSON(nil, idx, ev)
-	if !ok {
-		writeError(w, http.StatusNotFound, "no such event")
+	b, err := appendEventJSON(nil, idx, ref)
+	if err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	writeJSONBytes(w, http.StatusOK, b)
@@ -246,28 +249,33 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 
 // appendEventJSON appends the `viewer dump` object of one event with its
 // ids and raw payload.
-func appendEventJSON(b []byte, idx Index, ev int64) ([]byte, bool) {
-	e, ok := idx.Event(ev)
-	if !ok {
-		return b, false
-	}
-	rd := idx.Reader()
-	d, err := rd.Details(e)
+func appendEventJSON(b []byte, idx *index, ref EventRef) ([]byte, error) {
+	d, err := idx.x.Details(render.EventID(ref), nil)
 	if err != nil {
-		d.Label = "error: " + err.Error()
+		return b, err
 	}
-	b = trace.AppendEventJSON(b, rd, e, d, nil)
+	if d.DetailsErr != nil {
+		d.Details.Label = "error: " + d.DetailsErr.Error()
+	}
+	b = trace.AppendEventJSON(b, idx.r, d.Event, d.Details, nil)
 	b = b[:len(b)-1] // reopen the object
-	b = append(b, `,"ev":`...)
-	b = strconv.AppendInt(b, ev, 10)
-	b = append(b, `,"track_id":`...)
-	b = strconv.AppendInt(b, int64(e.Track), 10)
+	b = append(b, `,"ev":"`...)
+	b = append(b, ref.String()...)
+	b = append(b, `","track_id":`...)
+	b = strconv.AppendInt(b, int64(d.Event.Track), 10)
 	b = append(b, `,"type_id":`...)
-	b = strconv.AppendInt(b, int64(e.Type), 10)
+	b = strconv.AppendInt(b, int64(d.Event.Type), 10)
 	b = append(b, `,"raw":"`...)
-	b = hex.AppendEncode(b, d.Raw)
+	b = hex.AppendEncode(b, d.Details.Raw)
 	b = append(b, `"}`...)
-	return b, true
+	return b, nil
+}
+
+// SearchHit is one matching event.
+type SearchHit struct {
+	Ev    EventRef      `json:"ev"`
+	Time  trace.Time    `json:"time,string"`
+	Track trace.TrackID `json:"track"`
 }
 
 // Search limits.
@@ -276,21 +284,32 @@ const (
 	MaxSearchLimit     = 10000
 )
 
+// search calls yield with the events matching q after from (before it when
+// backward), in order, until yield returns false or no event matches.
+func (idx *index) search(ctx context.Context, q string, from render.Position, backward bool, yield func(SearchHit) bool) error {
+	f, err := ParseQuery(q, idx.x.Meta())
+	if err != nil {
+		return err
+	}
+	for {
+		id, ok, err := idx.x.Search(ctx, f, from, backward)
+		if err != nil || !ok {
+			return err
+		}
+		pos, _ := idx.x.PositionOf(id)
+		if !yield(SearchHit{Ev: EventRef(id), Time: pos.Time, Track: id.Track}) {
+			return nil
+		}
+		from = pos
+	}
+}
+
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	e, ok := s.entry(w, r)
 	if !ok {
 		return
 	}
 	q := r.URL.Query()
-	after := int64(-1)
-	if a := q.Get("after"); a != "" {
-		n, err := strconv.ParseInt(a, 10, 64)
-		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, "after: not an event id")
-			return
-		}
-		after = n
-	}
 	limit := DefaultSearchLimit
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
@@ -300,22 +319,58 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	backward := false
+	switch q.Get("dir") {
+	case "", "next":
+	case "prev":
+		backward = true
+	default:
+		writeError(w, http.StatusBadRequest, "dir: next or prev")
+		return
+	}
 	idx, ok := s.index(w, e)
 	if !ok {
 		return
 	}
-	hits := []SearchHit{}
-	total, err := idx.Search(r.Context(), q.Get("q"), after, func(h SearchHit) bool {
-		if len(hits) < limit {
-			hits = append(hits, h)
+	from := render.At(math.MinInt64)
+	if backward {
+		from = render.At(math.MaxInt64)
+	}
+	if a := q.Get("after"); a != "" {
+		ref, err := ParseEventRef(a)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "after: "+err.Error())
+			return
 		}
-		return true // count them all
+		pos, ok := idx.x.PositionOf(render.EventID(ref))
+		if !ok {
+			writeError(w, http.StatusBadRequest, "after: no such event")
+			return
+		}
+		from = pos
+	} else if t := q.Get("from"); t != "" {
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "from: not a time in nanoseconds")
+			return
+		}
+		from = render.At(trace.Time(n))
+	}
+	hits := []SearchHit{}
+	more := false
+	err := idx.search(r.Context(), q.Get("q"), from, backward, func(h SearchHit) bool {
+		if len(hits) == limit {
+			more = true
+			return false
+		}
+		hits = append(hits, h)
+		return true
 	})
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"hits": hits, "total": total, "done": true})
+	writeJSON(w, http.StatusOK, map[string]any{"hits": hits, "more": more})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -14,57 +14,40 @@ import (
 
 	"github.com/google/uuid"
 
+	"viewer/render"
 	"viewer/trace"
 )
 
-// Index is a trace read to its end and indexed for drawing: what a viewer
-// session queries. The render package provides the real one; tests pass
-// their own. An Index is immutable once built and safe for concurrent use.
-type Index interface {
-	// Reader is the reader the index was built from, read to its end: its
-	// Meta is complete and Details may be called concurrently.
-	Reader() trace.Reader
-	// Stats are the statistics of the whole trace.
-	Stats() trace.Stats
-	// Event returns the event with the given ordinal.
-	Event(ev int64) (trace.Event, bool)
-	// AppendViewport appends the render wire frame for q to dst.
-	AppendViewport(ctx context.Context, dst []byte, q ViewportQuery) ([]byte, error)
-	// Hit returns the event drawn at q, or false when there is none.
-	Hit(ctx context.Context, q HitQuery) (ev int64, ok bool, err error)
-	// Search calls yield with the events matching query (PROTOCOL.md §5)
-	// that come after event after (-1: from the start), in time order,
-	// until yield returns false. It returns the number of matches it
-	// passed to yield. A query that does not parse is an error.
-	Search(ctx context.Context, query string, after int64, yield func(SearchHit) bool) (total int64, err error)
+// index is a trace read to its end and indexed for drawing, with its
+// statistics. It is immutable and shared read-only by every session.
+type index struct {
+	x     *render.Index
+	r     trace.Reader // the reader x was built from, read to its end
+	stats trace.Stats
+	types []int64 // events per trace.TypeID
 }
 
-// ViewportQuery asks for what one viewer tab shows.
-type ViewportQuery struct {
-	Start, End trace.Time
-	Width      int             // pixels across
-	Tracks     []trace.TrackID // the visible tracks
-	HideTypes  []trace.TypeID  // event types not drawn
-	Mode       Mode
+// statsReader counts the events a reader hands out, so that the index
+// build yields the `viewer stats` object in the same pass.
+type statsReader struct {
+	trace.Reader
+	c     trace.Counter
+	types []int64 // events per trace.TypeID
 }
 
-// HitQuery asks which event is drawn at a point.
-type HitQuery struct {
-	Time    trace.Time
-	Track   trace.TrackID
-	NsPerPx float64
+func (r *statsReader) ReadEvent() (trace.Event, error) {
+	e, err := r.Reader.ReadEvent()
+	if err == nil {
+		r.c.Add(e)
+		if e.Type >= 0 {
+			if int(e.Type) >= len(r.types) {
+				r.types = append(r.types, make([]int64, int(e.Type)+1-len(r.types))...)
+			}
+			r.types[e.Type]++
+		}
+	}
+	return e, err
 }
-
-// SearchHit is one matching event.
-type SearchHit struct {
-	Ev    int64         `json:"ev"`
-	Time  trace.Time    `json:"time,string"`
-	Track trace.TrackID `json:"track"`
-}
-
-// Build reads r to its end and indexes it. It calls progress from time to
-// time with the number of events read so far, and stops when ctx is done.
-type Build func(ctx context.Context, r trace.Reader, progress func(events int64)) (Index, error)
 
 // State is how far a trace's index is.
 type State string
@@ -93,14 +76,14 @@ type job struct {
 
 	mu       sync.Mutex
 	progress Progress
-	idx      Index
+	idx      *index
 	file     *os.File
 	subs     map[chan struct{}]struct{}
 	cancel   context.CancelFunc
 }
 
 // snapshot returns the job's progress and, once ready, its index.
-func (j *job) snapshot() (Progress, Index) {
+func (j *job) snapshot() (Progress, *index) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.progress, j.idx
@@ -137,7 +120,7 @@ func (j *job) update(f func(p *Progress)) {
 type indexer struct {
 	lib     *Library
 	formats []trace.Format
-	build   Build
+	spill   string // directory of the render indexes' spill files
 	log     *slog.Logger
 	sem     chan struct{} // builds run one at a time: the machine is small
 
@@ -196,7 +179,10 @@ func (ix *indexer) drop(id uuid.UUID) {
 		j.file.Close()
 		j.file = nil
 	}
-	j.idx = nil
+	if j.idx != nil {
+		j.idx.x.Close()
+		j.idx = nil
+	}
 	j.mu.Unlock()
 }
 
@@ -210,6 +196,9 @@ func (ix *indexer) closeAll() {
 		j.cancel()
 		<-j.done
 		j.mu.Lock()
+		if j.idx != nil {
+			j.idx.x.Close()
+		}
 		if j.file != nil {
 			j.file.Close()
 		}
@@ -228,7 +217,7 @@ func (ix *indexer) run(ctx context.Context, j *job, e Entry) {
 		j.update(func(p *Progress) { p.State, p.Error = StateFailed, err.Error() })
 		return
 	}
-	st := idx.Stats()
+	st := idx.stats
 	if err := ix.lib.SaveStats(e.ID, st); err != nil && !errors.Is(err, ErrNotFound) {
 		ix.log.Warn("saving index cache", "trace", e.ID, "err", err)
 	}
@@ -240,7 +229,7 @@ func (ix *indexer) run(ctx context.Context, j *job, e Entry) {
 	})
 }
 
-func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx Index, f *os.File, err error) {
+func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f *os.File, err error) {
 	select {
 	case ix.sem <- struct{}{}:
 		defer func() { <-ix.sem }()
@@ -266,28 +255,32 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx Index, f 
 	if err != nil {
 		return nil, f, err
 	}
+	sr := &statsReader{Reader: r}
 	start := time.Now()
 	var last time.Time
 	j.update(func(p *Progress) { p.State = StateIndexing })
-	idx, err = ix.build(ctx, r, func(events int64) {
-		now := time.Now()
-		if now.Sub(last) < progressEvery {
-			return
-		}
-		last = now
-		pct := 0.0
-		if e.Size > 0 {
-			pct = min(99.9, 100*float64(cr.max.Load())/float64(e.Size))
-		}
-		rate := float64(events) / now.Sub(start).Seconds()
-		j.update(func(p *Progress) {
-			p.Percent, p.Events, p.EventsPerS = pct, events, rate
-		})
+	x, err := render.Build(ctx, sr, render.Options{
+		SpillDir: ix.spill,
+		Progress: func(rp render.Progress) {
+			now := time.Now()
+			if now.Sub(last) < progressEvery || rp.Done {
+				return
+			}
+			last = now
+			pct := 0.0
+			if e.Size > 0 {
+				pct = min(99.9, 100*float64(cr.max.Load())/float64(e.Size))
+			}
+			rate := float64(rp.Events) / now.Sub(start).Seconds()
+			j.update(func(p *Progress) {
+				p.Percent, p.Events, p.EventsPerS = pct, rp.Events, rate
+			})
+		},
 	})
 	if err != nil {
 		return nil, f, err
 	}
-	return idx, f, nil
+	return &index{x: x, r: sr, stats: sr.c.Stats(r.Meta(), x.ReadErr()), types: sr.types}, f, nil
 }
 
 func formatByName(formats []trace.Format, name string) trace.Format {

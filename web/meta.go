@@ -5,24 +5,25 @@ import (
 	"strconv"
 	"time"
 
+	"viewer/render"
 	"viewer/trace"
 )
 
 // metaJSON is the reply of GET /api/traces/{id}/meta (PROTOCOL.md §3).
 type metaJSON struct {
-	Format      string          `json:"format"`
-	Version     int             `json:"version"`
-	First       trace.Time      `json:"first,string"`
-	Last        trace.Time      `json:"last,string"`
-	Wall        string          `json:"wall"`
-	Tracks      []trackJSON     `json:"tracks"`
-	Types       []typeJSON      `json:"types"`
-	Lost        []gapJSON       `json:"lost"`
-	TruncatedAt *string         `json:"truncated_at"`
-	Error       string          `json:"error,omitempty"`
-	Notices     []string        `json:"notices"`
-	Info        []keyValueJSON  `json:"info"`
-	Stats       trace.Stats     `json:"stats"`
+	Format      string         `json:"format"`
+	Version     int            `json:"version"`
+	First       trace.Time     `json:"first,string"`
+	Last        trace.Time     `json:"last,string"`
+	Wall        string         `json:"wall"`
+	Tracks      []trackJSON    `json:"tracks"`
+	Types       []typeJSON     `json:"types"`
+	Lost        []gapJSON      `json:"lost"`
+	TruncatedAt *string        `json:"truncated_at"`
+	Error       string         `json:"error,omitempty"`
+	Notices     []string       `json:"notices"`
+	Info        []keyValueJSON `json:"info"`
+	Stats       trace.Stats    `json:"stats"`
 }
 
 type trackJSON struct {
@@ -56,22 +57,9 @@ type keyValueJSON struct {
 	Value string `json:"value"`
 }
 
-// Counts is implemented by indexes that know how many events each track
-// and each event type has.
-type Counts interface {
-	TrackEvents(trace.TrackID) int64
-	TypeEvents(trace.TypeID) int64
-}
-
-// TruncationTime is implemented by indexes that know the time of the last
-// event read before the damage that ended a trace.
-type TruncationTime interface {
-	TruncatedAt() (trace.Time, bool)
-}
-
-func appendMetaJSON(b []byte, idx Index) []byte {
-	m := idx.Reader().Meta()
-	st := idx.Stats()
+func appendMetaJSON(b []byte, idx *index) []byte {
+	m := idx.x.Meta()
+	st := idx.stats
 	out := metaJSON{
 		Format:  m.Format,
 		Version: m.Version,
@@ -88,18 +76,15 @@ func appendMetaJSON(b []byte, idx Index) []byte {
 	if w, ok := m.Clock.WallTime(0); ok {
 		out.Wall = w.UTC().Format(time.RFC3339Nano)
 	}
-	counts, _ := idx.(Counts)
 	for i, t := range m.Tracks {
-		tj := trackJSON{ID: trace.TrackID(i), Kind: t.Kind.String(), Name: t.Name, PID: t.PID, TID: t.TID, CPU: t.CPU, Parent: t.Parent, Events: -1}
-		if counts != nil {
-			tj.Events = counts.TrackEvents(trace.TrackID(i))
-		}
+		tj := trackJSON{ID: trace.TrackID(i), Kind: t.Kind.String(), Name: t.Name, PID: t.PID, TID: t.TID, CPU: t.CPU, Parent: t.Parent}
+		tj.Events = int64(idx.x.TrackEvents(trace.TrackID(i)))
 		out.Tracks[i] = tj
 	}
 	for i, t := range m.Types {
-		tj := typeJSON{ID: trace.TypeID(i), Provider: t.Provider, Name: t.Name, Code: t.ID, Version: t.Version, Count: -1}
-		if counts != nil {
-			tj.Count = counts.TypeEvents(trace.TypeID(i))
+		tj := typeJSON{ID: trace.TypeID(i), Provider: t.Provider, Name: t.Name, Code: t.ID, Version: t.Version}
+		if i < len(idx.types) {
+			tj.Count = idx.types[i]
 		}
 		out.Types[i] = tj
 	}
@@ -109,13 +94,8 @@ func appendMetaJSON(b []byte, idx Index) []byte {
 	for i, kv := range m.Info {
 		out.Info[i] = keyValueJSON{kv.Key, kv.Value}
 	}
-	if tt, ok := idx.(TruncationTime); ok {
-		if t, ok := tt.TruncatedAt(); ok {
-			s := strconv.FormatInt(int64(t), 10)
-			out.TruncatedAt = &s
-		}
-	} else if st.Truncated {
-		s := strconv.FormatInt(st.LastNS, 10)
+	if ms := idx.x.Markers(render.MarkerTruncated); len(ms) > 0 {
+		s := strconv.FormatInt(int64(ms[0].Time), 10)
 		out.TruncatedAt = &s
 	}
 	enc, err := json.Marshal(out)

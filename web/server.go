@@ -31,7 +31,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -55,8 +54,6 @@ type Config struct {
 	DataDir string
 	// Formats are the trace formats uploads are sniffed against, in order.
 	Formats []trace.Format
-	// Build indexes a trace.
-	Build Build
 	// Static holds the browser's files (ui.Static()).
 	Static fs.FS
 	// MaxUpload bounds an upload in bytes; 0 means DefaultMaxUpload.
@@ -96,9 +93,6 @@ const demoMarker = "demo-added"
 // demo trace is added on first start; traces whose index cache is missing
 // are indexed in the background.
 func New(cfg Config) (*Server, error) {
-	if cfg.Build == nil {
-		return nil, errors.New("web: Config.Build is nil")
-	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
@@ -131,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 	s.ix = &indexer{
 		lib:     lib,
 		formats: cfg.Formats,
-		build:   cfg.Build,
+		spill:   filepath.Join(cfg.DataDir, tmpDir),
 		log:     log,
 		sem:     make(chan struct{}, 1),
 		jobs:    map[uuid.UUID]*job{},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"viewer/render"
 	"viewer/trace"
 )
 
@@ -62,6 +64,7 @@ type request struct {
 	Track   trace.TrackID   `json:"track"`
 	NsPerPx float64         `json:"ns_per_px"`
 	Q       string          `json:"q"`
+	From    *sessionTime    `json:"from"`
 }
 
 // session is one viewer tab's websocket.
@@ -81,6 +84,7 @@ type session struct {
 	hit      *request // newest pending hit request
 	search   context.CancelFunc
 	frame    []byte
+	slice    render.Slice
 }
 
 func (s *Server) upgrader() *websocket.Upgrader {
@@ -319,12 +323,11 @@ func (ss *session) serve() error {
 	ss.hit, ss.viewport = nil, nil
 	ss.mu.Unlock()
 	if hit != nil {
-		ev, ok, err := idx.Hit(ss.ctx, HitQuery{Time: trace.Time(hit.Time), Track: hit.Track, NsPerPx: hit.NsPerPx})
-		if err != nil {
-			return ss.writeJSON(map[string]any{"type": "error", "seq": hit.Seq, "error": err.Error()})
-		}
-		if !ok {
-			ev = -1
+		var ev *EventRef
+		tol := time.Duration(hitTolerancePx * hit.NsPerPx)
+		if id, ok := idx.x.HitTest(hit.Track, trace.Time(hit.Time), tol); ok {
+			ref := EventRef(id)
+			ev = &ref
 		}
 		if err := ss.writeJSON(map[string]any{"type": "hit", "seq": hit.Seq, "ev": ev}); err != nil {
 			return err
@@ -336,17 +339,21 @@ func (ss *session) serve() error {
 	return nil
 }
 
-func (ss *session) serveViewport(idx Index, vp *request) error {
+// hitTolerancePx is how far from an event a click still hits it.
+const hitTolerancePx = 3
+
+func (ss *session) serveViewport(idx *index, vp *request) error {
 	start := time.Now()
 	frame := append(ss.frame[:0], make([]byte, envelopeLen)...)
-	frame, err := idx.AppendViewport(ss.ctx, frame, ViewportQuery{
-		Start:     trace.Time(vp.Start),
-		End:       trace.Time(vp.End),
-		Width:     vp.Width,
-		Tracks:    vp.Tracks,
-		HideTypes: vp.Types,
-		Mode:      vp.Mode,
-	})
+	err := idx.x.QueryInto(ss.ctx, render.Viewport{
+		Start:  trace.Time(vp.Start),
+		End:    trace.Time(vp.End),
+		Width:  vp.Width,
+		Tracks: vp.Tracks,
+	}, &ss.slice)
+	if err == nil {
+		frame, err = appendFrame(frame, &ss.slice, vp)
+	}
 	if err != nil {
 		if ss.ctx.Err() != nil {
 			return err
@@ -395,26 +402,30 @@ func (ss *session) runSearch(ctx context.Context, req *request) {
 		Type  string      `json:"type"`
 		Seq   uint32      `json:"seq"`
 		Hits  []SearchHit `json:"hits"`
-		Total int64       `json:"total"`
+		Total int         `json:"total"`
+		More  bool        `json:"more"`
 		Done  bool        `json:"done"`
 	}
 	hits := make([]SearchHit, 0, searchBatch)
-	sent, found := 0, int64(0)
-	after := int64(-1)
-	total, err := idx.Search(ctx, req.Q, after, func(h SearchHit) bool {
-		found++
-		if sent >= maxSearchSent {
-			return true // keep counting
+	total, more := 0, false
+	from := render.At(math.MinInt64)
+	if req.From != nil {
+		from = render.At(trace.Time(*req.From))
+	}
+	err := idx.search(ctx, req.Q, from, false, func(h SearchHit) bool {
+		if total == maxSearchSent {
+			more = true
+			return false
 		}
 		hits = append(hits, h)
-		sent++
+		total++
 		if len(hits) == searchBatch {
-			if !ss.send(batch{"search", req.Seq, hits, found, false}) {
+			if !ss.send(batch{"search", req.Seq, hits, total, false, false}) {
 				return false
 			}
 			hits = make([]SearchHit, 0, searchBatch)
 		}
-		return ctx.Err() == nil
+		return true
 	})
 	if ctx.Err() != nil {
 		return
@@ -423,5 +434,5 @@ func (ss *session) runSearch(ctx context.Context, req *request) {
 		ss.send(map[string]any{"type": "error", "seq": req.Seq, "error": "search: " + err.Error()})
 		return
 	}
-	ss.send(batch{"search", req.Seq, hits, total, true})
+	ss.send(batch{"search", req.Seq, hits, total, more, true})
 }

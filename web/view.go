@@ -39,10 +39,10 @@ type View struct {
 	HasRange bool       `json:"has_range"`
 	Start    trace.Time `json:"start,string"`
 	End      trace.Time `json:"end,string"`
-	// Sel is the selected event (its ordinal in the trace), or -1.
-	Sel int64 `json:"sel"`
-	// Track is the selected track, or trace.NoTrack.
-	Track     trace.TrackID   `json:"track"`
+	// Sel is the selected event, or nil.
+	Sel *EventRef `json:"sel"`
+	// Track is the selected track, or nil.
+	Track     *trace.TrackID  `json:"track"`
 	Hide      []trace.TrackID `json:"hide"`       // hidden tracks, increasing
 	Pin       []trace.TrackID `json:"pin"`        // pinned tracks, in order
 	Order     []trace.TrackID `json:"order"`      // explicit track order, or empty
@@ -56,8 +56,6 @@ type View struct {
 func DefaultView() View {
 	return View{
 		Version:   ViewVersion,
-		Sel:       -1,
-		Track:     trace.NoTrack,
 		Hide:      []trace.TrackID{},
 		Pin:       []trace.TrackID{},
 		Order:     []trace.TrackID{},
@@ -131,11 +129,11 @@ func ParseView(q url.Values) (View, error) {
 	if s, ok, err := one("sel"); err != nil {
 		return View{}, err
 	} else if ok {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 0 {
-			return View{}, &ViewError{"sel", "not an event id"}
+		ref, err := ParseEventRef(s)
+		if err != nil {
+			return View{}, &ViewError{"sel", err.Error()}
 		}
-		v.Sel = n
+		v.Sel = &ref
 	}
 	if s, ok, err := one("tr"); err != nil {
 		return View{}, err
@@ -144,7 +142,8 @@ func ParseView(q url.Values) (View, error) {
 		if err != nil {
 			return View{}, &ViewError{"tr", err.Error()}
 		}
-		v.Track = trace.TrackID(n)
+		tr := trace.TrackID(n)
+		v.Track = &tr
 	}
 	for _, k := range []struct {
 		key string
@@ -219,11 +218,11 @@ func (v View) Encode() string {
 		add("s", strconv.FormatInt(int64(v.Start), 10))
 		add("e", strconv.FormatInt(int64(v.End), 10))
 	}
-	if v.Sel >= 0 {
-		add("sel", strconv.FormatInt(v.Sel, 10))
+	if v.Sel != nil {
+		add("sel", v.Sel.String())
 	}
-	if v.Track >= 0 {
-		add("tr", strconv.Itoa(int(v.Track)))
+	if v.Track != nil {
+		add("tr", strconv.Itoa(int(*v.Track)))
 	}
 	if len(v.Hide) > 0 {
 		add("hide", formatSet(v.Hide))
