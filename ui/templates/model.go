@@ -3,9 +3,12 @@
 // display it. Data for the page's script travels as one JSON blob in a
 // <script type="application/json" id="page-data"> element, never inside
 // script code.
+//
+// The *_templ.go files are generated: after changing a .templ file run
+// `go tool templ generate` from the repository root (file names in the
+// generated code are relative to where it runs, and CI checks them from
+// the root) and commit the result.
 package templates
-
-//go:generate go tool templ generate
 
 // Assets are the URLs of the static files a page links, with their
 // content hashes in the query so that browsers may cache them forever.
