@@ -269,7 +269,8 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 			last = now
 			pct := 0.0
 			if e.Size > 0 {
-				pct = min(99.9, 100*float64(cr.max.Load())/float64(e.Size))
+				read := max(cr.max.Load(), min(rp.Bytes, e.Size))
+				pct = min(99.9, 100*float64(read)/float64(e.Size))
 			}
 			rate := float64(rp.Events) / now.Sub(start).Seconds()
 			j.update(func(p *Progress) {

@@ -6,10 +6,10 @@
 // # Design
 //
 // A [Server] is a struct of dependencies (the [Library], the trace
-// formats, the index builder); its handlers are methods, and only
+// formats, the static files); its handlers are methods, and only
 // routes.go knows the router. A trace is indexed once, in the background,
-// into an immutable [Index] shared read-only by every session; sessions
-// get the index's progress pushed while it builds.
+// into an immutable render.Index shared read-only by every session;
+// sessions get the build's progress pushed while it runs.
 //
 // Each websocket session has one reader and one writer goroutine. The
 // reader parses requests; viewport requests go to a one-slot mailbox that
