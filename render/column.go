@@ -10,7 +10,7 @@ type column[T any] struct {
 }
 
 const (
-	chunkBits = 16
+	chunkBits = 14
 	chunkLen  = 1 << chunkBits
 	chunkMask = chunkLen - 1
 )

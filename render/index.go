@@ -88,7 +88,10 @@ type track struct {
 	times column[trace.Time]
 	types column[uint16]
 	nodes []column[node] // nodes[k-minLevel] summarizes aligned blocks of 2^k events
-	spill spillTrack
+	// cells[k] are the time cells of level cellBase+k (see cells.go).
+	cells    []cellLevel
+	cellBase uint8
+	spill    spillTrack
 }
 
 // Index is the searchable, queryable index of one trace. It is built by
@@ -204,6 +207,7 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 	}
 	for _, t := range all {
 		t.clip()
+		t.buildCells()
 	}
 	x.collectMarkers()
 	if progress != nil {
@@ -297,6 +301,9 @@ func (x *Index) Bytes() int64 {
 		n += 200 + t.times.bytes(8) + t.types.bytes(2) + int64(cap(t.spill.runs))*16 + int64(cap(t.nodes))*32
 		for i := range t.nodes {
 			n += t.nodes[i].bytes(8)
+		}
+		for _, c := range t.cells {
+			n += int64(cap(c.firsts))*4 + int64(cap(c.types))*2 + 56
 		}
 	}
 	for _, m := range x.markers {

@@ -18,7 +18,7 @@ import (
 // blocks in between; the candidate always occurs in the range.
 
 // minLevel is the smallest block size (2^minLevel events) with a node.
-const minLevel = 3
+const minLevel = 4
 
 // node is a majority-vote summary: the candidate type in the high 16 bits
 // of the upper word, the weight in the low 32 bits.
@@ -78,6 +78,47 @@ func (t *track) dominant(lo, hi int) trace.TypeID {
 		i += 1 << k
 	}
 	return typeOf(s.typ())
+}
+
+// dominantIn is dominant for events base+lo..base+hi-1 that lie in the
+// columns' chunk starting at base, whose types are ty: the hot path of a
+// query, written out with the summary in two registers.
+func (t *track) dominantIn(ty []uint16, base, lo, hi int) trace.TypeID {
+	c, w := uint32(ty[lo]), uint32(0)
+	i := lo
+	single := func(x uint32) {
+		switch {
+		case x == c:
+			w++
+		case w == 0:
+			c, w = x, 1
+		default:
+			w--
+		}
+	}
+	for e := min(hi, (lo+1<<minLevel-1)&^(1<<minLevel-1)); i < e; i++ {
+		single(uint32(ty[i]))
+	}
+	for hi-i >= 1<<minLevel {
+		k := bits.TrailingZeros(uint(i))
+		if m := bits.Len(uint(hi-i)) - 1; m < k {
+			k = m
+		}
+		nd := t.nodes[k-minLevel].at((base + i) >> k)
+		switch nc, nw := uint32(nd.typ()), nd.weight(); {
+		case nc == c:
+			w += nw
+		case w >= nw:
+			w -= nw
+		default:
+			c, w = nc, nw-w
+		}
+		i += 1 << k
+	}
+	for ; i < hi; i++ {
+		single(uint32(ty[i]))
+	}
+	return typeOf(uint16(c))
 }
 
 func typeOf(ty uint16) trace.TypeID {

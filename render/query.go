@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math/bits"
+	"runtime"
+	"sync"
 
 	"viewer/trace"
 )
@@ -34,7 +36,7 @@ type Slice struct {
 	Tracks  []TrackSlice // in the order of Viewport.Tracks
 	Markers []MarkerItem // by kind, then bucket
 
-	items []Item // backing array of the tracks' items, reused by QueryInto
+	bufs [][]Item // backing arrays of the tracks' items per worker, reused by QueryInto
 }
 
 // TrackSlice is one track's part of a [Slice]: one item per bucket that
@@ -45,15 +47,15 @@ type TrackSlice struct {
 }
 
 // Item is one non-empty bucket of one track. An item with Count 1 is an
-// individual event (Time is its exact time); an item with Count > 1 is an
-// aggregate of the bucket's events.
+// individual event, drawn at its exact Time; an item with Count > 1 is an
+// aggregate of the bucket's events, drawn over the whole bucket (at most
+// two pixels wide).
 type Item struct {
 	Bucket int32
 	Count  int32        // events of the track in the bucket
 	First  int32        // track index of the bucket's first event (its EventID.Index)
 	Type   trace.TypeID // the event's type, or the bucket's dominant type (see the package doc)
-	Time   trace.Time   // time of the bucket's first event
-	Last   trace.Time   // time of the bucket's last event
+	Time   trace.Time   // the event's time (Count 1), else the bucket's start
 }
 
 // MarkerItem is the markers of one kind in one bucket.
@@ -112,7 +114,8 @@ func (x *Index) Query(ctx context.Context, vp Viewport) (*Slice, error) {
 	return s, nil
 }
 
-// QueryInto is Query writing into s, reusing its slices' memory.
+// QueryInto is Query writing into s, reusing its memory. Tracks are
+// split among up to min(GOMAXPROCS, MaxQueryWorkers) goroutines.
 func (x *Index) QueryInto(ctx context.Context, vp Viewport, s *Slice) error {
 	res, start, nb, err := Resolution(vp)
 	if err != nil {
@@ -120,23 +123,52 @@ func (x *Index) QueryInto(ctx context.Context, vp Viewport, s *Slice) error {
 	}
 	shift := uint(bits.TrailingZeros64(uint64(res)))
 	end := start + trace.Time(int64(nb)<<shift)
-	items := s.items[:0]
 	s.Start, s.Res, s.Buckets = start, res, nb
-	s.Tracks = s.Tracks[:0]
-	offs := make([]int, 0, len(vp.Tracks)+1)
-	for _, id := range vp.Tracks {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		offs = append(offs, len(items))
-		if t := x.track(id); t != nil {
-			items = t.slice(items, start, end, shift)
-		}
+	workers := max(1, min(runtime.GOMAXPROCS(0), MaxQueryWorkers, len(vp.Tracks)/tracksPerWorker))
+	for len(s.bufs) < workers {
+		s.bufs = append(s.bufs, nil)
 	}
-	offs = append(offs, len(items))
-	s.items = items
-	for k, id := range vp.Tracks {
-		s.Tracks = append(s.Tracks, TrackSlice{Track: id, Items: items[offs[k]:offs[k+1]:offs[k+1]]})
+	offs := make([]int, len(vp.Tracks)+1)
+	errs := make([]error, workers)
+	part := func(w int) {
+		lo, hi := w*len(vp.Tracks)/workers, (w+1)*len(vp.Tracks)/workers
+		items := s.bufs[w][:0]
+		for k := lo; k < hi; k++ {
+			if err := ctx.Err(); err != nil {
+				errs[w] = err
+				return
+			}
+			offs[k] = len(items)
+			if t := x.track(vp.Tracks[k]); t != nil {
+				items = t.query(items, start, end, shift, nb)
+			}
+		}
+		s.bufs[w] = items
+	}
+	if workers == 1 {
+		part(0)
+	} else {
+		var wg sync.WaitGroup
+		for w := 1; w < workers; w++ {
+			wg.Go(func() { part(w) })
+		}
+		part(0)
+		wg.Wait()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	s.Tracks = s.Tracks[:0]
+	for w := range workers {
+		lo, hi := w*len(vp.Tracks)/workers, (w+1)*len(vp.Tracks)/workers
+		items := s.bufs[w]
+		for k := lo; k < hi; k++ {
+			end := len(items)
+			if k+1 < hi {
+				end = offs[k+1]
+			}
+			s.Tracks = append(s.Tracks, TrackSlice{Track: vp.Tracks[k], Items: items[offs[k]:end:end]})
+		}
 	}
 	s.Markers = s.Markers[:0]
 	for k := range x.markers {
@@ -145,29 +177,131 @@ func (x *Index) QueryInto(ctx context.Context, vp Viewport, s *Slice) error {
 	return nil
 }
 
-// slice appends the items of the buckets of width 1<<shift from start to end.
+// MaxQueryWorkers bounds the goroutines one query uses.
+const MaxQueryWorkers = 4
+
+// tracksPerWorker is the fewest tracks worth a goroutine of their own.
+const tracksPerWorker = 8
+
+// query appends the items of the track's events in nb buckets of width
+// 1<<shift from start to end, from the time cells when the track has
+// cells at that level.
+func (t *track) query(items []Item, start, end trace.Time, shift uint, nb int) []Item {
+	if items, ok := t.sliceCells(items, int(shift), int64(start)>>shift, nb); ok {
+		return items
+	}
+	return t.slice(items, start, end, shift)
+}
+
+// slice appends the items of the buckets of width 1<<shift from start to
+// end. Buckets that lie within one chunk of the columns (nearly all) are
+// cut on the chunk's raw slices; a galloping search starting from the
+// previous bucket's count finds each bucket's end in a few probes when the
+// event rate changes slowly.
 func (t *track) slice(items []Item, start, end trace.Time, shift uint) []Item {
 	i := t.lowerBound(start, 0)
 	n := t.lowerBound(end, i)
+	guess := 1
 	for i < n {
+		c := i >> chunkBits
+		base := c << chunkBits
+		ts, ty := t.times.chunks[c], t.types.chunks[c]
+		lim := min(n-base, len(ts))
+		li := i - base
+		for li < lim {
+			tm := ts[li]
+			b := int64(tm-start) >> shift
+			bend := start + trace.Time((b+1)<<shift)
+			if ts[lim-1] < bend {
+				break // the bucket goes on past this chunk, or ends at n
+			}
+			var lj int
+			if guess <= 8 {
+				lj = li + 1
+				for ts[lj] < bend { // stops at lim-1 at the latest
+					lj++
+				}
+			} else {
+				lj = gallop(ts, bend, li, lim-1, guess)
+			}
+			it := Item{Bucket: int32(b), Count: int32(lj - li), First: int32(base + li), Time: tm, Type: typeOf(ty[li])}
+			if lj-li > 2 { // of two events, the vote keeps the first
+				it.Type = t.dominantIn(ty, base, li, lj)
+			}
+			if lj-li > 1 {
+				it.Time = bend - trace.Time(1<<shift)
+			}
+			items = append(items, it)
+			guess = lj - li
+			li = lj
+		}
+		i = base + li
+		if i >= n {
+			break
+		}
+		// A bucket that crosses a chunk boundary or ends at n.
 		tm := t.times.at(i)
 		b := int64(tm-start) >> shift
-		j := t.lowerBound(start+trace.Time((b+1)<<shift), i+1)
-		if j > n {
-			j = n
-		}
+		j := min(t.lowerBound(start+trace.Time((b+1)<<shift), i+1), n)
 		it := Item{Bucket: int32(b), Count: int32(j - i), First: int32(i), Time: tm}
 		if j-i == 1 {
 			it.Type = typeOf(t.types.at(i))
-			it.Last = tm
 		} else {
 			it.Type = t.dominant(i, j)
-			it.Last = t.times.at(j - 1)
+			it.Time = start + trace.Time(b<<shift)
 		}
 		items = append(items, it)
+		guess = j - i
 		i = j
 	}
 	return items
+}
+
+// gallop returns the first index in (lo, hi] whose time is ≥ tm, given
+// ts[lo] < tm ≤ ts[hi], probing first at lo+guess.
+func gallop(ts []trace.Time, tm trace.Time, lo, hi, guess int) int {
+	p := lo + guess
+	if p >= hi {
+		p = hi
+	}
+	if ts[p] >= tm {
+		// The answer is in (lo, p]: gallop down from p.
+		hi = p
+		for step := 1; ; step <<= 1 {
+			q := hi - step
+			if q <= lo {
+				break
+			}
+			if ts[q] < tm {
+				lo = q
+				break
+			}
+			hi = q
+		}
+	} else {
+		// The answer is in (p, hi]: gallop up from p.
+		lo = p
+		for step := 1; ; step <<= 1 {
+			q := lo + step
+			if q >= hi {
+				break
+			}
+			if ts[q] >= tm {
+				hi = q
+				break
+			}
+			lo = q
+		}
+	}
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if ts[m] < tm {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return hi
 }
 
 // lowerBound returns the first index ≥ from whose time is ≥ tm, by

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -43,9 +44,13 @@ func perTrack(evs []trace.Event) map[trace.TrackID][]trace.Event {
 }
 
 func randomConfig(rng *rand.Rand) gen.Config {
+	tracks := 1 + rng.IntN(5)
+	if rng.IntN(4) == 0 {
+		tracks = 16 + rng.IntN(30) // enough for parallel queries
+	}
 	return gen.Config{
 		Events:    int64(rng.IntN(3000)),
-		Tracks:    1 + rng.IntN(5),
+		Tracks:    tracks,
 		Types:     1 + rng.IntN(6),
 		Seed:      rng.Uint64(),
 		MeanGap:   time.Duration(1 + rng.IntN(40)),
@@ -111,6 +116,13 @@ func TestResolution(t *testing.T) {
 // traces against bucketing every event by hand.
 func TestQueryBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	cellQueries := 0
+	defer func() {
+		t.Logf("%d cell queries", cellQueries)
+		if cellQueries < 100 {
+			t.Errorf("only %d track queries went through the time cells", cellQueries)
+		}
+	}()
 	for iter := range 60 {
 		cfg := randomConfig(rng)
 		evs := events(t, cfg)
@@ -143,6 +155,19 @@ func TestQueryBruteForce(t *testing.T) {
 				}
 				want := bruteItems(byTrack[ts.Track], s0, res, nb)
 				checkItems(t, iter, vp, ts.Items, want, byTrack[ts.Track])
+				// Both paths on their own: the index pyramid always, the
+				// time cells where the track has the level.
+				tr := x.track(ts.Track)
+				if tr == nil {
+					continue
+				}
+				shift := uint(bits.TrailingZeros64(uint64(res)))
+				end := s0 + trace.Time(int64(nb)*res)
+				checkItems(t, iter, vp, tr.slice(nil, s0, end, shift), want, byTrack[ts.Track])
+				if items, ok := tr.sliceCells(nil, int(shift), int64(s0)>>shift, nb); ok {
+					checkItems(t, iter, vp, items, want, byTrack[ts.Track])
+					cellQueries++
+				}
 			}
 			checkMarkers(t, x, &s)
 		}
@@ -167,7 +192,9 @@ func bruteItems(evs []trace.Event, s0 trace.Time, res int64, nb int) []bruteItem
 		}
 		it := &out[len(out)-1]
 		it.Count++
-		it.Last = e.Time
+		if it.Count > 1 {
+			it.Time = s0 + trace.Time(int64(b)*res)
+		}
 		it.types[e.Type]++
 	}
 	return out
@@ -180,7 +207,7 @@ func checkItems(t *testing.T, iter int, vp Viewport, got []Item, want []bruteIte
 	}
 	for i, g := range got {
 		w := want[i]
-		if g.Bucket != w.Bucket || g.Count != w.Count || g.First != w.First || g.Time != w.Time || g.Last != w.Last {
+		if g.Bucket != w.Bucket || g.Count != w.Count || g.First != w.First || g.Time != w.Time {
 			t.Fatalf("iter %d %+v: item %d = %+v, want %+v", iter, vp, i, g, w.Item)
 		}
 		if g.Count == 1 && g.Type != evs[g.First].Type {

@@ -58,7 +58,7 @@ const (
 	runRecords = 1024
 	// maxBuffered bounds the bytes buffered over all tracks; past it every
 	// buffer is written out (runs then hold fewer records).
-	maxBuffered = 16 << 20
+	maxBuffered = 4 << 20
 )
 
 // run is a stretch of consecutive records of one track in the spill file.

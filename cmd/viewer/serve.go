@@ -10,9 +10,3 @@ import (
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return errors.New("serve: the web viewer is not built yet")
 }
-
-// runBench indexes a trace and times viewport queries. It lands with the
-// render issue.
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("bench: not built yet")
-}

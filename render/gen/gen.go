@@ -54,6 +54,10 @@ type Trace struct {
 	off    int64
 	stacks [][]uint64
 	labels [][]trace.Label
+	// trackTypes lists four likely types per track.
+	trackTypes []int32
+	toMark     int64 // events until the next marker (never 0 when markers are off)
+	toLose     int64 // events until the next gap
 }
 
 // New returns a reader of the synthetic trace cfg describes.
@@ -100,6 +104,15 @@ func New(cfg Config) *Trace {
 			Fields:   []trace.FieldSpec{{Name: "seq", Type: "uint32"}, {Name: "value", Type: "int64"}, {Name: "name", Type: "string"}, {Name: "point", Type: "struct", Fields: []trace.FieldSpec{{Name: "x", Type: "int32"}, {Name: "y", Type: "int32"}}}},
 		})
 	}
+	g.toMark, g.toLose = 1, cfg.LostEvery
+	if cfg.MarkEvery < 0 {
+		g.toMark = -1
+	}
+	for tr := range cfg.Tracks {
+		for k := range 4 {
+			g.trackTypes = append(g.trackTypes, int32((tr*7+k)%cfg.Types))
+		}
+	}
 	g.stacks = make([][]uint64, nStacks)
 	for i := range g.stacks {
 		s := make([]uint64, 3+i%8)
@@ -143,15 +156,15 @@ func (g *Trace) ReadEvent() (trace.Event, error) {
 	case r&0x3ff0 == 0x3ff0: // a pause
 		g.now += trace.Time(mean * 200 * (1 + (r>>20)&7))
 	default:
-		g.now += trace.Time(1 + (r>>32)%(2*mean))
+		g.now += trace.Time(1 + (r>>32)*(2*mean)>>32)
 	}
 	// Skewed tracks: the square of a uniform number favours low ids.
 	u := (r >> 40) & 0xffff
 	tr := int((u * u >> 16) * uint64(g.cfg.Tracks) >> 16)
 	// Types mostly follow the track, so tracks have dominant types.
-	ty := (tr*7 + int(r>>8&3)) % g.cfg.Types
+	ty := int(g.trackTypes[tr*4+int(r>>8&3)])
 	if r>>4&7 == 0 {
-		ty = int((r >> 16) % uint64(g.cfg.Types))
+		ty = int((r >> 16 & 0xffffffff) * uint64(g.cfg.Types) >> 32)
 	}
 	e := trace.Event{
 		Time:    g.now,
@@ -160,20 +173,22 @@ func (g *Trace) ReadEvent() (trace.Event, error) {
 		Seq:     uint32(g.n),
 		Capture: trace.NoTrack,
 		CPU:     int32(r>>56) & 7,
-		Payload: trace.Loc{Off: g.off + header, Len: int32(8 + ty%24)},
+		Payload: trace.Loc{Off: g.off + header, Len: int32(8 + ty&15)},
 	}
 	if r>>10&3 != 0 {
-		e.Stack = trace.StackID(1 + ty%nStacks)
+		e.Stack = trace.StackID(1 + int(r>>24&0xff)*nStacks>>8)
 	}
 	if r>>12&7 == 0 {
-		e.Labels = trace.LabelsID(1 + tr%nLabels)
+		e.Labels = trace.LabelsID(1 + int(r>>28&0xff)*nLabels>>8)
+	}
+	if g.toMark--; g.toMark == 0 {
+		g.toMark = g.cfg.MarkEvery
+		g.meta.Markers = append(g.meta.Markers, trace.Marker{Kind: trace.MarkerSequencePoint, Time: g.now, Off: g.off})
 	}
 	g.off += header + int64(e.Payload.Len)
-	if g.cfg.LostEvery > 0 && g.n%g.cfg.LostEvery == g.cfg.LostEvery-1 {
-		g.meta.Lost = append(g.meta.Lost, trace.Gap{Time: g.now, Track: e.Track, Count: int64(1 + r%100)})
-	}
-	if g.cfg.MarkEvery > 0 && g.n%g.cfg.MarkEvery == 0 {
-		g.meta.Markers = append(g.meta.Markers, trace.Marker{Kind: trace.MarkerSequencePoint, Time: g.now, Off: g.off - header - int64(e.Payload.Len)})
+	if g.toLose--; g.toLose == 0 {
+		g.toLose = g.cfg.LostEvery
+		g.meta.Lost = append(g.meta.Lost, trace.Gap{Time: g.now, Track: e.Track, Count: int64(1 + r>>50)})
 	}
 	g.n++
 	return e, nil
