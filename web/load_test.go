@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"viewer/render/wire"
 )
 
 // TestLoad is the bounded loopback load test of issue 7: many websocket
@@ -116,12 +118,14 @@ func TestLoad(t *testing.T) {
 						}
 						continue
 					}
-					f := decodeEnvelope(t, b)
+					f, err := wire.Decode(b)
 					mu.Lock()
-					if at, ok := sentAt[f.seq]; ok {
+					if err != nil {
+						r.fails++
+					} else if at, ok := sentAt[f.Seq]; ok && f.Kind == wire.KindReply {
 						r.lat = append(r.lat, time.Since(at))
 						r.got++
-						delete(sentAt, f.seq)
+						delete(sentAt, f.Seq)
 					}
 					mu.Unlock()
 				}

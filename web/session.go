@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"viewer/render"
+	"viewer/render/wire"
 	"viewer/trace"
 )
 
@@ -31,8 +31,6 @@ const (
 	MaxWidth       = 1 << 15  // pixels of one viewport
 	searchBatch    = 1000     // hits per pushed search message
 	maxSearchSent  = 10000    // hits pushed per search; the rest are only counted
-	envelopeLen    = 16
-	kindViewport   = 1
 	outQueueLength = 16
 )
 
@@ -85,6 +83,8 @@ type session struct {
 	search   context.CancelFunc
 	frame    []byte
 	slice    render.Slice
+	// sentTables says whether the name tables went out (writer only).
+	sentTables bool
 }
 
 func (s *Server) upgrader() *websocket.Upgrader {
@@ -297,6 +297,11 @@ func (ss *session) writeProgress() error {
 	switch p.State {
 	case StateReady:
 		err = ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.info(ss.e)})
+		if err == nil && !ss.sentTables {
+			ss.sentTables = true
+			tables := wire.NewTables(idx.x.Meta(), idx.x.Tracks())
+			err = ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
+		}
 	case StateFailed:
 		err = ss.writeJSON(map[string]any{"type": "failed", "error": p.Error})
 	default:
@@ -344,29 +349,20 @@ const hitTolerancePx = 3
 
 func (ss *session) serveViewport(idx *index, vp *request) error {
 	start := time.Now()
-	frame := append(ss.frame[:0], make([]byte, envelopeLen)...)
 	err := idx.x.QueryInto(ss.ctx, render.Viewport{
 		Start:  trace.Time(vp.Start),
 		End:    trace.Time(vp.End),
 		Width:  vp.Width,
 		Tracks: vp.Tracks,
 	}, &ss.slice)
-	if err == nil {
-		frame, err = appendFrame(frame, &ss.slice, vp)
-	}
 	if err != nil {
 		if ss.ctx.Err() != nil {
 			return err
 		}
 		return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "error": err.Error()})
 	}
-	us := time.Since(start).Microseconds()
-	frame[0] = kindViewport
-	binary.LittleEndian.PutUint32(frame[4:], vp.Seq)
-	binary.LittleEndian.PutUint32(frame[8:], uint32(min(us, 1<<32-1)))
-	binary.LittleEndian.PutUint32(frame[12:], uint32(len(frame)-envelopeLen))
-	ss.frame = frame
-	return ss.write(websocket.BinaryMessage, frame)
+	ss.frame = wire.AppendReply(ss.frame[:0], vp.Seq, wire.NewReply(&ss.slice, time.Since(start)))
+	return ss.write(websocket.BinaryMessage, ss.frame)
 }
 
 // startSearch replaces the running search, if any, with req's.

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"viewer/render/gen"
+	"viewer/render/wire"
 	"viewer/trace"
 )
 
@@ -225,30 +225,12 @@ func libraryFiles(t *testing.T, dir string) []string {
 	return out
 }
 
-// frame is a decoded binary websocket message.
-type frame struct {
-	kind    byte
-	seq     uint32
-	payload []byte
-}
-
-func decodeEnvelope(t *testing.T, b []byte) frame {
-	t.Helper()
-	if len(b) < envelopeLen {
-		t.Fatalf("binary message of %d bytes", len(b))
-	}
-	n := binary.LittleEndian.Uint32(b[12:])
-	if int(n) != len(b)-envelopeLen {
-		t.Fatalf("payload length %d, message has %d", n, len(b)-envelopeLen)
-	}
-	return frame{kind: b[0], seq: binary.LittleEndian.Uint32(b[4:]), payload: b[envelopeLen:]}
-}
-
-// readUntilFrame reads messages until a binary one, returning the JSON
-// messages seen before it.
-func readUntilFrame(t *testing.T, c *websocket.Conn) (frame, []map[string]any) {
+// readUntilReply reads messages until a viewport reply frame, returning
+// the JSON messages and the tables frames seen before it.
+func readUntilReply(t *testing.T, c *websocket.Conn) (wire.Frame, []byte, []map[string]any, []*wire.Tables) {
 	t.Helper()
 	var msgs []map[string]any
+	var tables []*wire.Tables
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	for {
 		typ, b, err := c.ReadMessage()
@@ -256,7 +238,15 @@ func readUntilFrame(t *testing.T, c *websocket.Conn) (frame, []map[string]any) {
 			t.Fatalf("reading websocket: %v (after %v)", err, msgs)
 		}
 		if typ == websocket.BinaryMessage {
-			return decodeEnvelope(t, b), msgs
+			f, err := wire.Decode(b)
+			if err != nil {
+				t.Fatalf("binary message: %v", err)
+			}
+			if f.Kind == wire.KindTables {
+				tables = append(tables, f.Tables)
+				continue
+			}
+			return f, b, msgs, tables
 		}
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
@@ -269,27 +259,13 @@ func readUntilFrame(t *testing.T, c *websocket.Conn) (frame, []map[string]any) {
 	}
 }
 
-// sliceCounts decodes a viewport payload and returns the events per track.
-func sliceCounts(t *testing.T, p []byte) map[int32]int64 {
-	t.Helper()
-	le := binary.LittleEndian
-	if len(p) < 24 {
-		t.Fatalf("payload of %d bytes", len(p))
-	}
-	ntracks := le.Uint32(p[20:])
-	p = p[24:]
+// replyCounts returns the events per track of a reply.
+func replyCounts(r *wire.Reply) map[int32]int64 {
 	out := map[int32]int64{}
-	for range ntracks {
-		track := int32(le.Uint32(p))
-		n := le.Uint32(p[4:])
-		p = p[8:]
-		for range n {
-			out[track] += int64(int32(le.Uint32(p[4:])))
-			p = p[16:]
+	for _, tr := range r.Tracks {
+		for _, n := range tr.Count {
+			out[tr.Track] += int64(n)
 		}
-	}
-	if len(p) != 0 {
-		t.Fatalf("%d bytes left over", len(p))
 	}
 	return out
 }
@@ -335,15 +311,18 @@ func TestUploadViewRestart(t *testing.T) {
 	if err := c.WriteMessage(websocket.TextMessage, []byte(viewportRequest(1, start, end, 1000, 8))); err != nil {
 		t.Fatal(err)
 	}
-	f1, msgs := readUntilFrame(t, c)
-	if f1.kind != kindViewport || f1.seq != 1 {
-		t.Fatalf("frame kind %d seq %d", f1.kind, f1.seq)
+	f1, _, msgs, tables := readUntilReply(t, c)
+	if f1.Seq != 1 {
+		t.Fatalf("reply seq %d", f1.Seq)
 	}
 	if len(msgs) == 0 || msgs[len(msgs)-1]["type"] != "ready" {
 		t.Errorf("messages before the frame: %v, want ready last", msgs)
 	}
+	if len(tables) != 1 || len(tables[0].Tracks) != 8 || tables[0].Tracks[0].Name != "thread 0" || !strings.HasPrefix(tables[0].Types[0], "Synthetic-0/Event0") {
+		t.Errorf("tables: %+v", tables)
+	}
 	var total int64
-	for _, n := range sliceCounts(t, f1.payload) {
+	for _, n := range replyCounts(f1.Reply) {
 		total += n
 	}
 	if total != events {
@@ -383,14 +362,15 @@ func TestUploadViewRestart(t *testing.T) {
 		if err := c.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
 			t.Fatal(err)
 		}
-		f, _ := readUntilFrame(t, c)
-		return f.payload, pd.View
+		f, _, _, _ := readUntilReply(t, c)
+		f.Reply.Micros = 0 // server time differs from run to run
+		return wire.AppendReply(nil, 0, f.Reply), pd.View
 	}
 	before, v1 := frameFor(ts)
 	if v1.Start != view.Start || v1.End != view.End {
 		t.Fatalf("page view %+v, want the URL's range", v1)
 	}
-	if len(sliceCounts(t, before)) == 0 {
+	if f, err := wire.Decode(before); err != nil || len(replyCounts(f.Reply)) == 0 {
 		t.Fatal("zoomed view is empty")
 	}
 	ts.close()
@@ -641,11 +621,11 @@ func TestLatestWins(t *testing.T) {
 	}()
 	var seqs []uint32
 	for len(seqs) == 0 || seqs[len(seqs)-1] != n {
-		f, _ := readUntilFrame(t, c)
-		if len(seqs) > 0 && f.seq <= seqs[len(seqs)-1] {
-			t.Fatalf("reply %d after %d", f.seq, seqs[len(seqs)-1])
+		f, _, _, _ := readUntilReply(t, c)
+		if len(seqs) > 0 && f.Seq <= seqs[len(seqs)-1] {
+			t.Fatalf("reply %d after %d", f.Seq, seqs[len(seqs)-1])
 		}
-		seqs = append(seqs, f.seq)
+		seqs = append(seqs, f.Seq)
 	}
 	t.Logf("%d requests, %d replies", n, len(seqs))
 }
