@@ -37,6 +37,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -83,6 +84,10 @@ type Server struct {
 	shutOnce sync.Once
 	shutdown chan struct{} // closed to end every websocket session
 	sessions sync.WaitGroup
+	// querySlots bounds the viewport queries running at once to the
+	// processors: more would only share them, and every waiting session
+	// keeps collecting newer requests meanwhile.
+	querySlots chan struct{}
 }
 
 // demoMarker is created in the data directory once the demo trace has been
@@ -118,6 +123,8 @@ func New(cfg Config) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		shutdown: make(chan struct{}),
+
+		querySlots: make(chan struct{}, runtime.GOMAXPROCS(0)),
 	}
 	for _, h := range cfg.AllowHosts {
 		s.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true

@@ -323,6 +323,16 @@ func (ss *session) serve() error {
 	if idx == nil {
 		return nil // kept pending until the index is ready
 	}
+	// Wait for a query slot before taking the requests, so that a session
+	// that waited answers the newest request it has by then.
+	select {
+	case ss.srv.querySlots <- struct{}{}:
+		defer func() { <-ss.srv.querySlots }()
+	case <-ss.ctx.Done():
+		return ss.ctx.Err()
+	case <-ss.srv.shutdown:
+		return nil
+	}
 	ss.mu.Lock()
 	hit, vp := ss.hit, ss.viewport
 	ss.hit, ss.viewport = nil, nil
