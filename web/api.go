@@ -69,19 +69,22 @@ func (s *Server) entry(w http.ResponseWriter, r *http.Request) (Entry, bool) {
 	return e, true
 }
 
-// index returns the built index of a trace, starting its build if needed;
-// while it builds it writes 409 with the progress.
-func (s *Server) index(w http.ResponseWriter, e Entry) (*index, bool) {
-	p, idx := s.ix.get(e).snapshot()
+// index returns the built index of a trace, starting its build if needed,
+// and a func to call when done with it; while it builds it writes 409
+// with the progress.
+func (s *Server) index(w http.ResponseWriter, e Entry) (*index, func(), bool) {
+	j, release := s.ix.acquire(e)
+	p, idx := j.snapshot()
 	if idx != nil {
-		return idx, true
+		return idx, release, true
 	}
+	release()
 	if p.State == StateFailed {
 		writeError(w, http.StatusUnprocessableEntity, "the trace could not be indexed: "+p.Error)
-		return nil, false
+		return nil, nil, false
 	}
 	writeJSON(w, http.StatusConflict, map[string]any{"error": "the trace is still being indexed", "progress": p})
-	return nil, false
+	return nil, nil, false
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -218,10 +221,11 @@ func (s *Server) handleMeta(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	idx, ok := s.index(w, e)
+	idx, release, ok := s.index(w, e)
 	if !ok {
 		return
 	}
+	defer release()
 	writeJSONBytes(w, http.StatusOK, appendMetaJSON(nil, idx))
 }
 
@@ -235,10 +239,11 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, err.Error())
 		return
 	}
-	idx, ok := s.index(w, e)
+	idx, release, ok := s.index(w, e)
 	if !ok {
 		return
 	}
+	defer release()
 	b, err := appendEventJSON(nil, idx, ref)
 	if err != nil {
 		writeError(w, http.StatusNotFound, err.Error())
@@ -328,10 +333,11 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "dir: next or prev")
 		return
 	}
-	idx, ok := s.index(w, e)
+	idx, release, ok := s.index(w, e)
 	if !ok {
 		return
 	}
+	defer release()
 	from := render.At(math.MinInt64)
 	if backward {
 		from = render.At(math.MaxInt64)

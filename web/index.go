@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,10 @@ type job struct {
 	file     *os.File
 	subs     map[chan struct{}]struct{}
 	cancel   context.CancelFunc
+
+	// Guarded by indexer.mu:
+	refs int       // sessions and requests using the index
+	used time.Time // when the last of them let go
 }
 
 // snapshot returns the job's progress and, once ready, its index.
@@ -124,6 +129,10 @@ type indexer struct {
 	log     *slog.Logger
 	sem     chan struct{} // builds run one at a time: the machine is small
 
+	// resident is how many built indexes stay in memory while no one
+	// uses them; the least recently used beyond it are closed.
+	resident int
+
 	mu   sync.Mutex
 	jobs map[uuid.UUID]*job
 	ctx  context.Context // ends at shutdown
@@ -150,6 +159,64 @@ func (ix *indexer) get(e Entry) *job {
 	ix.jobs[e.ID] = j
 	go ix.run(ctx, j, e)
 	return j
+}
+
+// acquire returns the job of a trace, starting its build if it has none,
+// and keeps its index in memory until release is called.
+func (ix *indexer) acquire(e Entry) (j *job, release func()) {
+	j = ix.get(e)
+	ix.mu.Lock()
+	j.refs++
+	ix.mu.Unlock()
+	var once sync.Once
+	return j, func() {
+		once.Do(func() {
+			ix.mu.Lock()
+			j.refs--
+			j.used = time.Now()
+			ix.mu.Unlock()
+			ix.evict()
+		})
+	}
+}
+
+// evict closes the least recently used indexes that no one uses, beyond
+// the resident limit. A trace evicted is indexed again when next opened.
+func (ix *indexer) evict() {
+	ix.mu.Lock()
+	var idle []*job
+	resident := 0
+	for _, j := range ix.jobs {
+		if _, idx := j.snapshot(); idx == nil {
+			continue // building, or failed
+		}
+		resident++
+		if j.refs == 0 {
+			idle = append(idle, j)
+		}
+	}
+	slices.SortFunc(idle, func(a, b *job) int { return a.used.Compare(b.used) })
+	var out []*job
+	for _, j := range idle {
+		if resident <= ix.resident {
+			break
+		}
+		delete(ix.jobs, j.id)
+		out = append(out, j)
+		resident--
+	}
+	ix.mu.Unlock()
+	for _, j := range out {
+		ix.log.Info("closing an idle index", "trace", j.id)
+		j.mu.Lock()
+		j.idx.x.Close()
+		j.idx = nil
+		if j.file != nil {
+			j.file.Close()
+			j.file = nil
+		}
+		j.mu.Unlock()
+	}
 }
 
 // peek returns the job of a trace without starting one.
@@ -227,6 +294,10 @@ func (ix *indexer) run(ctx context.Context, j *job, e Entry) {
 	j.update(func(p *Progress) {
 		p.State, p.Percent, p.Events = StateReady, 100, st.Events
 	})
+	ix.mu.Lock()
+	j.used = time.Now()
+	ix.mu.Unlock()
+	ix.evict()
 }
 
 func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f *os.File, err error) {

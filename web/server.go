@@ -49,6 +49,9 @@ import (
 // DefaultMaxUpload is the default upload limit.
 const DefaultMaxUpload = 4 << 30
 
+// DefaultResidentIndexes is the default Config.ResidentIndexes.
+const DefaultResidentIndexes = 4
+
 // Config is what a [Server] is made of.
 type Config struct {
 	// DataDir holds the library.
@@ -65,6 +68,9 @@ type Config struct {
 	// Demo returns a trace the library holds on first start: its file
 	// name and content. Nil, or a nil result, means no demo.
 	Demo func() (name string, data []byte)
+	// ResidentIndexes is how many indexes of traces no one is viewing
+	// stay in memory; 0 means DefaultResidentIndexes.
+	ResidentIndexes int
 	// Logger receives the server's log; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -101,6 +107,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
+	if cfg.ResidentIndexes <= 0 {
+		cfg.ResidentIndexes = DefaultResidentIndexes
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -130,13 +139,14 @@ func New(cfg Config) (*Server, error) {
 		s.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
 	}
 	s.ix = &indexer{
-		lib:     lib,
-		formats: cfg.Formats,
-		spill:   filepath.Join(cfg.DataDir, tmpDir),
-		log:     log,
-		sem:     make(chan struct{}, 1),
-		jobs:    map[uuid.UUID]*job{},
-		ctx:     ctx,
+		lib:      lib,
+		formats:  cfg.Formats,
+		spill:    filepath.Join(cfg.DataDir, tmpDir),
+		resident: cfg.ResidentIndexes,
+		log:      log,
+		sem:      make(chan struct{}, 1),
+		jobs:     map[uuid.UUID]*job{},
+		ctx:      ctx,
 	}
 	if err := s.addDemo(); err != nil {
 		log.Warn("could not add the demo trace", "err", err)

@@ -72,10 +72,11 @@ type session struct {
 	e    Entry
 	job  *job
 
-	ctx    context.Context // ends with the session
-	cancel context.CancelFunc
-	out    chan []byte   // JSON messages for the writer
-	wake   chan struct{} // a request is pending
+	release func()          // lets go of the index
+	ctx     context.Context // ends with the session
+	cancel  context.CancelFunc
+	out     chan []byte   // JSON messages for the writer
+	wake    chan struct{} // a request is pending
 
 	mu       sync.Mutex
 	viewport *request // newest pending viewport request ("latest wins")
@@ -126,15 +127,17 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 		return // Upgrade has replied
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
+	j, release := s.ix.acquire(e)
 	ss := &session{
-		srv:    s,
-		conn:   conn,
-		e:      e,
-		job:    s.ix.get(e),
-		ctx:    ctx,
-		cancel: cancel,
-		out:    make(chan []byte, outQueueLength),
-		wake:   make(chan struct{}, 1),
+		srv:     s,
+		conn:    conn,
+		e:       e,
+		job:     j,
+		release: release,
+		ctx:     ctx,
+		cancel:  cancel,
+		out:     make(chan []byte, outQueueLength),
+		wake:    make(chan struct{}, 1),
 	}
 	s.sessions.Add(2)
 	go ss.readLoop()
@@ -244,6 +247,7 @@ func (ss *session) send(v any) bool {
 
 func (ss *session) writeLoop() {
 	defer ss.srv.sessions.Done()
+	defer ss.release()
 	defer ss.conn.Close()
 	defer ss.cancel()
 	defer ss.guard("writer")

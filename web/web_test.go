@@ -771,3 +771,47 @@ func TestDemoOnFirstStart(t *testing.T) {
 		t.Errorf("a deleted demo came back: %+v", l)
 	}
 }
+
+func TestIdleIndexesEvicted(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), func(c *Config) { c.ResidentIndexes = 1 })
+	var ids []string
+	for seed := range uint64(3) {
+		_, id, _ := ts.upload("t", synthFile(5000, seed+1))
+		ts.waitReady(id)
+		ids = append(ids, id)
+	}
+	resident := func() int {
+		ts.s.ix.mu.Lock()
+		defer ts.s.ix.mu.Unlock()
+		n := 0
+		for _, j := range ts.s.ix.jobs {
+			if _, idx := j.snapshot(); idx != nil {
+				n++
+			}
+		}
+		return n
+	}
+	if n := resident(); n != 1 {
+		t.Errorf("%d indexes resident, want 1", n)
+	}
+	// An evicted trace is still listed with its statistics and opens again.
+	for _, ti := range ts.list() {
+		if ti.Stats == nil || ti.Stats.Events != 5000 || ti.State != StateReady {
+			t.Errorf("listed after eviction: %+v", ti)
+		}
+	}
+	c, _, err := ts.dial(ids[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.WriteMessage(websocket.TextMessage, []byte(viewportRequest(1, 0, 1<<40, 100, 8)))
+	f, _, _, _ := readUntilReply(t, c)
+	var n int64
+	for _, v := range replyCounts(f.Reply) {
+		n += v
+	}
+	if n != 5000 {
+		t.Errorf("reopened trace draws %d events", n)
+	}
+}
