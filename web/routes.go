@@ -16,6 +16,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/", s.handleLibraryPage)
 	r.Get("/t/{id}", s.handleViewerPage)
 	r.Post("/t/{id}/delete", s.handleDeleteForm)
+	r.Post("/upload", s.handleUploadForm)
 	r.Handle("/static/*", s.static)
 
 	r.Route("/api/traces", func(r chi.Router) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -813,5 +814,44 @@ func TestIdleIndexesEvicted(t *testing.T) {
 	}
 	if n != 5000 {
 		t.Errorf("reopened trace draws %d events", n)
+	}
+}
+
+func TestUploadForm(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, dir, nil)
+	post := func(data []byte) *http.Response {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("note", "ignored")
+		fw, _ := mw.CreateFormFile("file", `C:\traces\form.synth`)
+		fw.Write(data)
+		mw.Close()
+		req, _ := http.NewRequest("POST", ts.hs.URL+"/upload", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	resp := post(synthFile(100, 1))
+	l := ts.list()
+	if resp.StatusCode != http.StatusSeeOther || len(l) != 1 || resp.Header.Get("Location") != "/t/"+l[0].ID.String() || l[0].Name != "form.synth" {
+		t.Fatalf("form upload: %d %q, library %+v", resp.StatusCode, resp.Header.Get("Location"), l)
+	}
+	if resp := post([]byte("not a trace at all")); resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("bad form upload: %d", resp.StatusCode)
+	}
+	if resp := post(append(synthFile(1, 2), make([]byte, 2<<20)...)); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversize form upload: %d", resp.StatusCode)
+	}
+	if l := ts.list(); len(l) != 1 {
+		t.Errorf("library holds %d traces", len(l))
+	}
+	if f := libraryFiles(t, dir); len(f) != 1 {
+		t.Errorf("data directory holds %v", f)
 	}
 }
