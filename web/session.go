@@ -24,14 +24,21 @@ import (
 
 // Websocket session limits and timings (PROTOCOL.md §4).
 const (
-	writeWait      = 10 * time.Second
-	pongWait       = 60 * time.Second
-	pingPeriod     = pongWait * 9 / 10
-	MaxMessage     = 64 << 10 // bytes of one client message
-	MaxWidth       = 1 << 15  // pixels of one viewport
-	searchBatch    = 1000     // hits per pushed search message
-	maxSearchSent  = 10000    // hits pushed per search; the rest are only counted
-	outQueueLength = 16
+	writeWait  = 10 * time.Second
+	pongWait   = 60 * time.Second
+	pingPeriod = pongWait * 9 / 10
+	MaxMessage = 64 << 10 // bytes of one client message
+	MaxWidth   = 1 << 15  // pixels of one viewport
+
+	// MaxViewportTracks bounds the tracks of one viewport request: the
+	// page asks only for the rows it shows.
+	MaxViewportTracks = 4096
+	// MaxViewportCells bounds tracks × (width+1), the most items a reply
+	// can hold (16 bytes each on the wire).
+	MaxViewportCells = 1 << 22
+	searchBatch      = 1000  // hits per pushed search message
+	maxSearchSent    = 10000 // hits pushed per search; the rest are only counted
+	outQueueLength   = 16
 )
 
 // sessionTime is a time in a client request: a decimal string or, when
@@ -193,8 +200,10 @@ func (ss *session) accept(req *request) error {
 			return errors.New("viewport: end must be after start")
 		case req.Width < 1 || req.Width > MaxWidth:
 			return fmt.Errorf("viewport: width must be from 1 to %d", MaxWidth)
-		case len(req.Tracks) > MaxViewIDs || len(req.Types) > MaxViewIDs:
-			return fmt.Errorf("viewport: more than %d ids", MaxViewIDs)
+		case len(req.Tracks) > MaxViewportTracks || len(req.Types) > MaxViewIDs:
+			return fmt.Errorf("viewport: more than %d tracks", MaxViewportTracks)
+		case len(req.Tracks)*(req.Width+1) > MaxViewportCells:
+			return fmt.Errorf("viewport: tracks × width exceeds %d", MaxViewportCells)
 		}
 		switch req.Mode {
 		case "":
