@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"runtime/debug"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -83,7 +84,11 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			}
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path,
 				"trace", chiParam(r, "id"), "panic", p, "stack", string(debug.Stack()))
-			http.Error(w, "internal error", http.StatusInternalServerError)
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				writeError(w, http.StatusInternalServerError, "internal error")
+			} else {
+				s.errorPage(w, r, http.StatusInternalServerError, "Something went wrong on the server; it has been logged.")
+			}
 		}()
 		next.ServeHTTP(w, r)
 	})

@@ -855,3 +855,66 @@ func TestUploadForm(t *testing.T) {
 		t.Errorf("data directory holds %v", f)
 	}
 }
+
+// panicFormat is a reader that panics on its Nth event ("PANIC1 N").
+type panicFormat struct{}
+
+func (panicFormat) Name() string           { return "panic" }
+func (panicFormat) Match(head []byte) bool { return bytes.HasPrefix(head, []byte("PANIC1 ")) }
+func (panicFormat) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
+	b := make([]byte, size)
+	r.ReadAt(b, 0)
+	var n int
+	fmt.Sscan(string(b[7:]), &n)
+	return &panicReader{Trace: gen.New(gen.Config{Events: 100}), at: n}, nil
+}
+
+type panicReader struct {
+	*gen.Trace
+	n, at int
+}
+
+func (r *panicReader) ReadEvent() (trace.Event, error) {
+	if r.n++; r.n == r.at {
+		panic("reader bug")
+	}
+	return r.Trace.ReadEvent()
+}
+
+func TestPanicsRecovered(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, dir, func(c *Config) { c.Formats = append(c.Formats, panicFormat{}) })
+	// A panic while checking an upload: 500, nothing stored.
+	status, _, msg := ts.upload("p", []byte("PANIC1 1\n"))
+	if status != http.StatusInternalServerError {
+		t.Errorf("panic in upload: %d %q", status, msg)
+	}
+	if f := libraryFiles(t, dir); len(f) != 0 {
+		t.Errorf("data directory holds %v", f)
+	}
+	// A panic while indexing: the trace is stored and marked failed.
+	status, id, _ := ts.upload("p", []byte("PANIC1 50\n"))
+	if status != http.StatusCreated {
+		t.Fatalf("upload: %d", status)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, b := ts.do("GET", "/api/traces/"+id, nil)
+		var ti TraceInfo
+		json.Unmarshal(b, &ti)
+		if ti.State == StateFailed {
+			if !strings.Contains(ti.Error, "internal error") {
+				t.Errorf("error %q", ti.Error)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state %s", ti.State)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The server still serves.
+	if l := ts.list(); len(l) != 1 {
+		t.Errorf("library %+v", l)
+	}
+}
