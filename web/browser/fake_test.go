@@ -1,10 +1,13 @@
 package browser
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // ready is true once the viewer has drawn a frame of data.
@@ -78,5 +81,223 @@ func TestFakeKeysMoveView(t *testing.T) {
 	}
 	if url2 == url1 || start2 >= start1 && len(start2) == len(start1) {
 		t.Errorf("A: start %s → %s, URL %q → %q: want an earlier start in the URL", start1, start2, url1, url2)
+	}
+}
+
+// glyphXY finds an individual event drawn in the visible rows and returns
+// its page coordinates and id: {x, y, ref}, or null.
+const glyphXY = `(() => {
+  const v = window.__viewer, f = v.frame, r = v.ui.canvas.getBoundingClientRect();
+  const n = v.rowsVisible(), L = v.labelW(), dx0 = Number(f.base - v.vp.start);
+  for (let row = 0; row < n && v.top + row < v.rows.length; row++) {
+    const sl = f.tracks.get(v.rows[v.top + row]);
+    if (!sl) continue;
+    let prev = -Infinity;
+    for (let i = 0; i < sl.n; i++) {
+      const x = (dx0 + sl.off[i]) / v.vp.nsPerPx;
+      const next = i + 1 < sl.n ? (dx0 + sl.off[i+1]) / v.vp.nsPerPx : Infinity;
+      // an isolated glyph: nothing within 20 px on either side
+      if (x > 20 && x < v.vp.width - 40 && x - prev > 20 && next - x > 20) {
+        let agg = false;
+        for (let k = 0; k < sl.an; k++) {
+          const a = (dx0 + sl.aoff[k]) / v.vp.nsPerPx;
+          if (Math.abs(a - x) < 20) agg = true;
+        }
+        if (!agg) return {x: r.left + L + x + 1, y: r.top + 38 + row * v.rowH + v.rowH / 2, ref: sl.ref[i]};
+      }
+      prev = x;
+    }
+  }
+  return null;
+})()`
+
+type glyph struct {
+	X, Y float64
+	Ref  float64
+}
+
+// TestFakeClickShowsDetails clicks an event and expects its decoded fields
+// in the details panel, with trace text shown as text (not HTML).
+func TestFakeClickShowsDetails(t *testing.T) {
+	ctx := tab(t)
+	srv := staticServer(t)
+	var g *glyph
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/dev.html"),
+		waitJS(ready),
+		// Zoom in until isolated events are drawn.
+		chromedp.Focus("#timeline", chromedp.ByID),
+		chromedp.KeyEvent("wwwwwwww"),
+		waitJS(`window.__viewer.frame.nsPerPx < window.__viewer.vp.nsPerPx * 1.01`),
+		eval(glyphXY, &g),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g == nil {
+		t.Fatal("no isolated event glyph on screen")
+	}
+	var text, sel, url string
+	var bold int
+	err = chromedp.Run(ctx,
+		chromedp.MouseClickXY(g.X, g.Y),
+		waitJS(`window.__viewer.selEvent !== null`),
+		eval(`document.getElementById('details').textContent`, &text),
+		eval(`document.querySelectorAll('#details b').length`, &bold),
+		eval(`String(window.__viewer.selEvent.ref)`, &sel),
+		eval(`location.search`, &url),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "fake-details")
+	for _, want := range []string{"datum", "<b>not html</b>", "Stack", "coreclr!GCHeap::Alloc", "ActivityId", "Raw bytes"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("details panel lacks %q:\n%s", want, text)
+		}
+	}
+	if bold != 0 {
+		t.Error("a trace string was inserted as HTML")
+	}
+	if sel != strconv.FormatFloat(g.Ref, 'f', -1, 64) || !strings.Contains(url, "sel="+sel) {
+		t.Errorf("selected %s (URL %s), clicked %v", sel, url, g.Ref)
+	}
+}
+
+// TestFakeReloadRestores selects an event, reloads the copied URL in a new
+// tab and expects the same range, selection, filter and track order.
+func TestFakeReloadRestores(t *testing.T) {
+	ctx := tab(t)
+	srv := staticServer(t)
+	var href string
+	var before, after viewSnap
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/dev.html"),
+		waitJS(ready),
+		chromedp.Focus("#timeline", chromedp.ByID),
+		chromedp.KeyEvent("www"),
+		chromedp.KeyEvent("d"),
+		chromedp.KeyEvent(kb.ArrowDown+kb.ArrowDown+kb.ArrowDown), // select the third track
+		chromedp.KeyEvent("u"),                                    // raise it
+		chromedp.KeyEvent(kb.ArrowRight),                          // select its first event
+		waitJS(`window.__viewer.selEvent !== null`),
+		chromedp.KeyEvent("e"), // summary mode
+		eval(snapJS, &before),
+		eval(`location.href`, &href),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx2 := tab(t)
+	err = chromedp.Run(ctx2,
+		chromedp.Navigate(href),
+		waitJS(ready+` && window.__viewer.selEvent !== null`),
+		eval(snapJS, &after),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before != after {
+		t.Errorf("after reload\n got %+v\nwant %+v", after, before)
+	}
+	if before.Order == "" || before.Sel == "" || before.Mode != "summary" {
+		t.Errorf("test did not set up the view: %+v", before)
+	}
+}
+
+type viewSnap struct {
+	Start, End, Sel, Order, Mode string
+	Track                        int
+}
+
+const snapJS = `(() => {
+  const v = window.__viewer;
+  return {Start: String(v.vp.start), End: String(v.vp.end), Sel: v.selEvent ? String(v.selEvent.ref) : '',
+    Order: v.order.join(','), Mode: v.mode, Track: v.selTrack};
+})()`
+
+// TestFakeSearchNext searches from the keyboard and steps through hits with
+// N, wrapping around at the end.
+func TestFakeSearchNext(t *testing.T) {
+	ctx := tab(t)
+	srv := staticServer(t)
+	var hits int
+	var first, second, last, wrapped string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/dev.html"),
+		waitJS(ready),
+		chromedp.Focus("#timeline", chromedp.ByID),
+		chromedp.KeyEvent("/"),
+		// CDP sends the "/" character after the keydown that moved the
+		// focus (a real keyboard's preventDefault suppresses it): clear it.
+		waitJS(`document.activeElement.id === 'search' && document.getElementById('search').value === '/'`),
+		eval(`document.getElementById('search').value = ''`, nil),
+		chromedp.KeyEvent("#80 index<40\r"), // ExceptionThrown among each track's first 40 events
+		waitJS(`window.__viewer.selEvent !== null`),
+		eval(`window.__viewer.hits.length`, &hits),
+		eval(`String(window.__viewer.selEvent.ref)`, &first),
+		chromedp.KeyEvent(kb.Escape), // leave the search box
+		chromedp.KeyEvent("n"),
+		waitJS(`String(window.__viewer.selEvent.ref) !== `+strconv.Quote(first)),
+		eval(`String(window.__viewer.selEvent.ref)`, &second),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits < 3 {
+		t.Fatalf("%d hits, want several", hits)
+	}
+	var want string
+	if err := chromedp.Run(ctx, eval(`String(window.__viewer.hits[1].ref)`, &want)); err != nil {
+		t.Fatal(err)
+	}
+	if second != want {
+		t.Errorf("N selected %s, want the second hit %s", second, want)
+	}
+	// Step to the last hit with Shift+N from the first, then N wraps to the first.
+	err = chromedp.Run(ctx,
+		chromedp.KeyEvent("N", chromedp.KeyModifiers(input.ModifierShift)),
+		chromedp.KeyEvent("N", chromedp.KeyModifiers(input.ModifierShift)),
+		waitJS(`window.__viewer.selEvent.ref === window.__viewer.hits.at(-1).ref`),
+		eval(`String(window.__viewer.selEvent.ref)`, &last),
+		chromedp.KeyEvent("n"),
+		waitJS(`window.__viewer.selEvent.ref === window.__viewer.hits[0].ref`),
+		eval(`String(window.__viewer.selEvent.ref)`, &wrapped),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "fake-search")
+	if wrapped != first {
+		t.Errorf("N from the last hit %s went to %s, want the first %s", last, wrapped, first)
+	}
+}
+
+// TestFakeHelpOverlay opens the key list with ? and closes it with Escape.
+func TestFakeHelpOverlay(t *testing.T) {
+	ctx := tab(t)
+	srv := staticServer(t)
+	var open, closed bool
+	var text string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/dev.html"),
+		waitJS(ready),
+		chromedp.Focus("#timeline", chromedp.ByID),
+		chromedp.KeyEvent("?"),
+		eval(`!document.getElementById('help').hidden`, &open),
+		chromedp.Text("#help", &text, chromedp.ByID),
+		chromedp.KeyEvent(kb.Escape),
+		eval(`document.getElementById('help').hidden`, &closed),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !open || !closed {
+		t.Errorf("help overlay open=%v closed after Esc=%v", open, closed)
+	}
+	for _, want := range []string{"zoom in", "chase", "Shift+drag"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("help lacks %q", want)
+		}
 	}
 }

@@ -1079,6 +1079,7 @@ function readTheme() {
     rowAlt: v('--row-alt', '#f6f7f9'),
     labelBg: v('--label-bg', '#f0f1f4'),
     sel: v('--sel', '#d00'),
+    selRow: v('--sel-row', '#fde9e9'),
     hit: v('--hit', '#e67e00'),
     lost: v('--lost', '#c00'),
     popupBg: v('--popup-bg', '#ffffe8'),

@@ -26,6 +26,7 @@ export const FONT = '12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
 const TICK_MIN_PX = 90;
 const POPUP_RISE = 20; // g2 draws detail boxes 20 px above the event
 const DENSITY_LEVELS = 4;
+const STRIPS = 4; // pixel strips per track: density, ticks, box edge, box middle
 
 /**
  * @typedef {object} Theme
@@ -36,6 +37,7 @@ const DENSITY_LEVELS = 4;
  * @property {string} rowAlt
  * @property {string} labelBg
  * @property {string} sel
+ * @property {string} selRow      background of the selected track
  * @property {string} hit
  * @property {string} lost
  * @property {string} popupBg
@@ -83,8 +85,16 @@ export class Renderer {
     this.widths = new Map();
     /** @type {string[]} colour per type, per theme */
     this.typeColors = [];
-    /** @type {string[][]} [type][level] density colours */
-    this.densityColors = [];
+    /** @type {Uint32Array} packed RGBA per type */
+    this.rgba = new Uint32Array(0);
+    /** @type {Uint32Array} packed RGBA per type and density level */
+    this.densityRGBA = new Uint32Array(0);
+    this.bg = 0;
+    this.bgKey = '';
+    /** @type {HTMLCanvasElement | null} */
+    this.strip = null;
+    /** @type {ImageData | null} */
+    this.stripImg = null;
     this.colorKey = '';
   }
 
@@ -149,10 +159,12 @@ export class Renderer {
     if (key === this.colorKey) return;
     this.colorKey = key;
     this.typeColors = meta.types.map((_, i) => typeColor(i, theme.dark));
-    this.densityColors = meta.types.map((_, i) => {
-      const out = [];
-      for (let l = 0; l < DENSITY_LEVELS; l++) out.push(typeColor(i, theme.dark, 0.35 + 0.65 * (l + 1) / DENSITY_LEVELS));
-      return out;
+    this.rgba = new Uint32Array(meta.types.length);
+    this.densityRGBA = new Uint32Array(meta.types.length * DENSITY_LEVELS);
+    meta.types.forEach((_, i) => {
+      const [r, g, b] = rgbOf(i, theme.dark);
+      this.rgba[i] = packRGBA(r, g, b, 255);
+      for (let l = 0; l < DENSITY_LEVELS; l++) this.densityRGBA[i * DENSITY_LEVELS + l] = packRGBA(r, g, b, Math.round(255 * (0.3 + (0.7 * (l + 1)) / DENSITY_LEVELS)));
     });
   }
 
@@ -175,8 +187,8 @@ export class Renderer {
     // Row backgrounds and track lines.
     for (let r = 0; r < shown.length; r++) {
       const y = ROWS_Y + r * s.rowH;
-      if (r % 2 === 1) {
-        ctx.fillStyle = th.rowAlt;
+      if (shown[r] === s.selTrack || r % 2 === 1) {
+        ctx.fillStyle = shown[r] === s.selTrack ? th.selRow : th.rowAlt;
         ctx.fillRect(L, y, plotW, s.rowH);
       }
       ctx.fillStyle = shown[r] === s.selTrack ? th.sel : th.grid;
@@ -199,7 +211,18 @@ export class Renderer {
     this.drawOverview(s);
   }
 
-  /** @param {Scene} s @param {number[]} shown */
+  /**
+   * Glyphs. Nothing is drawn one rectangle at a time: bars, ticks and the
+   * frames of event boxes are written as pixels into one-pixel-high strips,
+   * four per track (density, ticks, box top/bottom edge, box middle), and
+   * each strip is stretched to its height with one drawImage. A software
+   * canvas (headless Chromium, machines without a GPU) spends microseconds
+   * per fillRect or drawImage, and a dense view has one glyph per pixel
+   * column per track; this way a frame costs a pass over W × 4 × tracks
+   * pixels and four drawImage calls per track. Box labels are fillText
+   * calls grouped by colour.
+   * @param {Scene} s @param {number[]} shown
+   */
   drawGlyphs(s, shown) {
     const { ctx } = this;
     const f = s.frame;
@@ -207,107 +230,115 @@ export class Renderer {
     const vp = s.vp;
     const npp = vp.nsPerPx;
     const dx0 = Number(f.base - vp.start);
-    const W = vp.width;
+    const W = Math.max(1, Math.ceil(vp.width));
     const rowH = s.rowH;
     const nTypes = s.meta.types.length;
-    /** @type {Map<string, Path2D>} */
-    const paths = new Map();
-    const path = (/** @type {string} */ c) => {
-      let p = paths.get(c);
-      if (!p) paths.set(c, (p = new Path2D()));
-      return p;
-    };
-    /** @type {{x: number, y: number, text: string, color: string}[]} */
-    const boxes = [];
-    const boxH = Math.min(rowH - 4, 15);
     const eventMode = s.mode === 'event';
+    const boxes = eventMode && rowH > 9;
     const tickH = Math.max(3, Math.round((rowH * 2) / 3));
+    const barH = Math.max(3, Math.round(rowH * 0.8));
+    const boxH = Math.min(rowH - 4, 15);
+    const rgba = this.rgba;
+    const dens = this.densityRGBA;
+    const grey = packRGBA(128, 128, 128, 255);
+    const bg = this.bgRGBA(s.theme);
 
-    for (let r = 0; r < shown.length; r++) {
+    const nRows = shown.length;
+    const img = this.stripImage(W, STRIPS * nRows);
+    const px = new Uint32Array(img.data.buffer);
+    px.fill(0);
+    /** @type {Map<number, {x: number, y: number, text: string}[]>} */
+    const labels = new Map();
+
+    for (let r = 0; r < nRows; r++) {
       const id = shown[r];
       const sl = f.tracks.get(id);
       if (!sl) continue;
-      const y = ROWS_Y + r * rowH;
-      const mid = y + Math.floor(rowH / 2);
-      const trackColor = s.colorBy === 'track' ? typeColor(hashString(s.meta.tracks[id]?.name ?? ''), s.theme.dark) : '';
-      const selected = id === s.selTrack;
+      const trackRGB = s.colorBy === 'track' ? rgbOf(hashString(s.meta.tracks[id]?.name ?? ''), s.theme.dark) : null;
+      const dRow = STRIPS * r * W;
+      const tRow = dRow + W;
+      const eRow = tRow + W;
+      const mRow = eRow + W;
 
-      // Aggregates: density bars, merged into runs of equal colour/height.
-      let runX = 0;
-      let runEnd = -1;
-      let runKey = '';
-      let runH = 0;
-      const flush = () => {
-        if (runEnd > runX) path(runKey).rect(runX, mid - runH / 2, runEnd - runX, runH);
-      };
+      // Aggregates: colour of the dominant type, opacity by event count.
       for (let i = 0; i < sl.an; i++) {
-        const x0 = (dx0 + sl.aoff[i]) / npp;
-        if (x0 > W) break;
-        let x1 = (dx0 + sl.aoff[i] + sl.adur[i]) / npp;
-        if (x1 < 0) continue;
-        if (x1 - x0 < 1) x1 = x0 + 1;
-        const c = sl.count[i];
-        const level = Math.min(DENSITY_LEVELS - 1, Math.floor(Math.log2(c) / 3));
+        let x0 = Math.floor((dx0 + sl.aoff[i]) / npp);
+        if (x0 >= W) break;
+        let x1 = Math.ceil((dx0 + sl.aoff[i] + sl.adur[i]) / npp);
+        if (x1 <= x0) x1 = x0 + 1;
+        if (x1 <= 0) continue;
+        if (x0 < 0) x0 = 0;
+        if (x1 > W) x1 = W;
+        const level = Math.min(DENSITY_LEVELS - 1, Math.floor(Math.log2(sl.count[i]) / 3));
         const t = sl.atype[i];
-        const key = selected ? s.theme.sel : trackColor || (t >= 0 && t < nTypes ? this.densityColors[t][level] : s.theme.muted);
-        const h = Math.max(3, Math.round(rowH * (0.45 + (0.45 * (level + 1)) / DENSITY_LEVELS)));
-        const xs = Math.floor(x0);
-        if (key === runKey && h === runH && xs <= runEnd + 0.5) {
-          runEnd = Math.max(runEnd, Math.ceil(x1));
-        } else {
-          flush();
-          runKey = key;
-          runH = h;
-          runX = xs;
-          runEnd = Math.ceil(x1);
-        }
+        const c = trackRGB ? packRGBA(trackRGB[0], trackRGB[1], trackRGB[2], 90 + 55 * level)
+          : t >= 0 && t < nTypes ? dens[t * DENSITY_LEVELS + level] : grey;
+        px.fill(c, dRow + x0, dRow + x1);
       }
-      flush();
 
       // Individual events: g2 glyphs, decimated per track (a glyph is
       // skipped when it would start inside the previous one).
       let lastEnd = -Infinity;
+      const y = ROWS_Y + r * rowH + ((rowH - boxH) >> 1);
       for (let i = 0; i < sl.n; i++) {
         const x = (dx0 + sl.off[i]) / npp;
-        if (x < -40) continue;
-        if (x > W) break;
+        if (x < -100) continue;
+        if (x >= W) break;
         if (x < lastEnd) continue;
         const t = sl.type[i];
-        const color = selected ? s.theme.sel : trackColor || (t >= 0 && t < nTypes ? this.typeColors[t] : s.theme.muted);
-        if (eventMode && rowH > 9) {
+        const c = trackRGB ? packRGBA(trackRGB[0], trackRGB[1], trackRGB[2], 255) : t >= 0 && t < nTypes ? rgba[t] : grey;
+        const xi = Math.floor(x);
+        if (boxes) {
+          // g2 event box: lower-left corner at the event's time.
           const ty = s.meta.types[t];
-          const code = ty ? String(ty.code) : '?';
-          let text = code;
+          let text = ty ? String(ty.code) : '?';
           const next = i + 1 < sl.n ? (dx0 + sl.off[i + 1]) / npp : Infinity;
           if (ty && ty.name && this.measure(ty.name) + 8 < next - x) text = ty.name;
-          const w = this.measure(text) + 6;
-          boxes.push({ x, y: mid, text, color });
+          const w = Math.ceil(this.measure(text) + 6);
+          const a = Math.max(0, xi);
+          const b = Math.min(W, xi + w);
+          if (b > a) {
+            px.fill(c, eRow + a, eRow + b);
+            px.fill(bg, mRow + a, mRow + b);
+            if (xi >= 0) px[mRow + xi] = c;
+            if (xi + w - 1 < W) px[mRow + xi + w - 1] = c;
+          }
+          let g = labels.get(c);
+          if (!g) labels.set(c, (g = []));
+          g.push({ x: xi + 3, y: y + boxH / 2 + 0.5, text });
           lastEnd = x + w;
-        } else if (eventMode) {
-          path(color).rect(Math.floor(x) - 1, mid - 1, 3, 3);
-          lastEnd = x + 3;
         } else {
-          path(color).rect(Math.floor(x), mid - tickH / 2, 1, tickH);
-          lastEnd = Math.floor(x) + 1;
+          const w = eventMode ? 3 : 1;
+          const a = Math.max(0, xi - (w >> 1));
+          const b = Math.min(W, xi - (w >> 1) + w);
+          if (b > a) px.fill(c, tRow + a, tRow + b);
+          lastEnd = xi + w;
         }
       }
     }
 
-    for (const [c, p] of paths) {
-      ctx.fillStyle = c;
-      ctx.fill(p);
+    const strip = /** @type {HTMLCanvasElement} */ (this.strip);
+    const sctx = /** @type {CanvasRenderingContext2D} */ (strip.getContext('2d'));
+    sctx.putImageData(img, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    const tickDrawH = eventMode ? 3 : tickH;
+    for (let r = 0; r < nRows; r++) {
+      if (!f.tracks.has(shown[r])) continue;
+      const mid = ROWS_Y + r * rowH + (rowH >> 1);
+      const k = STRIPS * r;
+      ctx.drawImage(strip, 0, k, W, 1, 0, mid - (barH >> 1), W, barH);
+      ctx.drawImage(strip, 0, k + 1, W, 1, 0, mid - (tickDrawH >> 1), W, tickDrawH);
+      if (boxes) {
+        const y = ROWS_Y + r * rowH + ((rowH - boxH) >> 1);
+        ctx.drawImage(strip, 0, k + 2, W, 1, 0, y, W, 1);
+        ctx.drawImage(strip, 0, k + 2, W, 1, 0, y + boxH - 1, W, 1);
+        ctx.drawImage(strip, 0, k + 3, W, 1, 0, y + 1, W, boxH - 2);
+      }
     }
-    // Event-mode boxes: lower-left corner at the event's time, as in g2.
     ctx.textAlign = 'left';
-    for (const b of boxes) {
-      const w = this.measure(b.text) + 6;
-      ctx.fillStyle = s.theme.bg;
-      ctx.fillRect(b.x, b.y - boxH / 2, w, boxH);
-      ctx.strokeStyle = b.color;
-      ctx.lineWidth = 1;
-      ctx.strokeRect(Math.floor(b.x) + 0.5, Math.floor(b.y - boxH / 2) + 0.5, Math.round(w), Math.round(boxH));
-      ctx.fillStyle = b.color;
-      ctx.fillText(b.text, b.x + 3, b.y + 0.5);
+    for (const [c, g] of labels) {
+      ctx.fillStyle = cssOf(c);
+      for (const l of g) ctx.fillText(l.text, l.x, l.y);
     }
 
     // Selected event ring.
@@ -321,6 +352,33 @@ export class Renderer {
         ctx.strokeRect(Math.round(x) - 4, mid - Math.min(rowH / 2, 8), 8, Math.min(rowH, 16));
       }
     }
+  }
+
+  /** The strip canvas and its pixel buffer, grown as needed. @param {number} w @param {number} h */
+  stripImage(w, h) {
+    if (!this.strip) this.strip = document.createElement('canvas');
+    const hh = Math.max(STRIPS, h);
+    if (!this.stripImg || this.stripImg.width !== w || this.stripImg.height !== hh) {
+      this.strip.width = w;
+      this.strip.height = hh;
+      this.stripImg = new ImageData(w, hh);
+    }
+    return this.stripImg;
+  }
+
+  /** The theme's background as a packed colour. @param {Theme} theme */
+  bgRGBA(theme) {
+    if (this.bgKey !== theme.bg) {
+      const c = document.createElement('canvas');
+      c.width = c.height = 1;
+      const g = /** @type {CanvasRenderingContext2D} */ (c.getContext('2d'));
+      g.fillStyle = theme.bg;
+      g.fillRect(0, 0, 1, 1);
+      const d = g.getImageData(0, 0, 1, 1).data;
+      this.bg = packRGBA(d[0], d[1], d[2], 255);
+      this.bgKey = theme.bg;
+    }
+    return this.bg;
   }
 
   /** Lost-event markers and the truncation point. @param {Scene} s @param {number[]} shown */
@@ -520,13 +578,35 @@ export class Renderer {
 }
 
 /**
- * Colour for type (or hash) i: golden-angle hues, darker on light themes.
- * @param {number} i @param {boolean} dark @param {number} [alpha]
+ * RGB of colour i: golden-angle hues, darker on light themes.
+ * @param {number} i @param {boolean} dark @returns {[number, number, number]}
  */
-export function typeColor(i, dark, alpha = 1) {
-  const hue = Math.round((i * 137.508) % 360);
-  const l = dark ? 66 : 40;
-  return alpha >= 1 ? `hsl(${hue} 65% ${l}%)` : `hsl(${hue} 65% ${l}% / ${alpha.toFixed(2)})`;
+export function rgbOf(i, dark) {
+  const h = (i * 137.508) % 360;
+  const sat = 0.65;
+  const l = dark ? 0.66 : 0.4;
+  const a = sat * Math.min(l, 1 - l);
+  const f = (/** @type {number} */ n) => {
+    const k = (n + h / 30) % 12;
+    return Math.round(255 * (l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
+  };
+  return [f(0), f(8), f(4)];
+}
+
+/** Colour i as CSS. @param {number} i @param {boolean} dark */
+export function typeColor(i, dark) {
+  const [r, g, b] = rgbOf(i, dark);
+  return `rgb(${r} ${g} ${b})`;
+}
+
+/** Packs a colour for a Uint32Array over ImageData (little-endian RGBA). @param {number} r @param {number} g @param {number} b @param {number} a */
+function packRGBA(r, g, b, a) {
+  return ((a << 24) | (b << 16) | (g << 8) | r) >>> 0;
+}
+
+/** CSS of a packed colour (opaque). @param {number} c */
+function cssOf(c) {
+  return `rgb(${c & 255} ${(c >>> 8) & 255} ${(c >>> 16) & 255})`;
 }
 
 /** Bernstein hash of a track name up to its first '(' (g2's colour mode). @param {string} s */
