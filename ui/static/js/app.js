@@ -13,7 +13,7 @@
 
 import { Viewport, formatDuration, formatTime, unitFor } from './viewport.js';
 import { Renderer, ROWS_Y, OVERVIEW_H } from './render.js';
-import { LatestWins } from './source.js';
+import { LatestWins, eventID } from './source.js';
 import { KEYS, MOUSE, lookup } from './keys.js';
 import { parseState, formatState, defaultState } from './urlstate.js';
 import { el, clear, renderDetails } from './dom.js';
@@ -69,7 +69,7 @@ export class App {
     /** @type {'type' | 'track'} */
     this.colorBy = 'type';
     this.selTrack = -1;
-    /** @type {{ref: number, time: bigint, track: number} | null} */
+    /** @type {{ref: string, time: bigint, track: number} | null} */
     this.selEvent = null;
     /** @type {Details | null} */
     this.details = null;
@@ -266,7 +266,7 @@ export class App {
     const st = defaultState();
     st.start = this.vp.start;
     st.end = this.vp.end;
-    st.sel = this.selEvent ? this.selEvent.ref : -1;
+    st.sel = this.selEvent ? this.selEvent.ref : '';
     st.track = this.selTrack;
     st.hide = [...this.hide];
     st.pin = [...this.pins];
@@ -300,7 +300,7 @@ export class App {
       this.ui.search.value = st.q;
       this.runSearch(st.q, false);
     }
-    if (st.sel >= 0) {
+    if (st.sel) {
       if (!this.selEvent || this.selEvent.ref !== st.sel) this.selectRef(st.sel, { push: false, reveal: !fromHistory, popup: false });
     } else {
       this.selEvent = null;
@@ -437,15 +437,16 @@ export class App {
 
   /**
    * Glyphs of the selected track in the current frame, in time order.
-   * @returns {{time: bigint, ref: number}[]}
+   * @param {number} track
+   * @returns {{time: bigint, ref: string}[]}
    */
   glyphs(track) {
     const f = this.frame;
     const sl = f?.tracks.get(track);
     if (!f || !sl) return [];
     const out = [];
-    for (let i = 0; i < sl.n; i++) out.push({ time: f.base + BigInt(Math.round(sl.off[i])), ref: sl.ref[i] });
-    for (let i = 0; i < sl.an; i++) out.push({ time: f.base + BigInt(Math.round(sl.aoff[i])), ref: sl.aref[i] });
+    for (let i = 0; i < sl.n; i++) out.push({ time: f.base + BigInt(Math.round(sl.off[i])), ref: eventID(track, sl.first[i]) });
+    for (let i = 0; i < sl.an; i++) out.push({ time: f.base + BigInt(Math.round(sl.aoff[i])), ref: eventID(track, sl.afirst[i]) });
     return out.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   }
 
@@ -459,9 +460,8 @@ export class App {
     const g = this.glyphs(track);
     if (g.length === 0) return;
     const from = this.selEvent && this.selEvent.track === track ? this.selEvent.time : this.vp.time(d > 0 ? 0 : this.vp.width);
-    const ref = this.selEvent?.ref;
     let pick;
-    if (d > 0) pick = g.find((x) => x.time > from || (x.time === from && x.ref > (ref ?? -1) && x.ref !== ref));
+    if (d > 0) pick = g.find((x) => x.time > from);
     else pick = g.findLast((x) => x.time < from);
     if (!pick) return;
     this.selectRef(pick.ref, { push: true, reveal: true, popup: false });
@@ -549,7 +549,7 @@ export class App {
     }
     const ty = m.types[d.type];
     if (!ty) return;
-    const q = ty.name ? `#${ty.code} ${ty.provider ? ty.provider + '/' : ''}${ty.name}` : `#${ty.code}`;
+    const q = ty.name ? `#${ty.code} && ${ty.provider ? ty.provider + '/' : ''}${ty.name}` : `#${ty.code}`;
     this.status(`Chasing ${typeText(ty)}…`);
     try {
       const r = await this.source.search(q);
@@ -637,7 +637,7 @@ export class App {
 
   /**
    * Selects an event by id: fetches its details, shows them.
-   * @param {number} ref
+   * @param {string} ref
    * @param {{push: boolean, reveal: boolean, popup: boolean, center?: boolean}} opt
    */
   async selectRef(ref, opt) {
@@ -684,10 +684,10 @@ export class App {
   hitTest(x, track) {
     const f = this.frame;
     const sl = f?.tracks.get(track);
-    if (!f || !sl) return -1;
+    if (!f || !sl) return '';
     const dx0 = Number(f.base - this.vp.start);
     const npp = this.vp.nsPerPx;
-    let best = -1;
+    let best = '';
     let bestD = 5;
     for (let i = 0; i < sl.n; i++) {
       const gx = (dx0 + sl.off[i]) / npp;
@@ -695,7 +695,7 @@ export class App {
       const d = x >= gx && x <= gx + boxW ? 0 : Math.abs(x - gx);
       if (d < bestD) {
         bestD = d;
-        best = sl.ref[i];
+        best = eventID(track, sl.first[i]);
       }
     }
     for (let i = 0; i < sl.an; i++) {
@@ -704,7 +704,7 @@ export class App {
       const d = x >= a && x <= b ? 0 : Math.min(Math.abs(x - a), Math.abs(x - b));
       if (d < bestD) {
         bestD = d;
-        best = sl.aref[i];
+        best = eventID(track, sl.afirst[i]);
       }
     }
     return best;
@@ -730,7 +730,8 @@ export class App {
       if (seq !== this.searchSeq) return;
       this.hits = r.hits;
       this.hitTotal = r.total;
-      this.ui.hitCount.textContent = r.total === 0 ? 'no match' : r.total > r.hits.length ? `${r.hits.length} of ${r.total}` : `${r.total} hits`;
+      this.hitsMore = !!r.more;
+      this.ui.hitCount.textContent = r.total === 0 ? 'no match' : `${r.hits.length}${r.more ? '+' : ''} hits`;
       if (r.total === 0) this.status(`Search for “${this.query}” found nothing.`);
       this.schedule();
       if (jump && this.hits.length) this.stepHit(1);
@@ -763,7 +764,7 @@ export class App {
       if (i < 0) i = h.length - 1;
     }
     if (cur >= 0 && ((d > 0 && i < cur) || (d < 0 && i > cur))) this.status('Search wrapped around.');
-    this.ui.hitCount.textContent = `${i + 1} / ${this.hitTotal > h.length ? h.length + ' of ' + this.hitTotal : h.length}`;
+    this.ui.hitCount.textContent = `${i + 1} / ${h.length}${this.hitsMore ? '+' : ''}`;
     this.selectRef(h[i].ref, { push: true, reveal: true, popup: false, center: true });
   }
 
@@ -1036,7 +1037,7 @@ export class App {
   /** A click in the plot: toggle the event's box, or select the track. @param {number} x @param {number} track */
   click(x, track) {
     const ref = this.hitTest(x, track);
-    if (ref >= 0) {
+    if (ref) {
       this.selectRef(ref, { push: true, reveal: false, popup: true });
     } else {
       this.selectTrack(this.selTrack === track ? -1 : track, false);
@@ -1120,7 +1121,7 @@ function buildDOM(root) {
   };
   const bar = el('header', { className: 'bar' });
   const title = el('span', { className: 'title' });
-  const search = /** @type {HTMLInputElement} */ (el('input', { type: 'search', id: 'search', placeholder: 'search: name, #code, field > 3', title: 'search (/); Enter: next hit, Shift+Enter: previous' }));
+  const search = /** @type {HTMLInputElement} */ (el('input', { type: 'search', id: 'search', placeholder: 'search: name, #code, field > 3, a && b', title: 'search (/); Enter: next hit, Shift+Enter: previous' }));
   search.setAttribute('aria-label', 'search events');
   const hitCount = el('span', { className: 'hits', id: 'hit-count' });
   const mode = button('Summary', 'toggleMode', 'event boxes ↔ summary ticks (E)');

@@ -47,7 +47,7 @@ export function benchDraw(opt = {}) {
       s.adur = new Float64Array(width);
       s.count = new Uint32Array(width);
       s.atype = new Int32Array(width);
-      s.aref = new Float64Array(width);
+      s.afirst = new Uint32Array(width);
       let type = 0;
       for (let i = 0; i < width; i++) {
         if (rnd() < 0.25) type = Math.floor(rnd() * nTypes);
@@ -55,7 +55,7 @@ export function benchDraw(opt = {}) {
         s.adur[i] = nsPerPx;
         s.count[i] = 2 + Math.floor(rnd() * rnd() * 5000);
         s.atype[i] = type;
-        s.aref[i] = k * width + i;
+        s.afirst[i] = i;
       }
       rects += width;
     } else {
@@ -63,11 +63,11 @@ export function benchDraw(opt = {}) {
       s.n = n;
       s.off = new Float64Array(n);
       s.type = new Int32Array(n);
-      s.ref = new Float64Array(n);
+      s.first = new Uint32Array(n);
       for (let i = 0; i < n; i++) {
         s.off[i] = (i * 4 + rnd() * 3) * nsPerPx;
         s.type[i] = Math.floor(rnd() * nTypes);
-        s.ref[i] = k * n + i;
+        s.first[i] = i;
       }
       rects += n;
     }

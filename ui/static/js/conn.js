@@ -7,7 +7,7 @@
 
 'use strict';
 
-import { decodeEnvelope, decodeFrame } from './wire.js';
+import { decodeHeader, decodeReply, decodeTables, KIND_REPLY, KIND_TABLES } from './wire.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -56,6 +56,8 @@ export class WsSource {
     /** Called when the socket closes after the trace was open. @type {(why: string) => void} */
     this.onClose = () => {};
     this.serverMicros = 0;
+    /** @type {import('./wire.js').Tables | null} */
+    this.tables = null;
   }
 
   /** @param {(percent: number, text: string) => void} onProgress */
@@ -154,31 +156,41 @@ export class WsSource {
 
   /** @param {ArrayBuffer} buf */
   onBinary(buf) {
-    let env;
+    let h;
     try {
-      env = decodeEnvelope(buf);
+      h = decodeHeader(buf);
+      if (h.kind === KIND_TABLES) {
+        this.tables = decodeTables(buf);
+        return;
+      }
     } catch (e) {
-      console.warn('bad frame', e);
+      console.warn('bad frame:', e);
       return;
     }
-    const w = this.waiting.get(env.seq);
+    if (h.kind !== KIND_REPLY) return;
+    const w = this.waiting.get(h.seq);
     if (!w) return; // an answer nobody waits for any more
-    this.waiting.delete(env.seq);
-    // Older requests can no longer be answered: the server keeps only the newest.
-    for (const s of this.waiting.keys()) if (s < env.seq) this.waiting.get(s)?.reject(new Error('superseded')), this.waiting.delete(s);
-    this.serverMicros = env.micros;
+    this.waiting.delete(h.seq);
+    // Older requests will not be answered: the server keeps only the newest.
+    for (const [s, o] of this.waiting) {
+      if (s < h.seq) {
+        o.reject(new Error('superseded'));
+        this.waiting.delete(s);
+      }
+    }
     try {
-      const f = decodeFrame(new DataView(buf, env.offset, env.length), w.q, /** @type {Meta} */ (this.meta));
-      f.seq = env.seq;
-      w.resolve(f);
+      const r = decodeReply(buf, w.q);
+      this.serverMicros = r.micros;
+      r.frame.seq = h.seq;
+      w.resolve(r.frame);
     } catch (e) {
       w.reject(e instanceof Error ? e : new Error(String(e)));
     }
   }
 
-  /** @param {number} ref */
+  /** @param {string} ref */
   async details(ref) {
-    const { text, json: j } = await fetch(`/api/traces/${this.id}/events/${ref}`).then(jsonOrError);
+    const { text, json: j } = await fetch(`/api/traces/${this.id}/events/${encodeURIComponent(ref)}`).then(jsonOrError);
     // time_ns is a JSON number there and may pass 2^53: read its digits.
     const tm = /"time_ns"\s*:\s*"?(-?\d+)/.exec(text);
     const raw = typeof j.raw === 'string' && /^([0-9a-f]{2})*$/i.test(j.raw)
@@ -186,7 +198,7 @@ export class WsSource {
       : new Uint8Array(0);
     /** @type {Details} */
     const d = {
-      ref: Number(j.ev ?? ref),
+      ref: typeof j.ev === 'string' ? j.ev : ref,
       time: tm ? BigInt(tm[1]) : big(j.time_ns ?? 0),
       track: Number(j.track_id ?? -1),
       type: Number(j.type_id ?? -1),
@@ -203,7 +215,7 @@ export class WsSource {
   async search(query) {
     const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&limit=10000`;
     const { json: j } = await fetch(u).then(jsonOrError);
-    const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: Number(h.ev), time: big(h.time), track: Number(h.track) }));
-    return { hits, total: Number(j.total ?? hits.length) };
+    const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
+    return { hits, total: hits.length, more: !!j.more };
   }
 }

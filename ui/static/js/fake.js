@@ -7,14 +7,13 @@
 
 'use strict';
 
-import { emptySlice } from './source.js';
+import { emptySlice, eventID } from './source.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
 /** @typedef {import('./source.js').TrackSlice} TrackSlice */
 
 const BASE = 9_007_199_254_740_993n; // 2^53 + 1
-const REF_STRIDE = 1 << 24; // event id = track * REF_STRIDE + index
 
 const TYPES = [
   ['Microsoft-Windows-DotNETRuntime', 'GCStart', 1],
@@ -134,8 +133,8 @@ export class FakeSource {
       const lo = lowerBound(d.t, off0, 0, d.t.length);
       const hi = lowerBound(d.t, off0 + span, lo, d.t.length);
       const s = emptySlice();
-      const ev = { off: [], type: [], ref: [] };
-      const ag = { off: [], dur: [], count: [], type: [], ref: [] };
+      const ev = { off: [], type: [], first: [] };
+      const ag = { off: [], dur: [], count: [], type: [], first: [] };
       // Buckets of 1 px: a bucket holding one event yields the event, a
       // bucket holding more yields an aggregate.
       let i = lo;
@@ -152,7 +151,7 @@ export class FakeSource {
         if (c === 1) {
           ev.off.push(d.t[i] - off0);
           ev.type.push(d.type[i]);
-          ev.ref.push(id * REF_STRIDE + i);
+          ev.first.push(i);
         } else {
           let cnt = 0;
           for (let k = i; k < j; k++) if (!hidden.has(d.type[k])) cnt++;
@@ -160,31 +159,32 @@ export class FakeSource {
           ag.dur.push(ns);
           ag.count.push(cnt);
           ag.type.push(d.type[i]);
-          ag.ref.push(id * REF_STRIDE + i);
+          ag.first.push(i);
         }
         i = j;
       }
       s.n = ev.off.length;
       s.off = Float64Array.from(ev.off);
       s.type = Int32Array.from(ev.type);
-      s.ref = Float64Array.from(ev.ref);
+      s.first = Uint32Array.from(ev.first);
       s.an = ag.off.length;
       s.aoff = Float64Array.from(ag.off);
       s.adur = Float64Array.from(ag.dur);
       s.count = Uint32Array.from(ag.count);
       s.atype = Int32Array.from(ag.type);
-      s.aref = Float64Array.from(ag.ref);
+      s.afirst = Uint32Array.from(ag.first);
       tracks.set(id, s);
     }
     return { seq: 0, base: q.start, end: q.end, nsPerPx: ns, tracks };
   }
 
-  /** @param {number} ref */
+  /** @param {string} ref */
   async details(ref) {
-    const track = Math.floor(ref / REF_STRIDE);
-    const i = ref % REF_STRIDE;
+    const m = /^(-?\d+):(\d+)$/.exec(ref);
+    const track = m ? Number(m[1]) : -1;
+    const i = m ? Number(m[2]) : -1;
     const d = this.data[track];
-    if (!d || i >= d.t.length) throw new Error(`no event ${ref}`);
+    if (!d || i < 0 || i >= d.t.length) throw new Error(`no event ${ref}`);
     const type = d.type[i];
     const datum = (i * 2654435761) >>> 0;
     const name = TYPES[type][1] || `[${TYPES[type][2]}]`;
@@ -214,13 +214,13 @@ export class FakeSource {
   /**
    * The fake's version of PROTOCOL.md §5 queries: `#code`, `id:code`,
    * `provider/name` or `name` substrings, and `field OP value` on the
-   * numeric fields `datum` and `index`; terms separated by spaces must all hold.
+   * numeric fields `datum` and `index`; terms joined by && must all hold.
    * @param {string} query @returns {(track: number, i: number) => boolean}
    */
   matcher(query) {
     /** @type {((k: number, i: number) => boolean)[]} */
     const terms = [];
-    const toks = query.trim().match(/\w+\s*(?:==|!=|>=|<=|>|<|=|~)\s*\S+|\S+/g) ?? [];
+    const toks = query.split('&&').map((t) => t.trim()).filter((t) => t);
     for (const tok of toks) {
       const m = /^(\w+)\s*(==|!=|>=|<=|>|<|=|~)\s*(\S+)$/.exec(tok);
       if (m) {
@@ -259,7 +259,7 @@ export class FakeSource {
       for (let i = 0; i < d.t.length; i++) if (ok(k, i)) all.push({ t: d.t[i], track: k, i });
     });
     all.sort((a, b) => a.t - b.t || a.track - b.track);
-    const hits = all.slice(0, 10000).map((h) => ({ ref: h.track * REF_STRIDE + h.i, time: BASE + BigInt(h.t), track: h.track }));
+    const hits = all.slice(0, 10000).map((h) => ({ ref: eventID(h.track, h.i), time: BASE + BigInt(h.t), track: h.track }));
     return { hits, total: all.length };
   }
 }

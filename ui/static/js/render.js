@@ -44,7 +44,7 @@ const STRIPS = 4; // pixel strips per track: density, ticks, box edge, box middl
  * @property {boolean} dark
  *
  * @typedef {object} Popup
- * @property {number} ref
+ * @property {string} ref
  * @property {bigint} time
  * @property {number} track
  * @property {string} text
@@ -60,7 +60,7 @@ const STRIPS = 4; // pixel strips per track: density, ticks, box edge, box middl
  * @property {'summary' | 'event'} mode
  * @property {'type' | 'track'} colorBy
  * @property {number} selTrack      -1 for none
- * @property {{ref: number, time: bigint, track: number} | null} selEvent
+ * @property {{ref: string, time: bigint, track: number} | null} selEvent
  * @property {Popup[]} popups
  * @property {bigint[]} hits        search hits for the overview strip
  * @property {{x0: number, x1: number} | null} fence   plot x

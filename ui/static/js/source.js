@@ -41,14 +41,14 @@
  * @property {number} n
  * @property {Float64Array} off   ns from the frame's base
  * @property {Int32Array} type
- * @property {Float64Array} ref   event ids for details
+ * @property {Uint32Array} first  index of the event in its track (with the track id, its event id)
  * Aggregated pixel buckets (drawn as density):
  * @property {number} an
  * @property {Float64Array} aoff  bucket start, ns from the frame's base
  * @property {Float64Array} adur  bucket length in ns
  * @property {Uint32Array} count
  * @property {Int32Array} atype   dominant type
- * @property {Float64Array} aref  first event id in the bucket
+ * @property {Uint32Array} afirst index in the track of the bucket's first event
  *
  * @typedef {object} Frame
  * @property {number} seq
@@ -70,7 +70,7 @@
  * @property {unknown} value   string, number, boolean, Field[] (struct) or unknown[] (array)
  *
  * @typedef {object} Details
- * @property {number} ref
+ * @property {string} ref    event id "TRACK:INDEX"
  * @property {bigint} time
  * @property {number} track
  * @property {number} type
@@ -81,28 +81,34 @@
  * @property {Uint8Array} raw
  *
  * @typedef {object} Hit
- * @property {number} ref
+ * @property {string} ref    event id "TRACK:INDEX"
  * @property {bigint} time
  * @property {number} track
  *
  * @typedef {object} SearchResult
  * @property {Hit[]} hits     in time order, capped by the source
- * @property {number} total   matches in the whole trace
+ * @property {number} total   matches found
+ * @property {boolean} [more] the source stopped before the last match
  *
  * @typedef {object} Source
  * @property {(onProgress: (percent: number, text: string) => void) => Promise<Meta>} open
  *           resolves once the trace is indexed
  * @property {(req: ViewRequest) => Promise<Frame>} view
- * @property {(ref: number) => Promise<Details>} details
+ * @property {(ref: string) => Promise<Details>} details
  * @property {(query: string) => Promise<SearchResult>} search
  */
+
+/** The event id of a track's i-th event (PROTOCOL.md: "TRACK:INDEX"). @param {number} track @param {number} i */
+export function eventID(track, i) {
+  return `${track}:${i}`;
+}
 
 /** An empty slice. @returns {TrackSlice} */
 export function emptySlice() {
   return {
-    n: 0, off: new Float64Array(0), type: new Int32Array(0), ref: new Float64Array(0),
+    n: 0, off: new Float64Array(0), type: new Int32Array(0), first: new Uint32Array(0),
     an: 0, aoff: new Float64Array(0), adur: new Float64Array(0), count: new Uint32Array(0),
-    atype: new Int32Array(0), aref: new Float64Array(0),
+    atype: new Int32Array(0), afirst: new Uint32Array(0),
   };
 }
 

@@ -14,7 +14,7 @@ const MAX_IDS = 1 << 16;
  * @typedef {object} ViewState
  * @property {bigint | null} start  null: the whole trace
  * @property {bigint | null} end
- * @property {number} sel          event id, -1 for none
+ * @property {string} sel          event id "TRACK:INDEX", "" for none
  * @property {number} track        selected track, -1 for none
  * @property {number[]} hide       hidden tracks
  * @property {number[]} pin        pinned tracks, in order
@@ -27,7 +27,7 @@ const MAX_IDS = 1 << 16;
 
 /** @returns {ViewState} */
 export function defaultState() {
-  return { start: null, end: null, sel: -1, track: -1, hide: [], pin: [], order: [], hideTypes: [], mode: 'event', q: '', filter: '' };
+  return { start: null, end: null, sel: '', track: -1, hide: [], pin: [], order: [], hideTypes: [], mode: 'event', q: '', filter: '' };
 }
 
 /**
@@ -46,7 +46,8 @@ export function parseState(search) {
     st.end = e;
   }
   const id = (/** @type {string | null} */ v) => (v != null && /^(0|[1-9]\d{0,9})$/.test(v) ? Number(v) : -1);
-  st.sel = id(p.get('sel'));
+  const sel = p.get('sel');
+  st.sel = sel && /^-?\d{1,10}:\d{1,10}$/.test(sel) ? sel : '';
   st.track = id(p.get('tr'));
   st.hide = parseIDs(p.get('hide'), true);
   st.pin = parseIDs(p.get('pin'), false);
@@ -67,7 +68,7 @@ export function formatState(st) {
   /** @type {string[]} */
   const out = [`v=${VERSION}`];
   if (st.start !== null && st.end !== null) out.push(`s=${st.start}`, `e=${st.end}`);
-  if (st.sel >= 0) out.push(`sel=${st.sel}`);
+  if (st.sel) out.push(`sel=${st.sel}`);
   if (st.track >= 0) out.push(`tr=${st.track}`);
   if (st.hide.length) out.push(`hide=${formatSet(st.hide)}`);
   if (st.pin.length) out.push(`pin=${st.pin.join(',')}`);
@@ -143,7 +144,7 @@ export function fromPageView(v) {
   }
   const num = (/** @type {unknown} */ x) => (typeof x === 'number' && Number.isInteger(x) ? x : -1);
   const arr = (/** @type {unknown} */ x) => (Array.isArray(x) ? x.filter((y) => Number.isInteger(y) && y >= 0) : []);
-  st.sel = num(v.sel);
+  st.sel = typeof v.sel === 'string' && /^-?\d{1,10}:\d{1,10}$/.test(v.sel) ? v.sel : '';
   st.track = num(v.track);
   st.hide = arr(v.hide);
   st.pin = arr(v.pin);
