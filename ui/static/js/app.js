@@ -17,6 +17,7 @@ import { LatestWins, eventID } from './source.js';
 import { KEYS, MOUSE, lookup } from './keys.js';
 import { parseState, formatState, defaultState } from './urlstate.js';
 import { el, clear, renderDetails } from './dom.js';
+import { enableUpload } from './upload.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -101,6 +102,7 @@ export class App {
   /** Opens the source and shows the trace. */
   async start() {
     const ui = this.ui;
+    this.enableUpload();
     ui.progress.hidden = false;
     try {
       this.meta = await this.source.open((pct, text) => {
@@ -116,7 +118,8 @@ export class App {
     ui.progress.hidden = true;
     ui.progressText.textContent = '';
     const m = this.meta;
-    ui.title.textContent = `${m.name} · ${m.format} · ${m.events.toLocaleString()} events · ${m.tracks.length} tracks`;
+    if (!ui.title.textContent) ui.title.textContent = m.name;
+    ui.info.textContent = `${m.format} · ${m.events.toLocaleString()} events · ${m.tracks.length} tracks`;
     if (m.error) this.banner(`The trace is damaged: ${m.error}. Events up to the dashed line are shown.`);
     this.natural = m.tracks.map((t) => t.id);
     this.buildTypeSelector();
@@ -137,6 +140,11 @@ export class App {
       this.schedule();
     });
     this.replaceURL();
+  }
+
+  /** Dropping a file on the viewer uploads it and opens it (as on the library page). */
+  enableUpload() {
+    enableUpload({ status: (t) => this.status(t), error: (t) => this.banner(t) });
   }
 
   // ---- geometry -------------------------------------------------------
@@ -1119,8 +1127,11 @@ function buildDOM(root) {
     b.textContent = text;
     return b;
   };
-  const bar = el('header', { className: 'bar' });
-  const title = el('span', { className: 'title' });
+  const bar = root.querySelector(':scope > header') ?? el('header');
+  bar.classList.add('bar');
+  const title = document.getElementById('trace-name') ?? el('h1', { id: 'trace-name' });
+  title.classList.add('title');
+  const info = el('span', { className: 'info', id: 'trace-info' });
   const search = /** @type {HTMLInputElement} */ (el('input', { type: 'search', id: 'search', placeholder: 'search: name, #code, field > 3, a && b', title: 'search (/); Enter: next hit, Shift+Enter: previous' }));
   search.setAttribute('aria-label', 'search events');
   const hitCount = el('span', { className: 'hits', id: 'hit-count' });
@@ -1129,8 +1140,10 @@ function buildDOM(root) {
   link.hidden = true;
   const progress = /** @type {HTMLProgressElement} */ (el('progress', { max: 100, value: 0 }));
   const progressText = el('span', { className: 'progress-text' });
+  if (library.parentElement !== bar) bar.prepend(library);
+  if (title.parentElement !== bar) library.after(title);
   bar.append(
-    library, title, progress, progressText,
+    info, progress, progressText,
     button('Start', 'toStart', 'Home'), button('−', 'zoomOut', 'zoom out (S)'), button('+', 'zoomIn', 'zoom in (W)'),
     button('End', 'toEnd', 'End'), button('All', 'zoomAll', 'whole trace (0)'), button('Zoom to selection', 'zoomSelection', 'Z'),
     mode, button('Chase', 'chase', 'M'), button('No chase', 'noChase', 'Shift+M'),
@@ -1199,7 +1212,7 @@ function buildDOM(root) {
   // Order inside the grid is set by CSS; keep the canvas before details for
   // tab order.
   root.insertBefore(canvas, details.parentElement === root ? details : null);
-  return { canvas, details, status, bar, title, search, hitCount, mode, link, progress, progressText, range, message, filter, hidden, typesAll, typesNone, types, help, helpClose };
+  return { canvas, details, status, bar, title, info, search, hitCount, mode, link, progress, progressText, range, message, filter, hidden, typesAll, typesNone, types, help, helpClose };
 }
 
 export { renderDetails };
