@@ -3,16 +3,151 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"viewer/ui"
+	"viewer/web"
 )
 
-// runServe starts the web viewer. The server lands with the web issue.
+// DefaultPort is the port the viewer listens on unless told otherwise. A
+// fixed port keeps shared URLs valid across restarts.
+const DefaultPort = 8484
+
+// runServe starts the web viewer on the loopback interface and serves
+// until ctx ends. FILE arguments are added to the library and their
+// viewer URLs printed.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("serve: the web viewer is not built yet")
+	fs := newFlagSet("serve", stderr)
+	port := fs.Int("port", DefaultPort, "TCP port on 127.0.0.1; 0 picks a free port (environment: VIEWER_PORT)")
+	listen := fs.String("listen", "", "listen on `host:port` instead of 127.0.0.1 (anyone who can reach it sees your traces)")
+	dataDir := fs.String("data", "", "directory of the trace library (default: the user's data directory)")
+	maxUpload := fs.Int64("max-upload", web.DefaultMaxUpload, "largest accepted upload in `bytes`")
+	allowHosts := fs.String("allow-host", "", "comma-separated extra `names` accepted in the Host header (with --listen)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	portSet := false
+	fs.Visit(func(f *flag.Flag) { portSet = portSet || f.Name == "port" })
+	if v := os.Getenv("VIEWER_PORT"); v != "" && !portSet {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 65535 {
+			return fmt.Errorf("VIEWER_PORT=%q is not a port number", v)
+		}
+		*port = n
+	}
+	if *port < 0 || *port > 65535 {
+		return fmt.Errorf("--port %d is not a port number", *port)
+	}
+	if *dataDir == "" {
+		d, err := defaultDataDir()
+		if err != nil {
+			return err
+		}
+		*dataDir = d
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(*port))
+	var hosts []string
+	if *allowHosts != "" {
+		hosts = strings.Split(*allowHosts, ",")
+	}
+	if *listen != "" {
+		addr = *listen
+		if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := web.New(web.Config{
+		DataDir:    *dataDir,
+		Formats:    formats(),
+		Static:     ui.Static(),
+		MaxUpload:  *maxUpload,
+		AllowHosts: hosts,
+		Demo:       demoTrace,
+		Logger:     log,
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	var opened []web.Entry
+	for _, name := range fs.Args() {
+		e, err := addFile(srv, name)
+		if err != nil {
+			return err
+		}
+		opened = append(opened, e)
+	}
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	hs.RegisterOnShutdown(srv.CloseSessions)
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(stdout, "viewer: serving the library in %s at %s/\n", *dataDir, base)
+	for _, e := range opened {
+		fmt.Fprintf(stdout, "viewer: %s: %s/t/%s\n", e.Name, base, e.ID)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stdout, "viewer: shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
 }
 
-// runBench indexes a trace and times viewport queries. It lands with the
-// render issue.
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("bench: not built yet")
+func addFile(srv *web.Server, name string) (web.Entry, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return web.Entry{}, err
+	}
+	defer f.Close()
+	e, err := srv.AddFile(filepath.Base(name), f)
+	if err != nil {
+		return web.Entry{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return e, nil
+}
+
+// defaultDataDir returns $XDG_DATA_HOME/viewer, else ~/.local/share/viewer,
+// else the user's configuration directory.
+func defaultDataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "viewer"), nil
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "viewer"), nil
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no data directory: %w (use --data)", err)
+	}
+	return filepath.Join(d, "viewer"), nil
 }

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"time"
+
+	"viewer/render"
+	"viewer/render/gen"
+	"viewer/trace"
+)
+
+// benchReport is the JSON object `viewer bench` prints.
+type benchReport struct {
+	Source          string       `json:"source"`
+	Events          int64        `json:"events"`
+	Tracks          int          `json:"tracks"`
+	QueryTracks     int          `json:"query_tracks"`
+	LoadSeconds     float64      `json:"load_seconds"`
+	EventsPerSecond float64      `json:"events_per_second"`
+	BaseRSSBytes    int64        `json:"base_rss_bytes"` // VmRSS before loading
+	PeakRSSBytes    int64        `json:"peak_rss_bytes"` // VmHWM after loading
+	RSSBytes        int64        `json:"rss_bytes"`      // VmRSS after loading
+	PeakBytesPerEv  float64      `json:"peak_bytes_per_event"`
+	RSSBytesPerEv   float64      `json:"rss_bytes_per_event"` // (VmRSS − base) / events
+	IndexBytes      int64        `json:"index_bytes"`         // the index's own count of its resident memory
+	IndexBytesPerEv float64      `json:"index_bytes_per_event"`
+	ReadError       string       `json:"read_error,omitempty"`
+	Levels          []benchLevel `json:"levels"`
+}
+
+// benchLevel is the timing of the viewports of one zoom level.
+type benchLevel struct {
+	Level    int     `json:"level"`
+	WindowNS int64   `json:"window_ns"`
+	ResNS    int64   `json:"res_ns"`
+	Queries  int     `json:"queries"`
+	Items    float64 `json:"items_mean"` // items per reply
+	P50MS    float64 `json:"p50_ms"`
+	P99MS    float64 `json:"p99_ms"`
+	MaxMS    float64 `json:"max_ms"`
+	// The same in CPU time of the querying thread, which a busy machine
+	// does not inflate (absent where the clock is not available).
+	CPUP50MS float64 `json:"cpu_p50_ms,omitempty"`
+	CPUP99MS float64 `json:"cpu_p99_ms,omitempty"`
+	CPUMaxMS float64 `json:"cpu_max_ms,omitempty"`
+}
+
+const (
+	benchWidth     = 2000
+	benchMaxTracks = 50
+	benchLevels    = 10 // zoom levels below the full view
+	benchQueries   = 100
+)
+
+// runBench loads and indexes a trace (a file, or a generated one), then
+// times a fixed sweep of viewports and prints a JSON report.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench", stderr)
+	generate := fs.Int64("generate", 0, "index a synthetic trace of `N` events instead of a FILE")
+	tracks := fs.Int("tracks", 64, "tracks of the synthetic trace")
+	seed := fs.Uint64("seed", 1, "seed of the synthetic trace and of the viewport sweep")
+	spillDir := fs.String("spill", "", "directory of the index spill file (default: the system's temporary directory)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var r trace.Reader
+	var source string
+	switch {
+	case *generate > 0 && fs.NArg() == 0:
+		r = gen.New(gen.Config{Events: *generate, Tracks: *tracks, Seed: *seed})
+		source = "generate " + strconv.FormatInt(*generate, 10)
+	case *generate == 0 && fs.NArg() == 1:
+		f, err := trace.OpenFile(fs.Arg(0), formats())
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r, source = f, fs.Arg(0)
+	default:
+		fs.Usage()
+		return fmt.Errorf("bench takes one FILE or --generate N")
+	}
+	rep := benchReport{Source: source}
+	status := procStatus()
+	rep.BaseRSSBytes = status["VmRSS"]
+	start := time.Now()
+	x, err := render.Build(ctx, r, render.Options{SpillDir: *spillDir})
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	rep.LoadSeconds = time.Since(start).Seconds()
+	rep.Events = x.Events()
+	if x.ReadErr() != nil {
+		rep.ReadError = x.ReadErr().Error()
+	}
+	status = procStatus()
+	rep.PeakRSSBytes, rep.RSSBytes = status["VmHWM"], status["VmRSS"]
+	rep.IndexBytes = x.Bytes()
+	if rep.Events > 0 {
+		rep.EventsPerSecond = float64(rep.Events) / rep.LoadSeconds
+		rep.PeakBytesPerEv = float64(rep.PeakRSSBytes) / float64(rep.Events)
+		rep.RSSBytesPerEv = float64(rep.RSSBytes-rep.BaseRSSBytes) / float64(rep.Events)
+		rep.IndexBytesPerEv = float64(rep.IndexBytes) / float64(rep.Events)
+	}
+	ids := x.Tracks()
+	rep.Tracks = len(ids)
+	// The busiest tracks, as a user would look at first.
+	slices.SortStableFunc(ids, func(a, b trace.TrackID) int { return x.TrackEvents(b) - x.TrackEvents(a) })
+	ids = ids[:min(len(ids), benchMaxTracks)]
+	rep.QueryTracks = len(ids)
+	if rep.Events > 0 {
+		if rep.Levels, err = sweep(ctx, x, ids, *seed); err != nil {
+			return err
+		}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// sweep times benchQueries viewports per zoom level: level 0 is the whole
+// trace, level benchLevels a window holding about one event per pixel
+// over all tracks, the levels between are geometric steps, each viewport
+// placed at a random position.
+func sweep(ctx context.Context, x *render.Index, ids []trace.TrackID, seed uint64) ([]benchLevel, error) {
+	first, last := x.Span()
+	span := float64(last-first) + 1
+	minWin := max(span*benchWidth/float64(x.Events()), benchWidth)
+	ratio := math.Pow(minWin/span, 1.0/benchLevels)
+	rng := rand.New(rand.NewPCG(seed, 0x6265))
+	var s render.Slice
+	var levels []benchLevel
+	runtime.LockOSThread() // so thread CPU time measures the query
+	defer runtime.UnlockOSThread()
+	for lv := 0; lv <= benchLevels; lv++ {
+		win := int64(math.Max(1, span*math.Pow(ratio, float64(lv))))
+		l := benchLevel{Level: lv, WindowNS: win, Queries: benchQueries}
+		times := make([]float64, 0, benchQueries)
+		cpu := make([]float64, 0, benchQueries)
+		items := 0
+		for range benchQueries {
+			start := first
+			if room := int64(last-first) + 1 - win; room > 0 {
+				start += trace.Time(rng.Int64N(room + 1))
+			}
+			vp := render.Viewport{Start: start, End: start + trace.Time(win), Width: benchWidth, Tracks: ids}
+			c0, cok := threadCPU()
+			t0 := time.Now()
+			if err := x.QueryInto(ctx, vp, &s); err != nil {
+				return nil, err
+			}
+			times = append(times, float64(time.Since(t0).Nanoseconds())/1e6)
+			if c1, ok := threadCPU(); ok && cok {
+				cpu = append(cpu, float64((c1-c0).Nanoseconds())/1e6)
+			}
+			for _, ts := range s.Tracks {
+				items += len(ts.Items)
+			}
+			l.ResNS = s.Res
+		}
+		l.Items = float64(items) / benchQueries
+		l.P50MS, l.P99MS, l.MaxMS = percentiles(times)
+		if len(cpu) == len(times) {
+			l.CPUP50MS, l.CPUP99MS, l.CPUMaxMS = percentiles(cpu)
+		}
+		levels = append(levels, l)
+	}
+	runtime.KeepAlive(x)
+	return levels, nil
+}
+
+// percentiles returns the median, 99th percentile and maximum of ms.
+func percentiles(ms []float64) (p50, p99, max float64) {
+	slices.Sort(ms)
+	return ms[len(ms)/2], ms[(len(ms)*99+99)/100-1], ms[len(ms)-1]
+}
+
+// procStatus returns the kB fields of /proc/self/status in bytes (empty
+// where the file does not exist).
+func procStatus() map[string]int64 {
+	m := map[string]int64{}
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return m
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := bytes.Cut(sc.Bytes(), []byte(":"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(v)
+		if len(f) == 2 && string(f[1]) == "kB" {
+			if n, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+				m[string(k)] = n << 10
+			}
+		}
+	}
+	return m
+}

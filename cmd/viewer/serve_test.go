@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"viewer/render/wire"
+	"viewer/trace"
+	"viewer/trace/tracetest"
+	"viewer/ui"
+	"viewer/web"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServeCommand starts `viewer serve --port 0`, fetches the library
+// page from the URL it prints, and stops it as Ctrl-C would.
+func TestServeCommand(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--port", "0", "--data", t.TempDir()}, &stdout, &stderr)
+	}()
+	re := regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+	deadline := time.Now().Add(10 * time.Second)
+	var base string
+	for base == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no URL printed; stdout %q stderr %q", stdout.String(), stderr.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended: %v; stderr %q", err, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		base = re.FindString(stdout.String())
+	}
+	resp, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`id="traces"`)) {
+		t.Errorf("library page: %d %.200s", resp.StatusCode, body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+func TestServeBadPort(t *testing.T) {
+	t.Setenv("VIEWER_PORT", "http")
+	err := run(context.Background(), []string{"serve", "--data", t.TempDir()}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "VIEWER_PORT") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// maxRealUpload bounds the real traces the web test uploads.
+const maxRealUpload = 12 << 20
+
+// TestServeRealTraces uploads every real trace the registered formats
+// recognize, checks that each appears in the library, that a viewport
+// over its whole span arrives over the websocket and decodes to as many
+// events as the trace's statistics count, and that the same viewport
+// yields the same frame after a restart on the same data directory.
+// Every registered format must be exercised by at least one real file.
+func TestServeRealTraces(t *testing.T) {
+	var files []string
+	for _, sub := range []string{"cpel", "nettrace", "perf"} {
+		dir := tracetest.RealData(t, sub)
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	var picked []string
+	byFormat := map[string]int{}
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		format, err := trace.Sniff(f, st.Size(), formats())
+		f.Close()
+		if err != nil || st.Size() > maxRealUpload {
+			continue
+		}
+		picked = append(picked, p)
+		byFormat[format.Name()]++
+	}
+	for _, f := range formats() {
+		if byFormat[f.Name()] == 0 {
+			t.Errorf("no real trace of format %s to upload", f.Name())
+		}
+	}
+	if len(picked) == 0 {
+		t.Skip("no registered format recognizes a real trace")
+	}
+
+	dataDir := t.TempDir()
+	start := func() (*web.Server, *httptest.Server) {
+		s, err := web.New(web.Config{
+			DataDir: dataDir, Formats: formats(), Static: ui.Static(),
+			MaxUpload: maxRealUpload, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s.Handler())
+		return s, hs
+	}
+	stop := func(s *web.Server, hs *httptest.Server) {
+		s.CloseSessions()
+		hs.Close()
+		s.Close()
+	}
+
+	s, hs := start()
+	frames := map[string][]byte{} // by trace id
+	ids := map[string]string{}    // file → id
+	for _, p := range picked {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post(hs.URL+"/api/traces?name="+filepath.Base(p), "application/octet-stream", bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct{ ID, Error string }
+		json.NewDecoder(resp.Body).Decode(&r)
+		resp.Body.Close()
+		if resp.StatusCode != 201 && resp.StatusCode != 200 {
+			t.Errorf("%s: upload %d: %s", p, resp.StatusCode, r.Error)
+			continue
+		}
+		ids[p] = r.ID
+	}
+	var list []web.TraceInfo
+	getJSON(t, hs.URL+"/api/traces", &list)
+	if len(list) == 0 {
+		t.Fatal("library is empty after uploads")
+	}
+	for p, id := range ids {
+		info := waitIndexed(t, hs.URL, id)
+		if info.State != web.StateReady {
+			t.Errorf("%s: %s: %s", p, info.State, info.Error)
+			continue
+		}
+		f := viewport(t, hs.URL, id, info.Stats.FirstNS, info.Stats.LastNS+1)
+		var n int64
+		for _, tr := range f.Reply.Tracks {
+			for _, c := range tr.Count {
+				n += int64(c)
+			}
+		}
+		tracks := 0
+		if info.Stats.Events > 0 {
+			tracks = len(f.Reply.Tracks)
+		}
+		t.Logf("%s: %s, %d events, %d tracks drawn", filepath.Base(p), info.Format, info.Stats.Events, tracks)
+		if n != info.Stats.Events {
+			t.Errorf("%s: the whole span draws %d events, stats count %d", p, n, info.Stats.Events)
+		}
+		f.Reply.Micros = 0
+		frames[id] = wire.AppendReply(nil, 0, f.Reply)
+	}
+	stop(s, hs)
+
+	s, hs = start()
+	defer stop(s, hs)
+	for p, id := range ids {
+		want, ok := frames[id]
+		if !ok {
+			continue
+		}
+		info := waitIndexed(t, hs.URL, id)
+		f := viewport(t, hs.URL, id, info.Stats.FirstNS, info.Stats.LastNS+1)
+		f.Reply.Micros = 0
+		if got := wire.AppendReply(nil, 0, f.Reply); !bytes.Equal(got, want) {
+			t.Errorf("%s: a different frame after a restart", p)
+		}
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+}
+
+func waitIndexed(t *testing.T, base, id string) web.TraceInfo {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		// The websocket or the viewer page starts indexing a trace that is
+		// not loaded; the API only reports.
+		var info web.TraceInfo
+		getJSON(t, base+"/api/traces/"+id+"/meta", &struct{}{})
+		getJSON(t, base+"/api/traces/"+id, &info)
+		if info.Progress != nil && (info.Progress.State == web.StateReady || info.Progress.State == web.StateFailed) {
+			if info.Progress.State == web.StateFailed {
+				info.State = web.StateFailed
+			}
+			return info
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("trace %s not indexed: %+v", id, info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// viewport asks for the whole range of every track over a websocket.
+func viewport(t *testing.T, base, id string, start, end int64) wire.Frame {
+	t.Helper()
+	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/api/traces/"+id+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var meta struct {
+		Tracks []struct{ ID int } `json:"tracks"`
+	}
+	getJSON(t, base+"/api/traces/"+id+"/meta", &meta)
+	ids := []string{"-1"}
+	for _, tr := range meta.Tracks {
+		ids = append(ids, fmt.Sprint(tr.ID))
+	}
+	req := fmt.Sprintf(`{"type":"viewport","seq":1,"start":"%d","end":"%d","width":1000,"tracks":[%s]}`, start, end, strings.Join(ids, ","))
+	if err := c.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	for {
+		typ, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typ == websocket.TextMessage {
+			if bytes.Contains(b, []byte(`"type":"error"`)) || bytes.Contains(b, []byte(`"type":"failed"`)) {
+				t.Fatalf("%s", b)
+			}
+			continue
+		}
+		f, err := wire.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Kind == wire.KindReply {
+			return f
+		}
+	}
+}

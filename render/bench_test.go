@@ -1,0 +1,91 @@
+package render
+
+import (
+	"context"
+	"testing"
+
+	"viewer/render/gen"
+	"viewer/trace"
+)
+
+func benchIndex(b *testing.B, n int64) *Index {
+	b.Helper()
+	x, err := Build(context.Background(), gen.New(gen.Config{Events: n, Tracks: 64, Seed: 1}), Options{SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { x.Close() })
+	return x
+}
+
+func BenchmarkBuild(b *testing.B) {
+	for b.Loop() {
+		benchIndex(b, 1_000_000)
+	}
+	b.ReportMetric(float64(1_000_000*b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+func BenchmarkGenerate(b *testing.B) {
+	for b.Loop() {
+		g := gen.New(gen.Config{Events: 1_000_000, Tracks: 64, Seed: 1})
+		for {
+			if _, err := g.ReadEvent(); err != nil {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(1_000_000*b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkQueryFull answers the whole trace at 2000 px over 50 tracks.
+func BenchmarkQueryFull(b *testing.B) {
+	x := benchIndex(b, 1_000_000)
+	first, last := x.Span()
+	var ids []trace.TrackID
+	for i := range 50 {
+		ids = append(ids, trace.TrackID(i))
+	}
+	vp := Viewport{Start: first, End: last + 1, Width: 2000, Tracks: ids}
+	var s Slice
+	for b.Loop() {
+		if err := x.QueryInto(context.Background(), vp, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBuild1Track(b *testing.B) {
+	for b.Loop() {
+		x, err := Build(context.Background(), gen.New(gen.Config{Events: 1_000_000, Tracks: 1, Seed: 1}), Options{SpillDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		x.Close()
+	}
+	b.ReportMetric(float64(1_000_000*b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkQueryMid answers a window of 1/16 of the trace, where most
+// tracks hold a few events per bucket.
+func BenchmarkQueryMid(b *testing.B) {
+	x := benchIndex(b, 2_000_000)
+	first, last := x.Span()
+	var ids []trace.TrackID
+	for i := range 50 {
+		ids = append(ids, trace.TrackID(i))
+	}
+	w := (last - first) / 16
+	vp := Viewport{Start: first + 5*w, End: first + 6*w, Width: 2000, Tracks: ids}
+	var s Slice
+	items := 0
+	for b.Loop() {
+		if err := x.QueryInto(context.Background(), vp, &s); err != nil {
+			b.Fatal(err)
+		}
+		items = 0
+		for _, t := range s.Tracks {
+			items += len(t.Items)
+		}
+	}
+	b.ReportMetric(float64(items), "items")
+}

@@ -1,0 +1,139 @@
+package render
+
+import "viewer/trace"
+
+// Time cells answer the coarse zoom levels in O(1) per bucket. A query
+// snaps its buckets to multiples of a power of two, so at resolution 2^L
+// bucket b is exactly the aligned time cell [c·2^L, (c+1)·2^L) for some c.
+// After reading, each track gets, for every level L from its cellBase up,
+// the index of the first event of every cell of its time span and the
+// majority-vote candidate of the cell's types (merged up from the finest
+// level as in the index pyramid, so a type holding more than half of a
+// cell is its candidate). cellBase is the finest level with at most
+// n/cellDensity cells, so the cells cost at most 2·6/cellDensity bytes
+// per event whatever the track's time span or burstiness. Finer queries
+// go through the index pyramid.
+
+// cellDensity is the mean number of events per cell at a track's finest
+// cell level.
+const cellDensity = 4
+
+// minCells is the fewest cells a level must have to be kept; coarser
+// queries touch so few buckets that the index pyramid answers them fast.
+const minCells = 8
+
+// cellLevel is one level of a track's time cells.
+type cellLevel struct {
+	origin int64    // absolute number of the first cell: its start is origin<<level
+	firsts []int32  // firsts[c] is the index of the first event at or after cell c's start; len(types)+1 entries
+	types  []uint16 // majority-vote candidate of each cell (meaningless for empty cells)
+}
+
+// buildCells computes a track's time cells from its columns.
+func (t *track) buildCells() {
+	n := t.times.len()
+	if n < cellDensity*minCells {
+		return
+	}
+	first, last := int64(t.times.at(0)), int64(t.times.at(n-1))
+	if first < -int64(MaxTime) || last > int64(MaxTime) {
+		return // queries clamp to ±MaxTime; such traces are answered by the index pyramid
+	}
+	target := int64(n / cellDensity)
+	base := 0
+	for (last>>base)-(first>>base)+1 > target {
+		base++
+	}
+	m := (last >> base) - (first >> base) + 1
+	if m < minCells {
+		return
+	}
+	lv := cellLevel{origin: first >> base, firsts: make([]int32, m+1), types: make([]uint16, m)}
+	weights := make([]uint32, m)
+	cur := int64(0)
+	i := 0
+	for k, ts := range t.times.chunks {
+		ty := t.types.chunks[k]
+		for j, tm := range ts {
+			c := int64(tm)>>base - lv.origin
+			for cur < c {
+				cur++
+				lv.firsts[cur] = int32(i)
+			}
+			switch x := ty[j]; {
+			case weights[c] == 0:
+				lv.types[c], weights[c] = x, 1
+			case lv.types[c] == x:
+				weights[c]++
+			default:
+				weights[c]--
+			}
+			i++
+		}
+	}
+	for cur < m {
+		cur++
+		lv.firsts[cur] = int32(n)
+	}
+	t.cellBase = uint8(base)
+	t.cells = append(t.cells, lv)
+	for level := base + 1; ; level++ {
+		lo := &t.cells[len(t.cells)-1]
+		m := (last >> level) - (first >> level) + 1
+		if m < minCells {
+			break
+		}
+		up := cellLevel{origin: first >> level, firsts: make([]int32, m+1), types: make([]uint16, m)}
+		upw := make([]uint32, m)
+		for c := range m {
+			child := (up.origin+c)*2 - lo.origin // first child, relative to the level below
+			up.firsts[c] = lo.firsts[max(child, 0)]
+			for r := max(child, 0); r < min(child+2, int64(len(lo.types))); r++ {
+				if lo.firsts[r] == lo.firsts[r+1] {
+					continue // empty
+				}
+				switch x, w := lo.types[r], weights[r]; {
+				case upw[c] == 0 || up.types[c] == x:
+					if up.types[c] != x {
+						up.types[c] = x
+					}
+					upw[c] += w
+				case upw[c] >= w:
+					upw[c] -= w
+				default:
+					up.types[c], upw[c] = x, w-upw[c]
+				}
+			}
+		}
+		up.firsts[m] = int32(n)
+		t.cells = append(t.cells, up)
+		weights = upw
+	}
+}
+
+// sliceCells appends the items of buckets at level lv (resolution
+// 2^(cellBase+k)) from absolute cell c0, nb buckets; ok is false when the
+// track has no such level.
+func (t *track) sliceCells(items []Item, level int, c0 int64, nb int) ([]Item, bool) {
+	k := level - int(t.cellBase)
+	if k < 0 || k >= len(t.cells) {
+		return items, false
+	}
+	lv := &t.cells[k]
+	lo := max(c0-lv.origin, 0)
+	hi := min(c0+int64(nb)-lv.origin, int64(len(lv.types)))
+	for c := lo; c < hi; c++ {
+		f, g := lv.firsts[c], lv.firsts[c+1]
+		if f == g {
+			continue
+		}
+		it := Item{Bucket: int32(c + lv.origin - c0), Count: g - f, First: f, Type: typeOf(lv.types[c])}
+		if it.Count == 1 {
+			it.Time = t.times.at(int(f))
+		} else {
+			it.Time = trace.Time((c + lv.origin) << (int(t.cellBase) + k))
+		}
+		items = append(items, it)
+	}
+	return items, true
+}

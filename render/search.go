@@ -1,0 +1,450 @@
+package render
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"viewer/trace"
+)
+
+// Filter selects events for [Index.Search]. Its conditions all apply; an
+// empty Filter matches every event.
+type Filter struct {
+	Types  []trace.TypeID  // the event's type is one of these; empty: any type
+	Name   string          // case-insensitive substring of the type's "provider/name" (or name); empty: any
+	Where  []Predicate     // conditions on decoded fields, all must hold
+	Tracks []trace.TrackID // the event is on one of these tracks; empty: any track
+}
+
+// Op is a comparison of a [Predicate].
+type Op uint8
+
+const (
+	OpBad      Op = iota
+	OpEq          // =
+	OpNe          // !=
+	OpLt          // <
+	OpLe          // <=
+	OpGt          // >
+	OpGe          // >=
+	OpContains    // ~ (case-insensitive substring of the value's text)
+)
+
+// opSyntax lists the operators as written, longest first for parsing.
+var opSyntax = []struct {
+	text string
+	op   Op
+}{{"!=", OpNe}, {"<=", OpLe}, {">=", OpGe}, {"==", OpEq}, {"=", OpEq}, {"<", OpLt}, {">", OpGt}, {"~", OpContains}}
+
+func (o Op) String() string {
+	for _, s := range opSyntax {
+		if s.op == o && s.text != "==" {
+			return s.text
+		}
+	}
+	return "?"
+}
+
+// Predicate is a condition `field op value` on an event's decoded payload.
+// Field names a payload field; members of structs are reached with dots
+// ("Request.Size"); "label" names the event's one-line label when no field
+// has that name. Numbers compare as numbers when both sides are numeric,
+// everything else compares as text.
+type Predicate struct {
+	Field string
+	Op    Op
+	Value string
+}
+
+// MaxPredicate is the longest predicate text ParsePredicate accepts.
+const MaxPredicate = 1024
+
+// ParsePredicate parses `field op value`, op one of = != < <= > >= ~. The
+// value may be a Go-quoted string.
+func ParsePredicate(s string) (Predicate, error) {
+	if len(s) > MaxPredicate {
+		return Predicate{}, fmt.Errorf("render: predicate longer than %d bytes", MaxPredicate)
+	}
+	at, op := -1, opSyntax[0]
+	for i := 0; i < len(s) && at < 0; i++ {
+		for _, o := range opSyntax {
+			if strings.HasPrefix(s[i:], o.text) {
+				at, op = i, o
+				break
+			}
+		}
+	}
+	if at < 0 {
+		return Predicate{}, fmt.Errorf("render: predicate %q has no operator (= != < <= > >= ~)", s)
+	}
+	p := Predicate{Field: strings.TrimSpace(s[:at]), Op: op.op, Value: strings.TrimSpace(s[at+len(op.text):])}
+	if p.Field == "" {
+		return Predicate{}, fmt.Errorf("render: predicate %q names no field", s)
+	}
+	if strings.HasPrefix(p.Value, `"`) {
+		v, err := strconv.Unquote(p.Value)
+		if err != nil {
+			return Predicate{}, fmt.Errorf("render: predicate %q: bad quoted value", s)
+		}
+		p.Value = v
+	}
+	return p, nil
+}
+
+func (p Predicate) String() string {
+	return p.Field + " " + p.Op.String() + " " + strconv.Quote(p.Value)
+}
+
+// Match reports whether decoded details satisfy p.
+func (p Predicate) Match(d trace.Details) bool {
+	v, ok := lookup(d.Fields, p.Field)
+	if !ok {
+		if p.Field != "label" {
+			return false
+		}
+		v = trace.StringValue(d.Label)
+	}
+	if p.Op == OpContains {
+		return strings.Contains(strings.ToLower(v.String()), strings.ToLower(p.Value))
+	}
+	c, ok := compareNumber(v, p.Value)
+	if !ok {
+		c = strings.Compare(v.String(), p.Value)
+	}
+	switch p.Op {
+	case OpEq:
+		return c == 0
+	case OpNe:
+		return c != 0
+	case OpLt:
+		return c < 0
+	case OpLe:
+		return c <= 0
+	case OpGt:
+		return c > 0
+	case OpGe:
+		return c >= 0
+	}
+	return false
+}
+
+func lookup(fields []trace.Field, path string) (trace.Value, bool) {
+	for {
+		name, rest, more := strings.Cut(path, ".")
+		var v trace.Value
+		found := false
+		for _, f := range fields {
+			if f.Name == name {
+				v, found = f.Value, true
+				break
+			}
+		}
+		if !found {
+			return trace.Value{}, false
+		}
+		if !more {
+			return v, true
+		}
+		fields, path = v.Fields(), rest
+	}
+}
+
+// compareNumber compares a numeric value with text that parses as a number
+// of a compatible kind; ok is false when either side is not numeric.
+func compareNumber(v trace.Value, s string) (c int, ok bool) {
+	switch v.Kind() {
+	case trace.KindInt:
+		if n, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return cmpOrdered(v.Int(), n), true
+		}
+	case trace.KindUint, trace.KindHex:
+		if n, err := strconv.ParseUint(s, 0, 64); err == nil {
+			return cmpOrdered(v.Uint(), n), true
+		}
+		if strings.HasPrefix(s, "-") {
+			if _, err := strconv.ParseInt(s, 0, 64); err == nil {
+				return 1, true // any unsigned value is above a negative one
+			}
+		}
+	}
+	f, ok := v.Number()
+	if !ok {
+		return 0, false
+	}
+	g, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsNaN(g) {
+		return 0, false
+	}
+	return cmpOrdered(f, g), true
+}
+
+func cmpOrdered[T int64 | uint64 | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Position is a place in the total order of a trace's events: by time,
+// then track id, then index in the track.
+type Position struct {
+	Time trace.Time
+	ID   EventID
+}
+
+// At returns the position just before every event at time t.
+func At(t trace.Time) Position {
+	return Position{Time: t, ID: EventID{Track: math.MinInt32, Index: -1}}
+}
+
+// PositionOf returns the position of an event.
+func (x *Index) PositionOf(id EventID) (Position, bool) {
+	t := x.track(id.Track)
+	if t == nil || id.Index < 0 || int(id.Index) >= t.times.len() {
+		return Position{}, false
+	}
+	return Position{Time: t.times.at(int(id.Index)), ID: id}, true
+}
+
+func (p Position) less(q Position) bool {
+	if p.Time != q.Time {
+		return p.Time < q.Time
+	}
+	if p.ID.Track != q.ID.Track {
+		return p.ID.Track < q.ID.Track
+	}
+	return p.ID.Index < q.ID.Index
+}
+
+// Search returns the first event after from (backward: the last event
+// before from) that matches f, in the order of [Position]. Type, name and
+// track conditions are checked on the resident index; predicates decode
+// the payloads of the candidates one by one, in order, so a search costs
+// what it scans, never the whole trace in memory. ok is false when no
+// event matches. Search checks ctx while it scans.
+func (x *Index) Search(ctx context.Context, f Filter, from Position, backward bool) (id EventID, ok bool, err error) {
+	want, ok := x.typeFilter(f)
+	if !ok {
+		return EventID{}, false, nil
+	}
+	tracks := f.Tracks
+	if len(tracks) == 0 {
+		tracks = x.Tracks()
+	}
+	h := &cursors{backward: backward}
+	for _, tid := range tracks {
+		t := x.track(tid)
+		if t == nil || t.times.len() == 0 {
+			continue
+		}
+		c := cursor{t: t, track: tid, want: &want}
+		c.i = c.startIndex(from, backward)
+		if c.advance(ctx, x, backward, false) {
+			h.items = append(h.items, c)
+		}
+		if err := ctx.Err(); err != nil {
+			return EventID{}, false, err
+		}
+	}
+	heap.Init(h)
+	for scanned := 0; h.Len() > 0; scanned++ {
+		if scanned&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return EventID{}, false, err
+			}
+		}
+		c := &h.items[0]
+		id := EventID{Track: c.track, Index: int32(c.i)}
+		match, err := x.check(id, f.Where)
+		if err != nil {
+			return EventID{}, false, err
+		}
+		if match {
+			return id, true, nil
+		}
+		if c.advance(ctx, x, backward, true) {
+			heap.Fix(h, 0)
+		} else {
+			heap.Pop(h)
+		}
+		if err := ctx.Err(); err != nil {
+			return EventID{}, false, err
+		}
+	}
+	return EventID{}, false, nil
+}
+
+// typeFilter is the type and name conditions of a Filter: admit decides
+// a type id, mask the 16-bit codes of the resident type column (code
+// typeEscape stands for every type ≥ 65535, which admit then decides from
+// the spilled record).
+type typeFilter struct {
+	admit func(trace.TypeID) bool
+	mask  []bool
+}
+
+// typeFilter returns the filter's type conditions; ok is false when no
+// type can match.
+func (x *Index) typeFilter(f Filter) (tf typeFilter, ok bool) {
+	name := strings.ToLower(f.Name)
+	var set map[trace.TypeID]bool
+	if len(f.Types) > 0 {
+		set = make(map[trace.TypeID]bool, len(f.Types))
+		for _, id := range f.Types {
+			set[id] = true
+		}
+	}
+	tf.admit = func(id trace.TypeID) bool {
+		if set != nil && !set[id] {
+			return false
+		}
+		if name == "" {
+			return true
+		}
+		if id < 0 || int(id) >= len(x.meta.Types) {
+			return false
+		}
+		et := x.meta.Types[id]
+		full := et.Name
+		if et.Provider != "" {
+			full = et.Provider + "/" + et.Name
+		}
+		return strings.Contains(strings.ToLower(full), name)
+	}
+	tf.mask = make([]bool, typeEscape+1)
+	for code := range typeEscape {
+		if tf.admit(trace.TypeID(code)) {
+			tf.mask[code], ok = true, true
+		}
+	}
+	if set == nil && name == "" {
+		tf.mask[typeEscape] = true // negative ids too
+	}
+	for id := range set {
+		if (id < 0 || id >= typeEscape) && tf.admit(id) {
+			tf.mask[typeEscape] = true
+		}
+	}
+	for id := typeEscape; set == nil && id < len(x.meta.Types); id++ {
+		if tf.admit(trace.TypeID(id)) {
+			tf.mask[typeEscape] = true
+			break
+		}
+	}
+	return tf, ok || tf.mask[typeEscape]
+}
+
+// check decides the conditions the resident index cannot: the real type
+// of escaped types and the predicates.
+func (x *Index) check(id EventID, where []Predicate) (bool, error) {
+	if len(where) == 0 {
+		return true, nil
+	}
+	e, err := x.Event(id)
+	if err != nil {
+		return false, err
+	}
+	d, err := x.r.Details(e)
+	if err != nil {
+		return false, nil // an undecodable payload matches no predicate
+	}
+	for _, p := range where {
+		if !p.Match(d) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// cursor walks one track's events that pass the resident filters.
+type cursor struct {
+	t     *track
+	track trace.TrackID
+	i     int
+	want  *typeFilter
+}
+
+// startIndex returns the first index after from (backward: the last
+// before it) on the cursor's track.
+func (c *cursor) startIndex(from Position, backward bool) int {
+	lo := c.t.lowerBound(from.Time, 0) // first with time ≥ from.Time
+	hi := lo                           // first with time > from.Time
+	if from.Time < MaxTime {
+		hi = c.t.lowerBound(from.Time+1, lo)
+	}
+	switch {
+	case c.track < from.ID.Track:
+		if backward {
+			return hi - 1
+		}
+		return hi
+	case c.track > from.ID.Track:
+		if backward {
+			return lo - 1
+		}
+		return lo
+	}
+	if backward {
+		return min(hi, int(from.ID.Index)) - 1
+	}
+	return max(lo, int(from.ID.Index)+1)
+}
+
+// advance moves to the next admitted event from c.i (past c.i when step);
+// it returns false at the end of the track.
+func (c *cursor) advance(ctx context.Context, x *Index, backward, step bool) bool {
+	d := 1
+	if backward {
+		d = -1
+	}
+	if step {
+		c.i += d
+	}
+	n := c.t.times.len()
+	for k := 0; c.i >= 0 && c.i < n; k++ {
+		if k&0xffff == 0xffff && ctx.Err() != nil {
+			return false
+		}
+		ty := c.t.types.at(c.i)
+		if c.want.mask[ty] {
+			if ty != typeEscape {
+				return true
+			}
+			e, err := x.Event(EventID{Track: c.track, Index: int32(c.i)})
+			if err == nil && c.want.admit(e.Type) {
+				return true
+			}
+		}
+		c.i += d
+	}
+	return false
+}
+
+type cursors struct {
+	items    []cursor
+	backward bool
+}
+
+func (h *cursors) Len() int { return len(h.items) }
+func (h *cursors) Less(i, j int) bool {
+	a := Position{Time: h.items[i].t.times.at(h.items[i].i), ID: EventID{h.items[i].track, int32(h.items[i].i)}}
+	b := Position{Time: h.items[j].t.times.at(h.items[j].i), ID: EventID{h.items[j].track, int32(h.items[j].i)}}
+	if h.backward {
+		return b.less(a)
+	}
+	return a.less(b)
+}
+func (h *cursors) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *cursors) Push(v any)    { h.items = append(h.items, v.(cursor)) }
+func (h *cursors) Pop() any {
+	v := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return v
+}

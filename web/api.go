@@ -1,0 +1,420 @@
+package web
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"viewer/render"
+	"viewer/trace"
+)
+
+// TraceInfo describes a trace to the JSON API and the pages.
+type TraceInfo struct {
+	Entry
+	State    State        `json:"state"`
+	Error    string       `json:"error"`
+	Stats    *trace.Stats `json:"stats"`
+	Progress *Progress    `json:"progress,omitempty"`
+}
+
+// info returns what is known of a stored trace.
+func (s *Server) info(e Entry) TraceInfo {
+	ti := TraceInfo{Entry: e, State: StateQueued}
+	if st, ok := s.lib.Stats(e.ID); ok {
+		ti.State, ti.Stats = StateReady, &st
+	}
+	if j, ok := s.ix.peek(e.ID); ok {
+		p, _ := j.snapshot()
+		ti.Progress = &p
+		if p.State != StateReady || ti.Stats == nil {
+			ti.State = p.State
+		}
+		ti.Error = p.Error
+	}
+	return ti
+}
+
+// parseTraceID accepts only a canonical lowercase UUID.
+func parseTraceID(s string) (uuid.UUID, bool) {
+	id, err := uuid.Parse(s)
+	if err != nil || id.String() != s {
+		return uuid.UUID{}, false
+	}
+	return id, true
+}
+
+// entry returns the trace named by the route's {id}, or writes 404.
+func (s *Server) entry(w http.ResponseWriter, r *http.Request) (Entry, bool) {
+	id, ok := parseTraceID(chiParam(r, "id"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "not a trace id")
+		return Entry{}, false
+	}
+	e, ok := s.lib.Get(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "no such trace")
+		return Entry{}, false
+	}
+	return e, true
+}
+
+// index returns the built index of a trace, starting its build if needed,
+// and a func to call when done with it; while it builds it writes 409
+// with the progress.
+func (s *Server) index(w http.ResponseWriter, e Entry) (*index, func(), bool) {
+	j, release := s.ix.acquire(e)
+	p, idx := j.snapshot()
+	if idx != nil {
+		return idx, release, true
+	}
+	release()
+	if p.State == StateFailed {
+		writeError(w, http.StatusUnprocessableEntity, "the trace could not be indexed: "+p.Error)
+		return nil, nil, false
+	}
+	writeJSON(w, http.StatusConflict, map[string]any{"error": "the trace is still being indexed", "progress": p})
+	return nil, nil, false
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	list := s.lib.List()
+	out := make([]TraceInfo, len(list))
+	for i, e := range list {
+		out[i] = s.info(e)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.entry(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, s.info(e))
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.entry(w, r)
+	if !ok {
+		return
+	}
+	if err := s.delete(e); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) delete(e Entry) error {
+	s.ix.drop(e.ID)
+	if err := s.lib.Delete(e.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Error("deleting trace", "trace", e.ID, "err", err)
+		return fmt.Errorf("could not delete the trace: %w", err)
+	}
+	return nil
+}
+
+// uploadError is a refused upload: a 4xx status and a message for the user.
+type uploadError struct {
+	status int
+	msg    string
+}
+
+func (e *uploadError) Error() string { return e.msg }
+
+// handleUpload stores the raw request body as a new trace.
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
+	max := s.cfg.MaxUpload
+	if r.ContentLength > max {
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(max))
+		return
+	}
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		name = r.Header.Get("X-File-Name")
+	}
+	body := http.MaxBytesReader(w, r.Body, max)
+	e, existing, err := s.lib.Add(body, name, s.check)
+	if err != nil {
+		var ue *uploadError
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &ue):
+			writeError(w, ue.status, ue.msg)
+		case errors.As(err, &mbe):
+			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(max))
+		case r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF):
+			writeError(w, http.StatusBadRequest, "the upload was interrupted")
+		default:
+			s.log.Error("storing upload", "name", name, "err", err)
+			writeError(w, http.StatusInternalServerError, "could not store the upload: "+err.Error())
+		}
+		return
+	}
+	s.ix.get(e)
+	status := http.StatusCreated
+	if existing {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, map[string]any{"id": e.ID, "existing": existing})
+}
+
+func tooLarge(max int64) string {
+	return "the file is larger than this server's upload limit of " + formatBytes(max)
+}
+
+// check decides whether an uploaded file is a trace this server reads:
+// a format must recognize its first bytes, open it, and read it up to its
+// first event (or its clean end).
+func (s *Server) check(f *os.File, size int64) (string, error) {
+	if size == 0 {
+		return "", &uploadError{http.StatusBadRequest, "the upload is empty"}
+	}
+	format, err := trace.Sniff(f, size, s.cfg.Formats)
+	if err != nil {
+		if errors.Is(err, trace.ErrUnknownFormat) {
+			return "", &uploadError{http.StatusUnsupportedMediaType, err.Error() + "; " + s.tried()}
+		}
+		return "", err
+	}
+	r, err := format.Open(f, size)
+	if err == nil {
+		_, err = r.ReadEvent()
+		if err == io.EOF {
+			err = nil
+		}
+	}
+	if err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, format.Name()) {
+			msg = format.Name() + ": " + msg
+		}
+		return "", &uploadError{http.StatusUnprocessableEntity, "the file looks like " + format.Name() + " but cannot be read: " + msg}
+	}
+	return format.Name(), nil
+}
+
+func (s *Server) tried() string {
+	if len(s.cfg.Formats) == 0 {
+		return "this server has no trace readers"
+	}
+	names := make([]string, len(s.cfg.Formats))
+	for i, f := range s.cfg.Formats {
+		names[i] = f.Name()
+	}
+	return "tried " + strings.Join(names, ", ")
+}
+
+func (s *Server) handleMeta(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.entry(w, r)
+	if !ok {
+		return
+	}
+	idx, release, ok := s.index(w, e)
+	if !ok {
+		return
+	}
+	defer release()
+	writeJSONBytes(w, http.StatusOK, appendMetaJSON(nil, idx))
+}
+
+func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.entry(w, r)
+	if !ok {
+		return
+	}
+	ref, err := ParseEventRef(chiParam(r, "ev"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	idx, release, ok := s.index(w, e)
+	if !ok {
+		return
+	}
+	defer release()
+	b, err := appendEventJSON(nil, idx, ref)
+	if err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	writeJSONBytes(w, http.StatusOK, b)
+}
+
+// appendEventJSON appends the `viewer dump` object of one event with its
+// ids and raw payload.
+func appendEventJSON(b []byte, idx *index, ref EventRef) ([]byte, error) {
+	d, err := idx.x.Details(render.EventID(ref), nil)
+	if err != nil {
+		return b, err
+	}
+	if d.DetailsErr != nil {
+		d.Details.Label = "error: " + d.DetailsErr.Error()
+	}
+	b = trace.AppendEventJSON(b, idx.r, d.Event, d.Details, nil)
+	b = b[:len(b)-1] // reopen the object
+	b = append(b, `,"ev":"`...)
+	b = append(b, ref.String()...)
+	b = append(b, `","track_id":`...)
+	b = strconv.AppendInt(b, int64(d.Event.Track), 10)
+	b = append(b, `,"type_id":`...)
+	b = strconv.AppendInt(b, int64(d.Event.Type), 10)
+	b = append(b, `,"raw":"`...)
+	b = hex.AppendEncode(b, d.Details.Raw)
+	b = append(b, `"}`...)
+	return b, nil
+}
+
+// SearchHit is one matching event.
+type SearchHit struct {
+	Ev    EventRef      `json:"ev"`
+	Time  trace.Time    `json:"time,string"`
+	Track trace.TrackID `json:"track"`
+}
+
+// Search limits.
+const (
+	DefaultSearchLimit = 1000
+	MaxSearchLimit     = 10000
+)
+
+// search calls yield with the events matching q after from (before it when
+// backward), in order, until yield returns false or no event matches.
+func (idx *index) search(ctx context.Context, q string, from render.Position, backward bool, yield func(SearchHit) bool) error {
+	f, err := ParseQuery(q, idx.x.Meta())
+	if err != nil {
+		return err
+	}
+	for {
+		id, ok, err := idx.x.Search(ctx, f, from, backward)
+		if err != nil || !ok {
+			return err
+		}
+		pos, _ := idx.x.PositionOf(id)
+		if !yield(SearchHit{Ev: EventRef(id), Time: pos.Time, Track: id.Track}) {
+			return nil
+		}
+		from = pos
+	}
+}
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.entry(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	limit := DefaultSearchLimit
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > MaxSearchLimit {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit: not a number from 1 to %d", MaxSearchLimit))
+			return
+		}
+		limit = n
+	}
+	backward := false
+	switch q.Get("dir") {
+	case "", "next":
+	case "prev":
+		backward = true
+	default:
+		writeError(w, http.StatusBadRequest, "dir: next or prev")
+		return
+	}
+	idx, release, ok := s.index(w, e)
+	if !ok {
+		return
+	}
+	defer release()
+	from := render.At(math.MinInt64)
+	if backward {
+		from = render.At(math.MaxInt64)
+	}
+	if a := q.Get("after"); a != "" {
+		ref, err := ParseEventRef(a)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "after: "+err.Error())
+			return
+		}
+		pos, ok := idx.x.PositionOf(render.EventID(ref))
+		if !ok {
+			writeError(w, http.StatusBadRequest, "after: no such event")
+			return
+		}
+		from = pos
+	} else if t := q.Get("from"); t != "" {
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "from: not a time in nanoseconds")
+			return
+		}
+		from = render.At(trace.Time(n))
+	}
+	hits := []SearchHit{}
+	more := false
+	err := idx.search(r.Context(), q.Get("q"), from, backward, func(h SearchHit) bool {
+		if len(hits) == limit {
+			more = true
+			return false
+		}
+		hits = append(hits, h)
+		return true
+	})
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"hits": hits, "more": more})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSONBytes(w, status, b)
+}
+
+func writeJSONBytes(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(b)
+	w.Write([]byte{'\n'})
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// formatBytes renders a size for people: "512 B", "1.5 MiB".
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	v := float64(n) / float64(div)
+	prec := 1
+	if v == float64(int64(v)) {
+		prec = 0
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64) + " " + string("KMGTPE"[exp]) + "iB"
+}

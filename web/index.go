@@ -1,0 +1,383 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"viewer/render"
+	"viewer/trace"
+)
+
+// index is a trace read to its end and indexed for drawing, with its
+// statistics. It is immutable and shared read-only by every session.
+type index struct {
+	x     *render.Index
+	r     trace.Reader // the reader x was built from, read to its end
+	stats trace.Stats
+	types []int64 // events per trace.TypeID
+}
+
+// statsReader counts the events a reader hands out, so that the index
+// build yields the `viewer stats` object in the same pass.
+type statsReader struct {
+	trace.Reader
+	c     trace.Counter
+	types []int64 // events per trace.TypeID
+}
+
+func (r *statsReader) ReadEvent() (trace.Event, error) {
+	e, err := r.Reader.ReadEvent()
+	if err == nil {
+		r.c.Add(e)
+		if e.Type >= 0 {
+			if int(e.Type) >= len(r.types) {
+				r.types = append(r.types, make([]int64, int(e.Type)+1-len(r.types))...)
+			}
+			r.types[e.Type]++
+		}
+	}
+	return e, err
+}
+
+// State is how far a trace's index is.
+type State string
+
+const (
+	StateQueued   State = "queued"
+	StateIndexing State = "indexing"
+	StateReady    State = "ready"
+	StateFailed   State = "failed"
+)
+
+// Progress is the state of an index build, as pushed to the page.
+type Progress struct {
+	State      State   `json:"state"`
+	Percent    float64 `json:"percent"`
+	Events     int64   `json:"events"`
+	EventsPerS float64 `json:"events_per_s"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// job is the index of one trace: built once in the background, then
+// shared read-only by every session.
+type job struct {
+	id   uuid.UUID
+	done chan struct{} // closed when the build ends
+
+	mu       sync.Mutex
+	progress Progress
+	idx      *index
+	file     *os.File
+	subs     map[chan struct{}]struct{}
+	cancel   context.CancelFunc
+
+	// Guarded by indexer.mu:
+	refs int       // sessions and requests using the index
+	used time.Time // when the last of them let go
+}
+
+// snapshot returns the job's progress and, once ready, its index.
+func (j *job) snapshot() (Progress, *index) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.progress, j.idx
+}
+
+// subscribe returns a channel that receives a value whenever the job's
+// progress changes (coalesced), and a func to stop.
+func (j *job) subscribe() (<-chan struct{}, func()) {
+	c := make(chan struct{}, 1)
+	j.mu.Lock()
+	j.subs[c] = struct{}{}
+	j.mu.Unlock()
+	c <- struct{}{} // the current state
+	return c, func() {
+		j.mu.Lock()
+		delete(j.subs, c)
+		j.mu.Unlock()
+	}
+}
+
+func (j *job) update(f func(p *Progress)) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	f(&j.progress)
+	for c := range j.subs {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// indexer builds and holds the indexes of the library's traces.
+type indexer struct {
+	lib     *Library
+	formats []trace.Format
+	spill   string // directory of the render indexes' spill files
+	log     *slog.Logger
+	sem     chan struct{} // builds run one at a time: the machine is small
+
+	// resident is how many built indexes stay in memory while no one
+	// uses them; the least recently used beyond it are closed.
+	resident int
+
+	mu   sync.Mutex
+	jobs map[uuid.UUID]*job
+	ctx  context.Context // ends at shutdown
+}
+
+// progressEvery is how often a build reports progress.
+const progressEvery = 200 * time.Millisecond
+
+// get returns the job of a trace, starting its build if it has none.
+func (ix *indexer) get(e Entry) *job {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if j, ok := ix.jobs[e.ID]; ok {
+		return j
+	}
+	ctx, cancel := context.WithCancel(ix.ctx)
+	j := &job{
+		id:       e.ID,
+		done:     make(chan struct{}),
+		progress: Progress{State: StateQueued},
+		subs:     map[chan struct{}]struct{}{},
+		cancel:   cancel,
+	}
+	ix.jobs[e.ID] = j
+	go ix.run(ctx, j, e)
+	return j
+}
+
+// acquire returns the job of a trace, starting its build if it has none,
+// and keeps its index in memory until release is called.
+func (ix *indexer) acquire(e Entry) (j *job, release func()) {
+	j = ix.get(e)
+	ix.mu.Lock()
+	j.refs++
+	ix.mu.Unlock()
+	var once sync.Once
+	return j, func() {
+		once.Do(func() {
+			ix.mu.Lock()
+			j.refs--
+			j.used = time.Now()
+			ix.mu.Unlock()
+			ix.evict()
+		})
+	}
+}
+
+// evict closes the least recently used indexes that no one uses, beyond
+// the resident limit. A trace evicted is indexed again when next opened.
+func (ix *indexer) evict() {
+	ix.mu.Lock()
+	var idle []*job
+	resident := 0
+	for _, j := range ix.jobs {
+		if _, idx := j.snapshot(); idx == nil {
+			continue // building, or failed
+		}
+		resident++
+		if j.refs == 0 {
+			idle = append(idle, j)
+		}
+	}
+	slices.SortFunc(idle, func(a, b *job) int { return a.used.Compare(b.used) })
+	var out []*job
+	for _, j := range idle {
+		if resident <= ix.resident {
+			break
+		}
+		delete(ix.jobs, j.id)
+		out = append(out, j)
+		resident--
+	}
+	ix.mu.Unlock()
+	for _, j := range out {
+		ix.log.Info("closing an idle index", "trace", j.id)
+		j.mu.Lock()
+		j.idx.x.Close()
+		j.idx = nil
+		if j.file != nil {
+			j.file.Close()
+			j.file = nil
+		}
+		j.mu.Unlock()
+	}
+}
+
+// peek returns the job of a trace without starting one.
+func (ix *indexer) peek(id uuid.UUID) (*job, bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	j, ok := ix.jobs[id]
+	return j, ok
+}
+
+// drop stops and forgets the job of a deleted trace.
+func (ix *indexer) drop(id uuid.UUID) {
+	ix.mu.Lock()
+	j, ok := ix.jobs[id]
+	delete(ix.jobs, id)
+	ix.mu.Unlock()
+	if !ok {
+		return
+	}
+	j.cancel()
+	<-j.done
+	j.update(func(p *Progress) {
+		p.State, p.Error = StateFailed, "the trace was deleted"
+	})
+	j.mu.Lock()
+	if j.file != nil {
+		j.file.Close()
+		j.file = nil
+	}
+	if j.idx != nil {
+		j.idx.x.Close()
+		j.idx = nil
+	}
+	j.mu.Unlock()
+}
+
+// closeAll stops every build and closes the trace files.
+func (ix *indexer) closeAll() {
+	ix.mu.Lock()
+	jobs := ix.jobs
+	ix.jobs = map[uuid.UUID]*job{}
+	ix.mu.Unlock()
+	for _, j := range jobs {
+		j.cancel()
+		<-j.done
+		j.mu.Lock()
+		if j.idx != nil {
+			j.idx.x.Close()
+		}
+		if j.file != nil {
+			j.file.Close()
+		}
+		j.mu.Unlock()
+	}
+}
+
+func (ix *indexer) run(ctx context.Context, j *job, e Entry) {
+	defer close(j.done)
+	idx, f, err := ix.buildOne(ctx, j, e)
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		ix.log.Warn("indexing failed", "trace", e.ID, "err", err)
+		j.update(func(p *Progress) { p.State, p.Error = StateFailed, err.Error() })
+		return
+	}
+	st := idx.stats
+	if err := ix.lib.SaveStats(e.ID, st); err != nil && !errors.Is(err, ErrNotFound) {
+		ix.log.Warn("saving index cache", "trace", e.ID, "err", err)
+	}
+	j.mu.Lock()
+	j.idx, j.file = idx, f
+	j.mu.Unlock()
+	j.update(func(p *Progress) {
+		p.State, p.Percent, p.Events = StateReady, 100, st.Events
+	})
+	ix.mu.Lock()
+	j.used = time.Now()
+	ix.mu.Unlock()
+	ix.evict()
+}
+
+func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f *os.File, err error) {
+	select {
+	case ix.sem <- struct{}{}:
+		defer func() { <-ix.sem }()
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			ix.log.Error("panic while indexing", "trace", e.ID, "panic", p, "stack", string(debug.Stack()))
+			idx, err = nil, fmt.Errorf("internal error while indexing: %v", p)
+		}
+	}()
+	f, err = ix.lib.Open(e.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	format := formatByName(ix.formats, e.Format)
+	if format == nil {
+		return nil, f, fmt.Errorf("this viewer has no reader for the %q format any more", e.Format)
+	}
+	cr := &countingReaderAt{r: f}
+	r, err := format.Open(cr, e.Size)
+	if err != nil {
+		return nil, f, err
+	}
+	sr := &statsReader{Reader: r}
+	start := time.Now()
+	var last time.Time
+	j.update(func(p *Progress) { p.State = StateIndexing })
+	x, err := render.Build(ctx, sr, render.Options{
+		SpillDir: ix.spill,
+		Progress: func(rp render.Progress) {
+			now := time.Now()
+			if now.Sub(last) < progressEvery || rp.Done {
+				return
+			}
+			last = now
+			pct := 0.0
+			if e.Size > 0 {
+				read := max(cr.max.Load(), min(rp.Bytes, e.Size))
+				pct = min(99.9, 100*float64(read)/float64(e.Size))
+			}
+			rate := float64(rp.Events) / now.Sub(start).Seconds()
+			j.update(func(p *Progress) {
+				p.Percent, p.Events, p.EventsPerS = pct, rp.Events, rate
+			})
+		},
+	})
+	if err != nil {
+		return nil, f, err
+	}
+	return &index{x: x, r: sr, stats: sr.c.Stats(r.Meta(), x.ReadErr()), types: sr.types}, f, nil
+}
+
+func formatByName(formats []trace.Format, name string) trace.Format {
+	for _, f := range formats {
+		if f.Name() == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// countingReaderAt records the furthest byte read, for progress.
+type countingReaderAt struct {
+	r   io.ReaderAt
+	max atomic.Int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	end := off + int64(n)
+	for {
+		m := c.max.Load()
+		if end <= m || c.max.CompareAndSwap(m, end) {
+			break
+		}
+	}
+	return n, err
+}

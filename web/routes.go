@@ -1,0 +1,89 @@
+package web
+
+import (
+	"net/http"
+	"runtime/debug"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.recoverPanics, s.checkHost, securityHeaders)
+	r.Use(http.NewCrossOriginProtection().Handler)
+
+	r.Get("/", s.handleLibraryPage)
+	r.Get("/t/{id}", s.handleViewerPage)
+	r.Post("/t/{id}/delete", s.handleDeleteForm)
+	r.Handle("/static/*", s.static)
+
+	r.Route("/api/traces", func(r chi.Router) {
+		r.Get("/", s.handleList)
+		r.Post("/", s.handleUpload)
+		r.Get("/{id}", s.handleGet)
+		r.Delete("/{id}", s.handleDelete)
+		r.Get("/{id}/meta", s.handleMeta)
+		r.Get("/{id}/events/{ev}", s.handleEvent)
+		r.Get("/{id}/search", s.handleSearch)
+		r.Get("/{id}/ws", s.handleSocket)
+	})
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.errorPage(w, r, http.StatusNotFound, "There is no page here.")
+	})
+	return r
+}
+
+// chiParam returns a route parameter.
+func chiParam(r *http.Request, key string) string { return chi.URLParam(r, key) }
+
+// checkHost refuses requests whose Host header names another server: a
+// page on a rebound DNS name must not reach this one.
+func (s *Server) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.hostAllowed(r.Host) {
+			http.Error(w, "this server answers only to localhost (unknown Host header)", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// contentSecurityPolicy allows the page's own scripts, styles and
+// websocket and nothing else. HOST is replaced by the request's Host,
+// which checkHost has vetted.
+func contentSecurityPolicy(host string) string {
+	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+		"connect-src 'self' ws://" + host + " wss://" + host + "; object-src 'none'; base-uri 'none'; " +
+		"frame-ancestors 'none'; form-action 'self'"
+}
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy(r.Host))
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// recoverPanics turns a panic in a handler into a logged 500.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil || p == http.ErrAbortHandler {
+				if p != nil {
+					panic(p)
+				}
+				return
+			}
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path,
+				"trace", chiParam(r, "id"), "panic", p, "stack", string(debug.Stack()))
+			http.Error(w, "internal error", http.StatusInternalServerError)
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,217 @@
+// Package web is the viewer's HTTP server: the trace library on disk,
+// uploads, the HTML pages, the JSON API and one websocket session per
+// viewer tab. PROTOCOL.md beside this file specifies what the browser and
+// the server exchange.
+//
+// # Design
+//
+// A [Server] is a struct of dependencies (the [Library], the trace
+// formats, the static files); its handlers are methods, and only
+// routes.go knows the router. A trace is indexed once, in the background,
+// into an immutable render.Index shared read-only by every session;
+// sessions get the build's progress pushed while it runs.
+//
+// Each websocket session has one reader and one writer goroutine. The
+// reader parses requests; viewport requests go to a one-slot mailbox that
+// keeps only the newest, so a query that is running finishes and is sent
+// while older pending requests are dropped ("latest wins": cancelling the
+// running query on every new request starves the view). The writer runs
+// the queries and owns every write, pings included.
+//
+// # Security
+//
+// The server is meant for the loopback interface. Every request's Host
+// must be in an allowlist (against DNS rebinding), websocket upgrades must
+// come from the page's own origin, state-changing requests are refused
+// cross-origin, path ids must be canonical UUIDs, uploads are bounded, and
+// pages carry a Content-Security-Policy. Strings from traces reach the
+// browser escaped by templ or inside JSON.
+package web
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"viewer/trace"
+)
+
+// DefaultMaxUpload is the default upload limit.
+const DefaultMaxUpload = 4 << 30
+
+// DefaultResidentIndexes is the default Config.ResidentIndexes.
+const DefaultResidentIndexes = 4
+
+// Config is what a [Server] is made of.
+type Config struct {
+	// DataDir holds the library.
+	DataDir string
+	// Formats are the trace formats uploads are sniffed against, in order.
+	Formats []trace.Format
+	// Static holds the browser's files (ui.Static()).
+	Static fs.FS
+	// MaxUpload bounds an upload in bytes; 0 means DefaultMaxUpload.
+	MaxUpload int64
+	// AllowHosts are host names accepted in the Host header besides
+	// localhost and the loopback addresses.
+	AllowHosts []string
+	// Demo returns a trace the library holds on first start: its file
+	// name and content. Nil, or a nil result, means no demo.
+	Demo func() (name string, data []byte)
+	// ResidentIndexes is how many indexes of traces no one is viewing
+	// stay in memory; 0 means DefaultResidentIndexes.
+	ResidentIndexes int
+	// Logger receives the server's log; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server serves the viewer. Create it with [New], serve [Server.Handler],
+// and call [Server.Close] after the HTTP server has shut down.
+type Server struct {
+	cfg    Config
+	lib    *Library
+	ix     *indexer
+	log    *slog.Logger
+	static *staticFiles
+	hosts  map[string]bool
+
+	ctx      context.Context // ends when the server closes
+	cancel   context.CancelFunc
+	shutOnce sync.Once
+	shutdown chan struct{} // closed to end every websocket session
+	sessions sync.WaitGroup
+	// querySlots bounds the viewport queries running at once to the
+	// processors: more would only share them, and every waiting session
+	// keeps collecting newer requests meanwhile.
+	querySlots chan struct{}
+}
+
+// demoMarker is created in the data directory once the demo trace has been
+// added, so that deleting the demo keeps it deleted.
+const demoMarker = "demo-added"
+
+// New opens the library in cfg.DataDir and returns a server for it. The
+// demo trace is added on first start; traces whose index cache is missing
+// are indexed in the background.
+func New(cfg Config) (*Server, error) {
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = DefaultMaxUpload
+	}
+	if cfg.ResidentIndexes <= 0 {
+		cfg.ResidentIndexes = DefaultResidentIndexes
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	lib, err := OpenLibrary(cfg.DataDir, log)
+	if err != nil {
+		return nil, err
+	}
+	static, err := newStaticFiles(cfg.Static)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:      cfg,
+		lib:      lib,
+		log:      log,
+		static:   static,
+		hosts:    map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true},
+		ctx:      ctx,
+		cancel:   cancel,
+		shutdown: make(chan struct{}),
+
+		querySlots: make(chan struct{}, runtime.GOMAXPROCS(0)),
+	}
+	for _, h := range cfg.AllowHosts {
+		s.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
+	}
+	s.ix = &indexer{
+		lib:      lib,
+		formats:  cfg.Formats,
+		spill:    filepath.Join(cfg.DataDir, tmpDir),
+		resident: cfg.ResidentIndexes,
+		log:      log,
+		sem:      make(chan struct{}, 1),
+		jobs:     map[uuid.UUID]*job{},
+		ctx:      ctx,
+	}
+	if err := s.addDemo(); err != nil {
+		log.Warn("could not add the demo trace", "err", err)
+	}
+	for _, e := range lib.List() {
+		if _, ok := lib.Stats(e.ID); !ok {
+			s.ix.get(e)
+		}
+	}
+	return s, nil
+}
+
+func (s *Server) addDemo() error {
+	marker := filepath.Join(s.cfg.DataDir, demoMarker)
+	if _, err := os.Stat(marker); err == nil || s.cfg.Demo == nil {
+		return nil
+	}
+	name, data := s.cfg.Demo()
+	if data == nil {
+		return nil
+	}
+	if _, err := s.AddFile(name, bytes.NewReader(data)); err != nil {
+		return err
+	}
+	return writeFileSync(marker, nil)
+}
+
+// AddFile stores a trace read from r under name (as an upload would) and
+// starts indexing it. It is how `viewer FILE` opens files directly.
+func (s *Server) AddFile(name string, r io.Reader) (Entry, error) {
+	e, _, err := s.lib.Add(r, name, s.check)
+	if err != nil {
+		return Entry{}, err
+	}
+	s.ix.get(e)
+	return e, nil
+}
+
+// CloseSessions tells every websocket session to close with "going away".
+// Register it with http.Server.RegisterOnShutdown: Shutdown does not wait
+// for hijacked connections.
+func (s *Server) CloseSessions() {
+	s.shutOnce.Do(func() { close(s.shutdown) })
+}
+
+// Close ends the sessions, waits for them, stops index builds and closes
+// the trace files.
+func (s *Server) Close() error {
+	s.CloseSessions()
+	s.sessions.Wait()
+	s.cancel()
+	s.ix.closeAll()
+	return nil
+}
+
+// hostAllowed reports whether the Host header names this server.
+func (s *Server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if s.hosts[host] {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,448 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"viewer/render"
+	"viewer/render/wire"
+	"viewer/trace"
+)
+
+// Websocket session limits and timings (PROTOCOL.md §4).
+const (
+	writeWait      = 10 * time.Second
+	pongWait       = 60 * time.Second
+	pingPeriod     = pongWait * 9 / 10
+	MaxMessage     = 64 << 10 // bytes of one client message
+	MaxWidth       = 1 << 15  // pixels of one viewport
+	searchBatch    = 1000     // hits per pushed search message
+	maxSearchSent  = 10000    // hits pushed per search; the rest are only counted
+	outQueueLength = 16
+)
+
+// sessionTime is a time in a client request: a decimal string or, when
+// small enough, a JSON number.
+type sessionTime trace.Time
+
+func (t *sessionTime) UnmarshalJSON(b []byte) error {
+	s := string(bytes.Trim(b, `"`))
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("time %s is not an integer number of nanoseconds", b)
+	}
+	*t = sessionTime(n)
+	return nil
+}
+
+// request is any client message; which fields matter depends on Type.
+type request struct {
+	Type    string          `json:"type"`
+	Seq     uint32          `json:"seq"`
+	Start   sessionTime     `json:"start"`
+	End     sessionTime     `json:"end"`
+	Width   int             `json:"width"`
+	Tracks  []trace.TrackID `json:"tracks"`
+	Types   []trace.TypeID  `json:"types"`
+	Mode    Mode            `json:"mode"`
+	Time    sessionTime     `json:"time"`
+	Track   trace.TrackID   `json:"track"`
+	NsPerPx float64         `json:"ns_per_px"`
+	Q       string          `json:"q"`
+	From    *sessionTime    `json:"from"`
+}
+
+// session is one viewer tab's websocket.
+type session struct {
+	srv  *Server
+	conn *websocket.Conn
+	e    Entry
+	job  *job
+
+	release func()          // lets go of the index
+	ctx     context.Context // ends with the session
+	cancel  context.CancelFunc
+	out     chan []byte   // JSON messages for the writer
+	wake    chan struct{} // a request is pending
+
+	mu       sync.Mutex
+	viewport *request // newest pending viewport request ("latest wins")
+	hit      *request // newest pending hit request
+	search   context.CancelFunc
+	frame    []byte
+	slice    render.Slice
+	// sentTables says whether the name tables went out (writer only).
+	sentTables bool
+}
+
+func (s *Server) upgrader() *websocket.Upgrader {
+	return &websocket.Upgrader{
+		ReadBufferSize:  4096,
+		WriteBufferSize: 64 << 10,
+		CheckOrigin:     s.checkOrigin,
+	}
+}
+
+// checkOrigin accepts an upgrade only from the page's own origin. A
+// request without Origin (not from a browser) is accepted: browsers always
+// send it on websocket upgrades.
+func (s *Server) checkOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host) && s.hostAllowed(u.Host)
+}
+
+func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.entry(w, r)
+	if !ok {
+		return
+	}
+	select {
+	case <-s.shutdown:
+		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return
+	default:
+	}
+	conn, err := s.upgrader().Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade has replied
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	j, release := s.ix.acquire(e)
+	ss := &session{
+		srv:     s,
+		conn:    conn,
+		e:       e,
+		job:     j,
+		release: release,
+		ctx:     ctx,
+		cancel:  cancel,
+		out:     make(chan []byte, outQueueLength),
+		wake:    make(chan struct{}, 1),
+	}
+	s.sessions.Add(2)
+	go ss.readLoop()
+	go ss.writeLoop()
+}
+
+// guard recovers a panic in a session goroutine, logs it with the trace
+// id and ends the session.
+func (ss *session) guard(what string) {
+	if p := recover(); p != nil {
+		ss.srv.log.Error("panic in websocket session", "trace", ss.e.ID, "in", what, "panic", p, "stack", string(debug.Stack()))
+		ss.cancel()
+		ss.conn.Close()
+	}
+}
+
+func (ss *session) readLoop() {
+	defer ss.srv.sessions.Done()
+	defer ss.cancel()
+	defer ss.guard("reader")
+	ss.conn.SetReadLimit(MaxMessage)
+	ss.conn.SetReadDeadline(time.Now().Add(pongWait))
+	ss.conn.SetPongHandler(func(string) error {
+		return ss.conn.SetReadDeadline(time.Now().Add(pongWait))
+	})
+	for {
+		typ, msg, err := ss.conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		ss.conn.SetReadDeadline(time.Now().Add(pongWait))
+		if typ != websocket.TextMessage {
+			ss.send(map[string]any{"type": "error", "error": "binary messages are not understood"})
+			continue
+		}
+		var req request
+		if err := json.Unmarshal(msg, &req); err != nil {
+			ss.send(map[string]any{"type": "error", "error": "bad message: " + err.Error()})
+			continue
+		}
+		if err := ss.accept(&req); err != nil {
+			ss.send(map[string]any{"type": "error", "seq": req.Seq, "error": err.Error()})
+		}
+	}
+}
+
+// accept validates a request and queues it.
+func (ss *session) accept(req *request) error {
+	switch req.Type {
+	case "viewport":
+		switch {
+		case req.End <= req.Start:
+			return errors.New("viewport: end must be after start")
+		case req.Width < 1 || req.Width > MaxWidth:
+			return fmt.Errorf("viewport: width must be from 1 to %d", MaxWidth)
+		case len(req.Tracks) > MaxViewIDs || len(req.Types) > MaxViewIDs:
+			return fmt.Errorf("viewport: more than %d ids", MaxViewIDs)
+		}
+		switch req.Mode {
+		case "":
+			req.Mode = ModeEvent
+		case ModeEvent, ModeSummary:
+		default:
+			return errors.New("viewport: mode must be event or summary")
+		}
+		ss.mu.Lock()
+		ss.viewport = req
+		ss.mu.Unlock()
+	case "hit":
+		if !(req.NsPerPx > 0) {
+			return errors.New("hit: ns_per_px must be positive")
+		}
+		ss.mu.Lock()
+		ss.hit = req
+		ss.mu.Unlock()
+	case "search":
+		if len(req.Q) > MaxViewQuery {
+			return fmt.Errorf("search: query longer than %d bytes", MaxViewQuery)
+		}
+		ss.startSearch(req)
+		return nil
+	default:
+		return fmt.Errorf("unknown message type %q", req.Type)
+	}
+	select {
+	case ss.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// send queues a JSON message for the writer; it gives up when the session
+// ends.
+func (ss *session) send(v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		ss.srv.log.Error("encoding websocket message", "trace", ss.e.ID, "err", err)
+		return false
+	}
+	select {
+	case ss.out <- b:
+		return true
+	case <-ss.ctx.Done():
+		return false
+	}
+}
+
+func (ss *session) writeLoop() {
+	defer ss.srv.sessions.Done()
+	defer ss.release()
+	defer ss.conn.Close()
+	defer ss.cancel()
+	defer ss.guard("writer")
+	ping := time.NewTicker(pingPeriod)
+	defer ping.Stop()
+	progress, unsubscribe := ss.job.subscribe()
+	defer unsubscribe()
+	for {
+		var err error
+		select {
+		case <-ss.ctx.Done():
+			return
+		case <-ss.srv.shutdown:
+			ss.conn.WriteControl(websocket.CloseMessage,
+				websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
+				time.Now().Add(writeWait))
+			return
+		case <-ping.C:
+			err = ss.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait))
+		case <-progress:
+			err = ss.writeProgress()
+		case msg := <-ss.out:
+			err = ss.write(websocket.TextMessage, msg)
+		case <-ss.wake:
+			err = ss.serve()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (ss *session) write(typ int, msg []byte) error {
+	ss.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	return ss.conn.WriteMessage(typ, msg)
+}
+
+func (ss *session) writeJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return ss.write(websocket.TextMessage, b)
+}
+
+// writeProgress pushes the index's state, and serves a request that was
+// waiting for the index.
+func (ss *session) writeProgress() error {
+	p, idx := ss.job.snapshot()
+	var err error
+	switch p.State {
+	case StateReady:
+		err = ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.info(ss.e)})
+		if err == nil && !ss.sentTables {
+			ss.sentTables = true
+			tables := wire.NewTables(idx.x.Meta(), idx.x.Tracks())
+			err = ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
+		}
+	case StateFailed:
+		err = ss.writeJSON(map[string]any{"type": "failed", "error": p.Error})
+	default:
+		err = ss.writeJSON(struct {
+			Type string `json:"type"`
+			Progress
+		}{"progress", p})
+	}
+	if err == nil && idx != nil {
+		err = ss.serve()
+	}
+	return err
+}
+
+// serve answers the newest pending hit and viewport requests, once the
+// index is ready.
+func (ss *session) serve() error {
+	_, idx := ss.job.snapshot()
+	if idx == nil {
+		return nil // kept pending until the index is ready
+	}
+	// Wait for a query slot before taking the requests, so that a session
+	// that waited answers the newest request it has by then.
+	select {
+	case ss.srv.querySlots <- struct{}{}:
+		defer func() { <-ss.srv.querySlots }()
+	case <-ss.ctx.Done():
+		return ss.ctx.Err()
+	case <-ss.srv.shutdown:
+		return nil
+	}
+	ss.mu.Lock()
+	hit, vp := ss.hit, ss.viewport
+	ss.hit, ss.viewport = nil, nil
+	ss.mu.Unlock()
+	if hit != nil {
+		var ev *EventRef
+		tol := time.Duration(hitTolerancePx * hit.NsPerPx)
+		if id, ok := idx.x.HitTest(hit.Track, trace.Time(hit.Time), tol); ok {
+			ref := EventRef(id)
+			ev = &ref
+		}
+		if err := ss.writeJSON(map[string]any{"type": "hit", "seq": hit.Seq, "ev": ev}); err != nil {
+			return err
+		}
+	}
+	if vp != nil {
+		return ss.serveViewport(idx, vp)
+	}
+	return nil
+}
+
+// hitTolerancePx is how far from an event a click still hits it.
+const hitTolerancePx = 3
+
+func (ss *session) serveViewport(idx *index, vp *request) error {
+	start := time.Now()
+	err := idx.x.QueryInto(ss.ctx, render.Viewport{
+		Start:  trace.Time(vp.Start),
+		End:    trace.Time(vp.End),
+		Width:  vp.Width,
+		Tracks: vp.Tracks,
+	}, &ss.slice)
+	if err != nil {
+		if ss.ctx.Err() != nil {
+			return err
+		}
+		return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "error": err.Error()})
+	}
+	ss.frame = wire.AppendReply(ss.frame[:0], vp.Seq, wire.NewReply(&ss.slice, time.Since(start)))
+	return ss.write(websocket.BinaryMessage, ss.frame)
+}
+
+// startSearch replaces the running search, if any, with req's.
+func (ss *session) startSearch(req *request) {
+	ss.mu.Lock()
+	if ss.search != nil {
+		ss.search()
+		ss.search = nil
+	}
+	if req.Q == "" {
+		ss.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(ss.ctx)
+	ss.search = cancel
+	ss.mu.Unlock()
+	go ss.runSearch(ctx, req)
+}
+
+func (ss *session) runSearch(ctx context.Context, req *request) {
+	defer ss.guard("search")
+	select {
+	case <-ss.job.done:
+	case <-ctx.Done():
+		return
+	}
+	_, idx := ss.job.snapshot()
+	if idx == nil {
+		ss.send(map[string]any{"type": "error", "seq": req.Seq, "error": "search: the trace is not indexed"})
+		return
+	}
+	type batch struct {
+		Type  string      `json:"type"`
+		Seq   uint32      `json:"seq"`
+		Hits  []SearchHit `json:"hits"`
+		Total int         `json:"total"`
+		More  bool        `json:"more"`
+		Done  bool        `json:"done"`
+	}
+	hits := make([]SearchHit, 0, searchBatch)
+	total, more := 0, false
+	from := render.At(math.MinInt64)
+	if req.From != nil {
+		from = render.At(trace.Time(*req.From))
+	}
+	err := idx.search(ctx, req.Q, from, false, func(h SearchHit) bool {
+		if total == maxSearchSent {
+			more = true
+			return false
+		}
+		hits = append(hits, h)
+		total++
+		if len(hits) == searchBatch {
+			if !ss.send(batch{"search", req.Seq, hits, total, false, false}) {
+				return false
+			}
+			hits = make([]SearchHit, 0, searchBatch)
+		}
+		return true
+	})
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		ss.send(map[string]any{"type": "error", "seq": req.Seq, "error": "search: " + err.Error()})
+		return
+	}
+	ss.send(batch{"search", req.Seq, hits, total, more, true})
+}
