@@ -1,0 +1,221 @@
+// @ts-check
+// WsSource: the server as a data source (web/PROTOCOL.md). Viewports go over
+// the tab's websocket and come back as binary frames (decoded by wire.js);
+// metadata, event details and search use the JSON API. Times arrive as
+// decimal strings and become BigInt here, so nothing above this module sees
+// a JSON number that could have lost precision.
+
+'use strict';
+
+import { decodeHeader, decodeReply, decodeTables, KIND_REPLY, KIND_TABLES } from './wire.js';
+
+/** @typedef {import('./source.js').Source} Source */
+/** @typedef {import('./source.js').Meta} Meta */
+/** @typedef {import('./source.js').Frame} Frame */
+/** @typedef {import('./source.js').Details} Details */
+
+/** Converts a decimal-string (or number) time to BigInt. @param {unknown} v */
+function big(v) {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.trunc(v));
+  if (typeof v === 'string' && /^-?\d{1,20}$/.test(v)) return BigInt(v);
+  throw new Error(`not a time: ${String(v)}`);
+}
+
+/** @param {Response} r */
+async function jsonOrError(r) {
+  const text = await r.text();
+  if (!r.ok) {
+    let msg = `${r.status} ${r.statusText}`;
+    try {
+      const j = JSON.parse(text);
+      if (j && typeof j.error === 'string') msg = j.error;
+    } catch {
+      // not JSON: keep the status line
+    }
+    throw new Error(msg);
+  }
+  return { text, json: JSON.parse(text) };
+}
+
+/** @implements {Source} */
+export class WsSource {
+  /** @param {any} page the viewer page data */
+  constructor(page) {
+    this.page = page;
+    this.info = page.trace ?? {};
+    this.id = String(this.info.id ?? '');
+    this.wsPath = String(page.ws ?? `/api/traces/${this.id}/ws`);
+    /** @type {WebSocket | null} */
+    this.ws = null;
+    this.seq = 0;
+    /** @type {Map<number, {resolve: (f: Frame) => void, reject: (e: Error) => void, q: import('./source.js').ViewRequest}>} */
+    this.waiting = new Map();
+    /** @type {Meta | null} */
+    this.meta = null;
+    /** Called when the socket closes after the trace was open. @type {(why: string) => void} */
+    this.onClose = () => {};
+    this.serverMicros = 0;
+    /** @type {import('./wire.js').Tables | null} */
+    this.tables = null;
+  }
+
+  /** @param {(percent: number, text: string) => void} onProgress */
+  open(onProgress) {
+    return new Promise((resolve, reject) => {
+      const url = new URL(this.wsPath, location.href);
+      url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+      const ws = new WebSocket(url);
+      ws.binaryType = 'arraybuffer';
+      this.ws = ws;
+      let opened = false;
+      ws.onmessage = (e) => {
+        if (e.data instanceof ArrayBuffer) {
+          this.onBinary(e.data);
+          return;
+        }
+        let m;
+        try {
+          m = JSON.parse(String(e.data));
+        } catch {
+          return;
+        }
+        switch (m.type) {
+          case 'progress': {
+            const pct = Number(m.percent) || 0;
+            const rate = m.events_per_s ? `, ${Math.round(m.events_per_s).toLocaleString()} events/s` : '';
+            onProgress(pct, `${m.state ?? 'indexing'}: ${Number(m.events || 0).toLocaleString()} events${rate}`);
+            break;
+          }
+          case 'ready':
+            if (!opened) {
+              opened = true;
+              this.loadMeta().then(resolve, reject);
+            }
+            break;
+          case 'failed':
+            reject(new Error(`This trace could not be read: ${m.error ?? 'unknown error'}`));
+            break;
+          case 'error': {
+            const w = this.waiting.get(m.seq);
+            if (w) {
+              this.waiting.delete(m.seq);
+              w.reject(new Error(String(m.error)));
+            }
+            break;
+          }
+          default: // unknown message types are ignored (PROTOCOL.md: version 1 may grow)
+        }
+      };
+      ws.onclose = (e) => {
+        const why = `connection to the server closed (${e.code}${e.reason ? ': ' + e.reason : ''})`;
+        for (const w of this.waiting.values()) w.reject(new Error(why));
+        this.waiting.clear();
+        if (!opened) reject(new Error(why));
+        else this.onClose(why);
+      };
+    });
+  }
+
+  async loadMeta() {
+    const { text, json: j } = await fetch(`/api/traces/${this.id}/meta`).then(jsonOrError);
+    void text;
+    const st = this.info.stats ?? {};
+    /** @type {Meta} */
+    const meta = {
+      name: String(this.info.name ?? this.id),
+      format: String(j.format ?? this.info.format ?? ''),
+      first: big(j.first),
+      last: big(j.last),
+      events: Number(st.events ?? 0),
+      tracks: (j.tracks ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), name: String(t.name || `${t.kind} ${t.tid >= 0 ? t.tid : t.cpu >= 0 ? t.cpu : t.id}`), kind: String(t.kind) })),
+      types: (j.types ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), provider: String(t.provider ?? ''), name: String(t.name ?? ''), code: Number(t.code ?? 0) })),
+      lost: (j.lost ?? []).map((/** @type {any} */ g) => ({ time: big(g.time), track: Number(g.track ?? -1), count: Number(g.count ?? 0) })),
+      truncatedAt: j.truncated_at == null ? null : big(j.truncated_at),
+      error: String(st.error ?? (j.truncated_at != null ? 'the file is cut short' : '')),
+    };
+    if (!meta.events) for (const t of j.tracks ?? []) meta.events += Number(t.events ?? 0);
+    this.meta = meta;
+    return meta;
+  }
+
+  /** @param {import('./source.js').ViewRequest} q */
+  view(q) {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
+    this.seq = (this.seq + 1) >>> 0;
+    const seq = this.seq;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(seq, { resolve, reject, q });
+      ws.send(JSON.stringify({
+        type: 'viewport', seq, start: String(q.start), end: String(q.end), width: q.width,
+        tracks: q.tracks, types: q.hidden, mode: q.mode ?? 'event',
+      }));
+    });
+  }
+
+  /** @param {ArrayBuffer} buf */
+  onBinary(buf) {
+    let h;
+    try {
+      h = decodeHeader(buf);
+      if (h.kind === KIND_TABLES) {
+        this.tables = decodeTables(buf);
+        return;
+      }
+    } catch (e) {
+      console.warn('bad frame:', e);
+      return;
+    }
+    if (h.kind !== KIND_REPLY) return;
+    const w = this.waiting.get(h.seq);
+    if (!w) return; // an answer nobody waits for any more
+    this.waiting.delete(h.seq);
+    // Older requests will not be answered: the server keeps only the newest.
+    for (const [s, o] of this.waiting) {
+      if (s < h.seq) {
+        o.reject(new Error('superseded'));
+        this.waiting.delete(s);
+      }
+    }
+    try {
+      const r = decodeReply(buf, w.q);
+      this.serverMicros = r.micros;
+      r.frame.seq = h.seq;
+      w.resolve(r.frame);
+    } catch (e) {
+      w.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
+  /** @param {string} ref */
+  async details(ref) {
+    const { text, json: j } = await fetch(`/api/traces/${this.id}/events/${encodeURIComponent(ref)}`).then(jsonOrError);
+    // time_ns is a JSON number there and may pass 2^53: read its digits.
+    const tm = /"time_ns"\s*:\s*"?(-?\d+)/.exec(text);
+    const raw = typeof j.raw === 'string' && /^([0-9a-f]{2})*$/i.test(j.raw)
+      ? Uint8Array.from(j.raw.match(/../g) ?? [], (/** @type {string} */ h) => parseInt(h, 16))
+      : new Uint8Array(0);
+    /** @type {Details} */
+    const d = {
+      ref: typeof j.ev === 'string' ? j.ev : ref,
+      time: tm ? BigInt(tm[1]) : big(j.time_ns ?? 0),
+      track: Number(j.track_id ?? -1),
+      type: Number(j.type_id ?? -1),
+      label: String(j.label ?? ''),
+      fields: Array.isArray(j.fields) ? j.fields : [],
+      stack: Array.isArray(j.stack) ? j.stack.map(String) : [],
+      labels: j.labels && typeof j.labels === 'object' ? Object.entries(j.labels).map(([key, value]) => ({ key, value: typeof value === 'string' ? value : JSON.stringify(value) })) : [],
+      raw,
+    };
+    return d;
+  }
+
+  /** @param {string} query */
+  async search(query) {
+    const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&limit=10000`;
+    const { json: j } = await fetch(u).then(jsonOrError);
+    const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
+    return { hits, total: hits.length, more: !!j.more };
+  }
+}

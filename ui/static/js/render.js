@@ -1,0 +1,617 @@
+// @ts-check
+// Canvas renderer: draws one Scene (viewport, track order, the latest frame
+// from the source, selection and overlays) onto a high-DPI canvas. It keeps
+// no state of its own beyond caches keyed by what they depend on, so the same
+// scene always draws the same pixels. Bulk glyphs are batched per colour into
+// one Path2D each (one fill per colour instead of one per rectangle), and runs
+// of neighbouring aggregate buckets with the same colour and height merge
+// into one rectangle, so a dense 2000 px × 50 track view stays a few
+// thousand path operations.
+
+'use strict';
+
+import { formatTime, formatDuration, unitFor } from './viewport.js';
+
+/** @typedef {import('./viewport.js').Viewport} Viewport */
+/** @typedef {import('./source.js').Meta} Meta */
+/** @typedef {import('./source.js').Frame} Frame */
+
+// Layout, in CSS pixels.
+export const OVERVIEW_H = 16;
+export const AXIS_H = 22;
+export const ROWS_Y = OVERVIEW_H + AXIS_H;
+export const LABEL_MIN_W = 80;
+export const LABEL_MAX_W = 240;
+export const FONT = '12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
+const TICK_MIN_PX = 90;
+const POPUP_RISE = 20; // g2 draws detail boxes 20 px above the event
+const DENSITY_LEVELS = 4;
+const STRIPS = 4; // pixel strips per track: density, ticks, box edge, box middle
+
+/**
+ * @typedef {object} Theme
+ * @property {string} bg
+ * @property {string} fg
+ * @property {string} muted
+ * @property {string} grid
+ * @property {string} rowAlt
+ * @property {string} labelBg
+ * @property {string} sel
+ * @property {string} selRow      background of the selected track
+ * @property {string} hit
+ * @property {string} lost
+ * @property {string} popupBg
+ * @property {boolean} dark
+ *
+ * @typedef {object} Popup
+ * @property {string} ref
+ * @property {bigint} time
+ * @property {number} track
+ * @property {string} text
+ *
+ * @typedef {object} Scene
+ * @property {Viewport} vp
+ * @property {Meta} meta
+ * @property {number[]} order       visible track ids, top to bottom
+ * @property {number} top           index in order of the first row shown
+ * @property {number} rowH
+ * @property {number} labelW
+ * @property {Frame | null} frame
+ * @property {'summary' | 'event'} mode
+ * @property {'type' | 'track'} colorBy
+ * @property {number} selTrack      -1 for none
+ * @property {{ref: string, time: bigint, track: number} | null} selEvent
+ * @property {Popup[]} popups
+ * @property {bigint[]} hits        search hits for the overview strip
+ * @property {{x0: number, x1: number} | null} fence   plot x
+ * @property {{t0: bigint, t1: bigint} | null} ruler
+ * @property {Theme} theme
+ */
+
+/**
+ * Renderer owns the canvas and its caches.
+ */
+export class Renderer {
+  /** @param {HTMLCanvasElement} canvas */
+  constructor(canvas) {
+    this.canvas = canvas;
+    const ctx = canvas.getContext('2d', { alpha: false });
+    if (!ctx) throw new Error('canvas 2d context unavailable');
+    this.ctx = ctx;
+    this.cssW = 0;
+    this.cssH = 0;
+    this.dpr = 1;
+    /** @type {Map<string, number>} */
+    this.widths = new Map();
+    /** @type {string[]} colour per type, per theme */
+    this.typeColors = [];
+    /** @type {Uint32Array} packed RGBA per type */
+    this.rgba = new Uint32Array(0);
+    /** @type {Uint32Array} packed RGBA per type and density level */
+    this.densityRGBA = new Uint32Array(0);
+    this.bg = 0;
+    this.bgKey = '';
+    /** @type {HTMLCanvasElement | null} */
+    this.strip = null;
+    /** @type {ImageData | null} */
+    this.stripImg = null;
+    this.colorKey = '';
+  }
+
+  /** Sizes the backing store for the element's CSS size and devicePixelRatio. */
+  resize() {
+    const r = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.floor(r.width));
+    const h = Math.max(1, Math.floor(r.height));
+    if (w === this.cssW && h === this.cssH && dpr === this.dpr) return false;
+    this.cssW = w;
+    this.cssH = h;
+    this.dpr = dpr;
+    this.canvas.width = Math.round(w * dpr);
+    this.canvas.height = Math.round(h * dpr);
+    return true;
+  }
+
+  /** Text width with a cache. @param {string} s */
+  measure(s) {
+    let w = this.widths.get(s);
+    if (w === undefined) {
+      this.ctx.font = FONT;
+      w = this.ctx.measureText(s).width;
+      if (this.widths.size > 20000) this.widths.clear();
+      this.widths.set(s, w);
+    }
+    return w;
+  }
+
+  /** s shortened with an ellipsis to fit max px. @param {string} s @param {number} max */
+  fit(s, max) {
+    if (this.measure(s) <= max) return s;
+    let lo = 0;
+    let hi = s.length;
+    while (lo < hi) {
+      const m = (lo + hi + 1) >>> 1;
+      if (this.measure(s.slice(0, m) + '…') <= max) lo = m;
+      else hi = m - 1;
+    }
+    return s.slice(0, lo) + '…';
+  }
+
+  /** Width of the label column for these tracks. @param {Meta} meta */
+  labelWidth(meta) {
+    let w = LABEL_MIN_W;
+    for (const t of meta.tracks) {
+      w = Math.max(w, this.measure(t.name) + 12);
+      if (w >= LABEL_MAX_W) return LABEL_MAX_W;
+    }
+    return Math.ceil(w);
+  }
+
+  /** Number of rows that fit. @param {number} rowH */
+  rowsVisible(rowH) {
+    return Math.max(1, Math.floor((this.cssH - ROWS_Y) / rowH));
+  }
+
+  /** @param {Meta} meta @param {Theme} theme */
+  colors(meta, theme) {
+    const key = meta.types.length + (theme.dark ? 'd' : 'l');
+    if (key === this.colorKey) return;
+    this.colorKey = key;
+    this.typeColors = meta.types.map((_, i) => typeColor(i, theme.dark));
+    this.rgba = new Uint32Array(meta.types.length);
+    this.densityRGBA = new Uint32Array(meta.types.length * DENSITY_LEVELS);
+    meta.types.forEach((_, i) => {
+      const [r, g, b] = rgbOf(i, theme.dark);
+      this.rgba[i] = packRGBA(r, g, b, 255);
+      for (let l = 0; l < DENSITY_LEVELS; l++) this.densityRGBA[i * DENSITY_LEVELS + l] = packRGBA(r, g, b, Math.round(255 * (0.3 + (0.7 * (l + 1)) / DENSITY_LEVELS)));
+    });
+  }
+
+  /** Draws the scene. @param {Scene} s */
+  draw(s) {
+    const { ctx, cssW, cssH } = this;
+    const th = s.theme;
+    this.colors(s.meta, th);
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.fillStyle = th.bg;
+    ctx.fillRect(0, 0, cssW, cssH);
+    ctx.font = FONT;
+    ctx.textBaseline = 'middle';
+
+    const L = s.labelW;
+    const plotW = cssW - L;
+    const rows = this.rowsVisible(s.rowH);
+    const shown = s.order.slice(s.top, s.top + rows);
+
+    // Row backgrounds and track lines.
+    for (let r = 0; r < shown.length; r++) {
+      const y = ROWS_Y + r * s.rowH;
+      if (shown[r] === s.selTrack || r % 2 === 1) {
+        ctx.fillStyle = shown[r] === s.selTrack ? th.selRow : th.rowAlt;
+        ctx.fillRect(L, y, plotW, s.rowH);
+      }
+      ctx.fillStyle = shown[r] === s.selTrack ? th.sel : th.grid;
+      ctx.fillRect(L, y + Math.floor(s.rowH / 2), plotW, 1);
+    }
+
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(L, ROWS_Y, plotW, cssH - ROWS_Y);
+    ctx.clip();
+    ctx.translate(L, 0);
+    this.drawGlyphs(s, shown);
+    this.drawMarkers(s, shown);
+    this.drawPopups(s, shown);
+    this.drawFenceRuler(s);
+    ctx.restore();
+
+    this.drawLabels(s, shown);
+    this.drawAxis(s);
+    this.drawOverview(s);
+  }
+
+  /**
+   * Glyphs. Nothing is drawn one rectangle at a time: bars, ticks and the
+   * frames of event boxes are written as pixels into one-pixel-high strips,
+   * four per track (density, ticks, box top/bottom edge, box middle), and
+   * each strip is stretched to its height with one drawImage. A software
+   * canvas (headless Chromium, machines without a GPU) spends microseconds
+   * per fillRect or drawImage, and a dense view has one glyph per pixel
+   * column per track; this way a frame costs a pass over W × 4 × tracks
+   * pixels and four drawImage calls per track. Box labels are fillText
+   * calls grouped by colour.
+   * @param {Scene} s @param {number[]} shown
+   */
+  drawGlyphs(s, shown) {
+    const { ctx } = this;
+    const f = s.frame;
+    if (!f) return;
+    const vp = s.vp;
+    const npp = vp.nsPerPx;
+    const dx0 = Number(f.base - vp.start);
+    const W = Math.max(1, Math.ceil(vp.width));
+    const rowH = s.rowH;
+    const nTypes = s.meta.types.length;
+    const eventMode = s.mode === 'event';
+    const boxes = eventMode && rowH > 9;
+    const tickH = Math.max(3, Math.round((rowH * 2) / 3));
+    const barH = Math.max(3, Math.round(rowH * 0.8));
+    const boxH = Math.min(rowH - 4, 15);
+    const rgba = this.rgba;
+    const dens = this.densityRGBA;
+    const grey = packRGBA(128, 128, 128, 255);
+    const bg = this.bgRGBA(s.theme);
+
+    const nRows = shown.length;
+    const img = this.stripImage(W, STRIPS * nRows);
+    const px = new Uint32Array(img.data.buffer);
+    px.fill(0);
+    /** @type {Map<number, {x: number, y: number, text: string}[]>} */
+    const labels = new Map();
+
+    for (let r = 0; r < nRows; r++) {
+      const id = shown[r];
+      const sl = f.tracks.get(id);
+      if (!sl) continue;
+      const trackRGB = s.colorBy === 'track' ? rgbOf(hashString(s.meta.tracks[id]?.name ?? ''), s.theme.dark) : null;
+      const dRow = STRIPS * r * W;
+      const tRow = dRow + W;
+      const eRow = tRow + W;
+      const mRow = eRow + W;
+
+      // Aggregates: colour of the dominant type, opacity by event count.
+      for (let i = 0; i < sl.an; i++) {
+        let x0 = Math.floor((dx0 + sl.aoff[i]) / npp);
+        if (x0 >= W) break;
+        let x1 = Math.ceil((dx0 + sl.aoff[i] + sl.adur[i]) / npp);
+        if (x1 <= x0) x1 = x0 + 1;
+        if (x1 <= 0) continue;
+        if (x0 < 0) x0 = 0;
+        if (x1 > W) x1 = W;
+        const level = Math.min(DENSITY_LEVELS - 1, Math.floor(Math.log2(sl.count[i]) / 3));
+        const t = sl.atype[i];
+        const c = trackRGB ? packRGBA(trackRGB[0], trackRGB[1], trackRGB[2], 90 + 55 * level)
+          : t >= 0 && t < nTypes ? dens[t * DENSITY_LEVELS + level] : grey;
+        px.fill(c, dRow + x0, dRow + x1);
+      }
+
+      // Individual events: g2 glyphs, decimated per track (a glyph is
+      // skipped when it would start inside the previous one).
+      let lastEnd = -Infinity;
+      const y = ROWS_Y + r * rowH + ((rowH - boxH) >> 1);
+      for (let i = 0; i < sl.n; i++) {
+        const x = (dx0 + sl.off[i]) / npp;
+        if (x < -100) continue;
+        if (x >= W) break;
+        if (x < lastEnd) continue;
+        const t = sl.type[i];
+        const c = trackRGB ? packRGBA(trackRGB[0], trackRGB[1], trackRGB[2], 255) : t >= 0 && t < nTypes ? rgba[t] : grey;
+        const xi = Math.floor(x);
+        if (boxes) {
+          // g2 event box: lower-left corner at the event's time.
+          const ty = s.meta.types[t];
+          let text = ty ? String(ty.code) : '?';
+          const next = i + 1 < sl.n ? (dx0 + sl.off[i + 1]) / npp : Infinity;
+          if (ty && ty.name && this.measure(ty.name) + 8 < next - x) text = ty.name;
+          const w = Math.ceil(this.measure(text) + 6);
+          const a = Math.max(0, xi);
+          const b = Math.min(W, xi + w);
+          if (b > a) {
+            px.fill(c, eRow + a, eRow + b);
+            px.fill(bg, mRow + a, mRow + b);
+            if (xi >= 0) px[mRow + xi] = c;
+            if (xi + w - 1 < W) px[mRow + xi + w - 1] = c;
+          }
+          let g = labels.get(c);
+          if (!g) labels.set(c, (g = []));
+          g.push({ x: xi + 3, y: y + boxH / 2 + 0.5, text });
+          lastEnd = x + w;
+        } else {
+          const w = eventMode ? 3 : 1;
+          const a = Math.max(0, xi - (w >> 1));
+          const b = Math.min(W, xi - (w >> 1) + w);
+          if (b > a) px.fill(c, tRow + a, tRow + b);
+          lastEnd = xi + w;
+        }
+      }
+    }
+
+    const strip = /** @type {HTMLCanvasElement} */ (this.strip);
+    const sctx = /** @type {CanvasRenderingContext2D} */ (strip.getContext('2d'));
+    sctx.putImageData(img, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    const tickDrawH = eventMode ? 3 : tickH;
+    for (let r = 0; r < nRows; r++) {
+      if (!f.tracks.has(shown[r])) continue;
+      const mid = ROWS_Y + r * rowH + (rowH >> 1);
+      const k = STRIPS * r;
+      ctx.drawImage(strip, 0, k, W, 1, 0, mid - (barH >> 1), W, barH);
+      ctx.drawImage(strip, 0, k + 1, W, 1, 0, mid - (tickDrawH >> 1), W, tickDrawH);
+      if (boxes) {
+        const y = ROWS_Y + r * rowH + ((rowH - boxH) >> 1);
+        ctx.drawImage(strip, 0, k + 2, W, 1, 0, y, W, 1);
+        ctx.drawImage(strip, 0, k + 2, W, 1, 0, y + boxH - 1, W, 1);
+        ctx.drawImage(strip, 0, k + 3, W, 1, 0, y + 1, W, boxH - 2);
+      }
+    }
+    ctx.textAlign = 'left';
+    for (const [c, g] of labels) {
+      ctx.fillStyle = cssOf(c);
+      for (const l of g) ctx.fillText(l.text, l.x, l.y);
+    }
+
+    // Selected event ring.
+    if (s.selEvent) {
+      const r = shown.indexOf(s.selEvent.track);
+      if (r >= 0) {
+        const x = vp.x(s.selEvent.time);
+        const mid = ROWS_Y + r * rowH + Math.floor(rowH / 2);
+        ctx.strokeStyle = s.theme.sel;
+        ctx.lineWidth = 2;
+        ctx.strokeRect(Math.round(x) - 4, mid - Math.min(rowH / 2, 8), 8, Math.min(rowH, 16));
+      }
+    }
+  }
+
+  /** The strip canvas and its pixel buffer, grown as needed. @param {number} w @param {number} h */
+  stripImage(w, h) {
+    if (!this.strip) this.strip = document.createElement('canvas');
+    const hh = Math.max(STRIPS, h);
+    if (!this.stripImg || this.stripImg.width !== w || this.stripImg.height !== hh) {
+      this.strip.width = w;
+      this.strip.height = hh;
+      this.stripImg = new ImageData(w, hh);
+    }
+    return this.stripImg;
+  }
+
+  /** The theme's background as a packed colour. @param {Theme} theme */
+  bgRGBA(theme) {
+    if (this.bgKey !== theme.bg) {
+      const c = document.createElement('canvas');
+      c.width = c.height = 1;
+      const g = /** @type {CanvasRenderingContext2D} */ (c.getContext('2d'));
+      g.fillStyle = theme.bg;
+      g.fillRect(0, 0, 1, 1);
+      const d = g.getImageData(0, 0, 1, 1).data;
+      this.bg = packRGBA(d[0], d[1], d[2], 255);
+      this.bgKey = theme.bg;
+    }
+    return this.bg;
+  }
+
+  /** Lost-event markers and the truncation point. @param {Scene} s @param {number[]} shown */
+  drawMarkers(s, shown) {
+    const { ctx } = this;
+    const vp = s.vp;
+    const top = ROWS_Y;
+    const bottom = ROWS_Y + shown.length * s.rowH;
+    ctx.fillStyle = s.theme.lost;
+    ctx.strokeStyle = s.theme.lost;
+    for (const g of s.meta.lost) {
+      const x = vp.x(g.time);
+      if (x < -10 || x > vp.width + 10) continue;
+      const r = g.track >= 0 ? shown.indexOf(g.track) : -1;
+      if (g.track >= 0 && r < 0) continue;
+      const y0 = r >= 0 ? top + r * s.rowH : top;
+      const y1 = r >= 0 ? y0 + s.rowH : bottom;
+      ctx.fillRect(Math.round(x), y0, 1, y1 - y0);
+      ctx.beginPath();
+      ctx.moveTo(x - 5, y0);
+      ctx.lineTo(x + 5, y0);
+      ctx.lineTo(x, y0 + 7);
+      ctx.fill();
+      ctx.textAlign = 'left';
+      ctx.fillText(`${g.count} lost`, x + 7, y0 + 6);
+    }
+    if (s.meta.truncatedAt !== null && s.meta.error) {
+      const x = vp.x(s.meta.truncatedAt);
+      if (x >= -1 && x <= vp.width + 1) {
+        ctx.setLineDash([4, 3]);
+        ctx.beginPath();
+        ctx.moveTo(Math.round(x) + 0.5, top);
+        ctx.lineTo(Math.round(x) + 0.5, bottom);
+        ctx.stroke();
+        ctx.setLineDash([]);
+        ctx.textAlign = 'right';
+        ctx.fillText('truncated ▸', x - 3, top + 8);
+      }
+    }
+  }
+
+  /** g2 detail boxes, joined to their event by a line. @param {Scene} s @param {number[]} shown */
+  drawPopups(s, shown) {
+    const { ctx } = this;
+    ctx.textAlign = 'left';
+    for (const p of s.popups) {
+      const r = shown.indexOf(p.track);
+      if (r < 0) continue;
+      const x = s.vp.x(p.time);
+      if (x < -400 || x > s.vp.width + 400) continue;
+      const mid = ROWS_Y + r * s.rowH + Math.floor(s.rowH / 2);
+      const text = this.fit(p.text, 360);
+      const w = this.measure(text) + 8;
+      const h = 16;
+      let by = mid - POPUP_RISE - h;
+      if (by < ROWS_Y) by = mid + POPUP_RISE;
+      const bx = Math.min(Math.max(0, x), Math.max(0, s.vp.width - w));
+      ctx.strokeStyle = s.theme.fg;
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      ctx.moveTo(Math.round(x) + 0.5, mid);
+      ctx.lineTo(Math.round(x) + 0.5, by < mid ? by + h : by);
+      ctx.stroke();
+      ctx.fillStyle = s.theme.popupBg;
+      ctx.fillRect(bx, by, w, h);
+      ctx.strokeRect(Math.floor(bx) + 0.5, Math.floor(by) + 0.5, Math.round(w), h);
+      ctx.fillStyle = s.theme.fg;
+      ctx.fillText(text, bx + 4, by + h / 2 + 0.5);
+    }
+  }
+
+  /** @param {Scene} s */
+  drawFenceRuler(s) {
+    const { ctx, cssH } = this;
+    if (s.fence) {
+      const a = Math.min(s.fence.x0, s.fence.x1);
+      const b = Math.max(s.fence.x0, s.fence.x1);
+      ctx.fillStyle = s.theme.dark ? 'rgba(120,160,255,0.18)' : 'rgba(40,90,220,0.14)';
+      ctx.fillRect(a, ROWS_Y, b - a, cssH - ROWS_Y);
+      ctx.fillStyle = s.theme.fg;
+      ctx.fillRect(Math.round(s.fence.x0), ROWS_Y, 1, cssH - ROWS_Y);
+      ctx.textAlign = 'left';
+      ctx.fillText('Zoom from here… ' + formatDuration((b - a) * s.vp.nsPerPx), a + 4, ROWS_Y + 10);
+    }
+    if (s.ruler) {
+      const x0 = s.vp.x(s.ruler.t0);
+      const x1 = s.vp.x(s.ruler.t1);
+      ctx.fillStyle = s.theme.hit;
+      ctx.fillRect(Math.round(x0), ROWS_Y, 1, cssH - ROWS_Y);
+      ctx.fillRect(Math.round(x1), ROWS_Y, 1, cssH - ROWS_Y);
+      const y = ROWS_Y + 24;
+      ctx.fillRect(Math.min(x0, x1), y, Math.abs(x1 - x0), 1);
+      const text = formatDuration(Number(s.ruler.t1 - s.ruler.t0));
+      const w = this.measure(text) + 8;
+      const bx = Math.max(0, Math.min((x0 + x1) / 2 - w / 2, s.vp.width - w));
+      ctx.fillStyle = s.theme.popupBg;
+      ctx.fillRect(bx, y - 18, w, 16);
+      ctx.strokeStyle = s.theme.hit;
+      ctx.strokeRect(Math.floor(bx) + 0.5, y - 17.5, Math.round(w), 16);
+      ctx.fillStyle = s.theme.fg;
+      ctx.textAlign = 'left';
+      ctx.fillText(text, bx + 4, y - 9.5);
+    }
+  }
+
+  /** @param {Scene} s @param {number[]} shown */
+  drawLabels(s, shown) {
+    const { ctx, cssH } = this;
+    const th = s.theme;
+    ctx.fillStyle = th.labelBg;
+    ctx.fillRect(0, ROWS_Y, s.labelW, cssH - ROWS_Y);
+    ctx.fillStyle = th.grid;
+    ctx.fillRect(s.labelW - 1, ROWS_Y, 1, cssH - ROWS_Y);
+    ctx.textAlign = 'left';
+    for (let r = 0; r < shown.length; r++) {
+      const t = s.meta.tracks[shown[r]];
+      if (!t) continue;
+      const y = ROWS_Y + r * s.rowH + s.rowH / 2;
+      if (shown[r] === s.selTrack) {
+        ctx.fillStyle = th.sel;
+        ctx.fillRect(0, y - s.rowH / 2, 3, s.rowH);
+      }
+      ctx.fillStyle = shown[r] === s.selTrack ? th.sel : th.fg;
+      if (s.rowH >= 9) ctx.fillText(this.fit(t.name, s.labelW - 10), 6, y + 0.5);
+    }
+  }
+
+  /** Time axis: absolute time since the first event, never repeating. @param {Scene} s */
+  drawAxis(s) {
+    const { ctx, cssW } = this;
+    const th = s.theme;
+    const L = s.labelW;
+    const y = OVERVIEW_H;
+    ctx.fillStyle = th.labelBg;
+    ctx.fillRect(0, y, cssW, AXIS_H);
+    ctx.fillStyle = th.grid;
+    ctx.fillRect(0, y + AXIS_H - 1, cssW, 1);
+    const first = s.meta.first;
+    const rel0 = s.vp.start - first;
+    const rel1 = s.vp.end - first;
+    const unit = unitFor(rel0 < 0n ? (-rel0 > rel1 ? -rel0 : rel1) : rel1);
+    // Widen the spacing until the widest label fits between ticks.
+    let minPx = TICK_MIN_PX;
+    let tk = s.vp.ticks(minPx);
+    for (let k = 0; k < 4; k++) {
+      const sample = formatTime(s.vp.end - first, unit, tk.step);
+      const need = this.measure(sample) + 16;
+      if (need <= minPx) break;
+      minPx = need;
+      tk = s.vp.ticks(minPx);
+    }
+    ctx.textAlign = 'left';
+    for (const t of tk.ticks) {
+      const x = L + s.vp.x(t);
+      if (x < L) continue;
+      ctx.fillStyle = th.grid;
+      ctx.fillRect(Math.round(x), y + AXIS_H - 7, 1, 7);
+      ctx.fillRect(Math.round(x), ROWS_Y, 1, this.cssH - ROWS_Y);
+      ctx.fillStyle = th.muted;
+      ctx.fillText(formatTime(t - first, unit, tk.step), x + 3, y + AXIS_H / 2);
+    }
+    ctx.fillStyle = th.muted;
+    ctx.textAlign = 'left';
+    ctx.fillText(this.fit(formatDuration(s.vp.span) + ' shown', L - 8), 4, y + AXIS_H / 2);
+  }
+
+  /** Overview strip: the whole trace, the visible window, lost events and search hits. @param {Scene} s */
+  drawOverview(s) {
+    const { ctx, cssW } = this;
+    const th = s.theme;
+    const L = s.labelW;
+    const w = cssW - L;
+    ctx.fillStyle = th.labelBg;
+    ctx.fillRect(0, 0, cssW, OVERVIEW_H);
+    const a = s.meta.first;
+    const span = Number(s.meta.last - a) || 1;
+    const ox = (/** @type {bigint} */ t) => L + (Number(t - a) / span) * (w - 1);
+    ctx.fillStyle = th.hit;
+    let last = -1;
+    for (const t of s.hits) {
+      const x = Math.round(ox(t));
+      if (x === last) continue;
+      last = x;
+      ctx.fillRect(x, 2, 1, OVERVIEW_H - 4);
+    }
+    ctx.fillStyle = th.lost;
+    for (const g of s.meta.lost) ctx.fillRect(Math.round(ox(g.time)), 0, 2, 5);
+    const x0 = Math.max(L, ox(s.vp.start));
+    const x1 = Math.min(cssW, ox(s.vp.end));
+    ctx.strokeStyle = th.fg;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(Math.floor(x0) + 0.5, 0.5, Math.max(2, Math.round(x1 - x0)), OVERVIEW_H - 2);
+    ctx.fillStyle = th.muted;
+    ctx.textAlign = 'left';
+    ctx.fillText(s.hits.length ? `${s.hits.length} hits` : 'overview', 4, OVERVIEW_H / 2 + 0.5);
+  }
+}
+
+/**
+ * RGB of colour i: golden-angle hues, darker on light themes.
+ * @param {number} i @param {boolean} dark @returns {[number, number, number]}
+ */
+export function rgbOf(i, dark) {
+  const h = (i * 137.508) % 360;
+  const sat = 0.65;
+  const l = dark ? 0.66 : 0.4;
+  const a = sat * Math.min(l, 1 - l);
+  const f = (/** @type {number} */ n) => {
+    const k = (n + h / 30) % 12;
+    return Math.round(255 * (l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
+  };
+  return [f(0), f(8), f(4)];
+}
+
+/** Colour i as CSS. @param {number} i @param {boolean} dark */
+export function typeColor(i, dark) {
+  const [r, g, b] = rgbOf(i, dark);
+  return `rgb(${r} ${g} ${b})`;
+}
+
+/** Packs a colour for a Uint32Array over ImageData (little-endian RGBA). @param {number} r @param {number} g @param {number} b @param {number} a */
+function packRGBA(r, g, b, a) {
+  return ((a << 24) | (b << 16) | (g << 8) | r) >>> 0;
+}
+
+/** CSS of a packed colour (opaque). @param {number} c */
+function cssOf(c) {
+  return `rgb(${c & 255} ${(c >>> 8) & 255} ${(c >>> 16) & 255})`;
+}
+
+/** Bernstein hash of a track name up to its first '(' (g2's colour mode). @param {string} s */
+export function hashString(s) {
+  let h = 5381;
+  for (let i = 0; i < s.length && s[i] !== '('; i++) h = ((h << 5) + h + s.charCodeAt(i)) >>> 0;
+  return h % 1000;
+}

@@ -1,0 +1,154 @@
+// @ts-check
+// The data-source contract the timeline draws from. Two implementations:
+// fake.js (an in-browser generated trace, for development and tests of the
+// renderer and navigation) and conn.js (the server over a websocket). Every
+// time is a BigInt in ns for absolute values, or a Number ns offset from a
+// slice's base for bulk data, as in the wire format.
+
+'use strict';
+
+/**
+ * @typedef {object} Track
+ * @property {number} id    TrackID on the server
+ * @property {string} name  display name
+ * @property {string} kind  "thread", "cpu", "process", "track"
+ *
+ * @typedef {object} EventType
+ * @property {number} id       TypeID
+ * @property {string} provider empty when the format has none
+ * @property {string} name     may be empty
+ * @property {number} code     the format's numeric id or code
+ *
+ * @typedef {object} Gap
+ * @property {bigint} time
+ * @property {number} track   -1 when the loss is trace-wide
+ * @property {number} count
+ *
+ * @typedef {object} Meta
+ * @property {string} name         file name
+ * @property {string} format
+ * @property {bigint} first        first event time
+ * @property {bigint} last         last event time
+ * @property {number} events
+ * @property {Track[]} tracks
+ * @property {EventType[]} types
+ * @property {Gap[]} lost
+ * @property {bigint | null} truncatedAt time of the last event before damage, or null
+ * @property {string} error       why reading stopped early, or ""
+ *
+ * @typedef {object} TrackSlice
+ * Individual events (drawn as glyphs):
+ * @property {number} n
+ * @property {Float64Array} off   ns from the frame's base
+ * @property {Int32Array} type
+ * @property {Uint32Array} first  index of the event in its track (with the track id, its event id)
+ * Aggregated pixel buckets (drawn as density):
+ * @property {number} an
+ * @property {Float64Array} aoff  bucket start, ns from the frame's base
+ * @property {Float64Array} adur  bucket length in ns
+ * @property {Uint32Array} count
+ * @property {Int32Array} atype   dominant type
+ * @property {Uint32Array} afirst index in the track of the bucket's first event
+ *
+ * @typedef {object} Frame
+ * @property {number} seq
+ * @property {bigint} base        the request's start
+ * @property {bigint} end         the request's end
+ * @property {number} nsPerPx     the request's resolution
+ * @property {Map<number, TrackSlice>} tracks
+ *
+ * @typedef {object} ViewRequest
+ * @property {bigint} start
+ * @property {bigint} end
+ * @property {number} width       pixel buckets
+ * @property {number[]} tracks    TrackIDs to answer for
+ * @property {number[]} hidden    TypeIDs to leave out
+ * @property {'event' | 'summary'} [mode]
+ *
+ * @typedef {object} Field
+ * @property {string} name
+ * @property {unknown} value   string, number, boolean, Field[] (struct) or unknown[] (array)
+ *
+ * @typedef {object} Details
+ * @property {string} ref    event id "TRACK:INDEX"
+ * @property {bigint} time
+ * @property {number} track
+ * @property {number} type
+ * @property {string} label
+ * @property {Field[]} fields
+ * @property {string[]} stack
+ * @property {{key: string, value: string}[]} labels
+ * @property {Uint8Array} raw
+ *
+ * @typedef {object} Hit
+ * @property {string} ref    event id "TRACK:INDEX"
+ * @property {bigint} time
+ * @property {number} track
+ *
+ * @typedef {object} SearchResult
+ * @property {Hit[]} hits     in time order, capped by the source
+ * @property {number} total   matches found
+ * @property {boolean} [more] the source stopped before the last match
+ *
+ * @typedef {object} Source
+ * @property {(onProgress: (percent: number, text: string) => void) => Promise<Meta>} open
+ *           resolves once the trace is indexed
+ * @property {(req: ViewRequest) => Promise<Frame>} view
+ * @property {(ref: string) => Promise<Details>} details
+ * @property {(query: string) => Promise<SearchResult>} search
+ */
+
+/** The event id of a track's i-th event (PROTOCOL.md: "TRACK:INDEX"). @param {number} track @param {number} i */
+export function eventID(track, i) {
+  return `${track}:${i}`;
+}
+
+/** An empty slice. @returns {TrackSlice} */
+export function emptySlice() {
+  return {
+    n: 0, off: new Float64Array(0), type: new Int32Array(0), first: new Uint32Array(0),
+    an: 0, aoff: new Float64Array(0), adur: new Float64Array(0), count: new Uint32Array(0),
+    atype: new Int32Array(0), afirst: new Uint32Array(0),
+  };
+}
+
+/**
+ * LatestWins serializes requests: one in flight, only the newest pending kept
+ * (viewers.md §4: cancelling the running one starves the view).
+ * @template Q, R
+ */
+export class LatestWins {
+  /**
+   * @param {(q: Q) => Promise<R>} run
+   * @param {(r: R, q: Q) => void} done
+   * @param {(e: unknown) => void} fail
+   */
+  constructor(run, done, fail) {
+    this.run = run;
+    this.done = done;
+    this.fail = fail;
+    this.busy = false;
+    /** @type {Q | undefined} */
+    this.pending = undefined;
+  }
+
+  /** @param {Q} q */
+  push(q) {
+    this.pending = q;
+    if (!this.busy) this.next();
+  }
+
+  async next() {
+    while (this.pending !== undefined) {
+      const q = this.pending;
+      this.pending = undefined;
+      this.busy = true;
+      try {
+        this.done(await this.run(q), q);
+      } catch (e) {
+        this.fail(e);
+      }
+      this.busy = false;
+    }
+  }
+}

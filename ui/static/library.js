@@ -1,0 +1,51 @@
+// @ts-check
+// Entry point of the library page: uploads (drop anywhere, or the file
+// input) and deletes without a page reload. Without script the page still
+// works through its links and delete forms.
+
+'use strict';
+
+import { enableUpload } from './js/upload.js';
+
+const status = document.getElementById('status') ?? document.body.appendChild(document.createElement('div'));
+const message = document.createElement('div');
+message.className = 'message';
+message.setAttribute('role', 'status');
+status.append(message);
+
+/** @param {string} text */
+function banner(text) {
+  const b = document.createElement('div');
+  b.className = 'banner';
+  b.setAttribute('role', 'alert');
+  const span = document.createElement('span');
+  span.textContent = text;
+  const close = document.createElement('button');
+  close.type = 'button';
+  close.className = 'close';
+  close.title = 'dismiss';
+  close.textContent = '×';
+  close.addEventListener('click', () => b.remove());
+  b.append(span, close);
+  status.append(b);
+}
+
+enableUpload({
+  status: (t) => (message.textContent = t),
+  error: banner,
+  input: /** @type {HTMLInputElement | null} */ (document.getElementById('upload-file')),
+});
+
+for (const form of document.querySelectorAll('#traces form')) {
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const row = form.closest('tr');
+    const id = row?.getAttribute('data-id') ?? '';
+    if (!/^[0-9a-f-]{36}$/.test(id)) return;
+    const name = row?.querySelector('a.open')?.textContent ?? id;
+    if (!confirm(`Delete ${name} from the library?`)) return;
+    const r = await fetch(`/api/traces/${id}`, { method: 'DELETE' });
+    if (r.ok) row?.remove();
+    else banner(`Could not delete ${name}: ${r.status} ${r.statusText}`);
+  });
+}

@@ -1,0 +1,29 @@
+// @ts-check
+// Entry point of the viewer page (/t/{id}): reads the page data the server
+// rendered, picks the data source and starts the timeline. The page data
+// with "fake" instead of "ws" runs on a generated in-browser trace (the
+// frontend's own test page, dev.html).
+
+'use strict';
+
+import { App } from './js/app.js';
+import { FakeSource } from './js/fake.js';
+import { WsSource } from './js/conn.js';
+import { parseState, fromPageView } from './js/urlstate.js';
+
+const blob = document.getElementById('page-data');
+/** @type {any} */
+const data = blob ? JSON.parse(blob.textContent || '{}') : {};
+let root = document.getElementById('viewer');
+if (!root) {
+  root = document.createElement('main');
+  root.id = 'viewer';
+  document.body.append(root);
+}
+const source = data.fake ? new FakeSource(data.fake) : new WsSource(data);
+// The address bar is the truth (reload, Back/Forward); the page data holds
+// the same state parsed by the server.
+const initial = location.search ? parseState(location.search) : fromPageView(data.view);
+const app = new App(root, source, initial);
+/** @type {any} */ (window).__viewer = app;
+app.start();
