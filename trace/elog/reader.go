@@ -1,7 +1,6 @@
 package elog
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"fmt"
@@ -141,7 +140,7 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 		d = newDecoderSize(r.f.r, r.f.index[r.i].off, r.f.size, 512)
 	}
 	at := d.off
-	h := r.f.readEvent(d, nil)
+	h, _ := r.f.readEvent(d, false, nil)
 	if d.err != nil { // the scan read this event; the file changed since
 		r.err = d.err
 		return trace.Event{}, r.err
@@ -164,14 +163,21 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	if e.Type < 0 || int(e.Type) >= len(r.f.Types) || e.Payload.Len < 0 || e.Payload.Off < eventHeaderSize {
 		return trace.Details{}, fmt.Errorf("elog: event %+v is not from this reader", e)
 	}
-	// Read the event again, header included, so that the type is checked.
-	b := make([]byte, eventHeaderSize+int(e.Payload.Len))
-	if _, err := r.f.r.ReadAt(b, e.Payload.Off-eventHeaderSize); err != nil {
-		return trace.Details{}, err
+	// Read the event again, header included, so that the type is checked:
+	// from the reader's window when it holds it, else from the file.
+	start, end := e.Payload.Off-eventHeaderSize, e.Payload.Off+int64(e.Payload.Len)
+	var d decoder
+	if w := r.d; w != nil && start >= w.bufOff && end <= w.bufOff+int64(len(w.buf)) {
+		d = memDecoder(w.buf[start-w.bufOff:end-w.bufOff], start)
+	} else {
+		b := make([]byte, end-start)
+		if _, err := r.f.r.ReadAt(b, start); err != nil {
+			return trace.Details{}, err
+		}
+		d = memDecoder(b, start)
 	}
-	d := &decoder{br: bufio.NewReaderSize(bytes.NewReader(b), 16), off: e.Payload.Off - eventHeaderSize, size: e.Payload.Off + int64(e.Payload.Len)}
-	var args []argValue
-	h := r.f.readEvent(d, &args)
+	var argBuf [8]argValue
+	h, args := r.f.readEvent(&d, true, argBuf[:0])
 	if d.err != nil {
 		return trace.Details{}, d.err
 	}
