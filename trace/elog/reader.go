@@ -35,6 +35,14 @@ func sortIndex(idx []indexEntry) {
 	slices.SortStableFunc(idx, func(a, b indexEntry) int { return cmp.Compare(a.time, b.time) })
 }
 
+// argNames are the field names of arguments: arg0, arg1…
+var argNames = func() (n [maxArgs]string) {
+	for i := range n {
+		n[i] = "arg" + strconv.Itoa(i)
+	}
+	return n
+}()
+
 // eventHeaderSize is the fixed part of an event: type, track, time.
 const eventHeaderSize = 2 + 2 + 8
 
@@ -72,7 +80,7 @@ func NewReader(f *File) *Reader {
 	for i, t := range f.Types {
 		et := trace.EventType{Name: typeName(t.Format), ID: int64(i) + 1, Message: t.Format}
 		for j, a := range t.Args {
-			et.Fields = append(et.Fields, trace.FieldSpec{Name: "arg" + strconv.Itoa(j), Type: a.String()})
+			et.Fields = append(et.Fields, trace.FieldSpec{Name: argNames[j], Type: a.String()})
 		}
 		m.Types = append(m.Types, et)
 	}
@@ -187,7 +195,7 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	t := &r.f.Types[h.typ]
 	fields := make([]trace.Field, len(args))
 	for i, a := range args {
-		fields[i] = trace.Field{Name: "arg" + strconv.Itoa(i), Value: r.value(t, t.Args[i], a)}
+		fields[i] = trace.Field{Name: argNames[i], Value: r.value(t, t.Args[i], a)}
 	}
 	return trace.Details{Fields: fields, Label: string(r.appendText(nil, t, args))}, nil
 }
