@@ -86,7 +86,6 @@ const (
 	versionMask       = 0x7f         // in endian_version
 	supportedVersion  = 1            // the only version VPP writes
 	datumOffInRecord  = 16           // event_datum within a record
-	timeHiOffInRecord = 0            // time[0], the high word
 )
 
 // Limits on what a file may make the reader hold in memory.

@@ -272,8 +272,10 @@ const (
 
 // track returns the track of a track id; the common case inlines.
 func (r *Reader) track(id uint32) trace.TrackID {
-	if d := r.tracks.dense; id < uint32(len(d)) && d[id] >= 0 {
-		return trace.TrackID(d[id])
+	if d := r.tracks.dense; id < uint32(len(d)) {
+		if v := d[id]; v >= 0 {
+			return trace.TrackID(v)
+		}
 	}
 	return r.trackSlow(id)
 }
@@ -287,8 +289,10 @@ func (r *Reader) trackSlow(id uint32) trace.TrackID {
 
 // typ returns the type of an event code; the common case inlines.
 func (r *Reader) typ(code uint32) trace.TypeID {
-	if d := r.types.dense; code < uint32(len(d)) && d[code] >= 0 {
-		return trace.TypeID(d[code])
+	if d := r.types.dense; code < uint32(len(d)) {
+		if v := d[code]; v >= 0 {
+			return trace.TypeID(v)
+		}
 	}
 	return r.typSlow(code)
 }
@@ -388,8 +392,22 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 			}
 			i := c.i
 			c.i++
+			// track and typ, inlined by hand.
+			tr, ty := trace.TrackID(-1), trace.TypeID(-1)
+			if d := r.tracks.dense; id < uint32(len(d)) {
+				tr = trace.TrackID(d[id])
+			}
+			if tr < 0 {
+				tr = r.trackSlow(id)
+			}
+			if d := r.types.dense; code < uint32(len(d)) {
+				ty = trace.TypeID(d[code])
+			}
+			if ty < 0 {
+				ty = r.typSlow(code)
+			}
 			return trace.Event{
-				Time: t, Track: r.track(id), Type: r.typ(code), Capture: trace.NoTrack, CPU: trace.NoCPU,
+				Time: t, Track: tr, Type: ty, Capture: trace.NoTrack, CPU: trace.NoCPU,
 				Payload: trace.Loc{Off: es.dataOff + int64(i)*recordSize + datumOffInRecord, Len: 4},
 			}, nil
 		}

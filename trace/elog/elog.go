@@ -31,7 +31,6 @@
 package elog
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -138,21 +137,30 @@ func formatErr(off int64, msg string, err error) *trace.FormatError {
 	return &trace.FormatError{Format: "elog", Off: off, Msg: msg, Err: err}
 }
 
-// decoder reads the serialized stream with a sticky error.
+// decoder reads the serialized stream with a sticky error, through a
+// window of the file that it refills with ReadAt.
 type decoder struct {
-	br   *bufio.Reader
-	off  int64
-	size int64
-	err  error
-	tmp  [9]byte
+	r      io.ReaderAt // nil for a decoder over bytes already in memory
+	buf    []byte      // the window: file bytes [bufOff, bufOff+len(buf))
+	bufOff int64
+	pos    int   // read position in buf
+	off    int64 // bufOff+pos
+	size   int64 // end of the readable data
+	chunk  int   // bytes per refill
+	err    error
 }
 
 func newDecoder(r io.ReaderAt, off, size int64) *decoder {
 	return newDecoderSize(r, off, size, 1<<16)
 }
 
-func newDecoderSize(r io.ReaderAt, off, size int64, buf int) *decoder {
-	return &decoder{br: bufio.NewReaderSize(io.NewSectionReader(r, off, size-off), buf), off: off, size: size}
+func newDecoderSize(r io.ReaderAt, off, size int64, chunk int) *decoder {
+	return &decoder{r: r, bufOff: off, off: off, size: size, chunk: chunk}
+}
+
+// memDecoder decodes b, which holds the file's bytes from off.
+func memDecoder(b []byte, off int64) decoder {
+	return decoder{buf: b, bufOff: off, off: off, size: off + int64(len(b))}
 }
 
 func (d *decoder) fail(msg string, err error) {
@@ -161,44 +169,72 @@ func (d *decoder) fail(msg string, err error) {
 	}
 }
 
-// read fills b; it fails with a truncation error at the end of the file.
-func (d *decoder) read(b []byte, what string) bool {
+// need makes n bytes available at pos, or fails with a truncation error.
+func (d *decoder) need(n int, what string) bool {
 	if d.err != nil {
 		return false
 	}
-	n, err := io.ReadFull(d.br, b)
-	if err != nil {
+	if d.pos+n <= len(d.buf) {
+		return true
+	}
+	if d.r == nil || int64(n) > d.size-d.off {
+		d.fail(what, trace.ErrTruncated)
+		return false
+	}
+	keep := len(d.buf) - d.pos
+	want := max(d.chunk, n)
+	nb := d.buf[:0]
+	if cap(nb) < want {
+		nb = make([]byte, 0, want)
+	}
+	nb = nb[:keep]
+	copy(nb, d.buf[d.pos:])
+	k := int(min(int64(want-keep), d.size-d.off-int64(keep)))
+	nb = nb[:keep+k]
+	if _, err := d.r.ReadAt(nb[keep:], d.off+int64(keep)); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			d.fail(what, trace.ErrTruncated)
 		} else {
 			d.err = err
 		}
-		d.off += int64(n)
 		return false
 	}
-	d.off += int64(n)
+	d.buf, d.bufOff, d.pos = nb, d.off, 0
 	return true
 }
 
+// take returns the next n bytes (valid until the next read).
+func (d *decoder) take(n int, what string) []byte {
+	if !d.need(n, what) {
+		return nil
+	}
+	b := d.buf[d.pos : d.pos+n]
+	d.pos += n
+	d.off += int64(n)
+	return b
+}
+
 func (d *decoder) u8(what string) uint8 {
-	if !d.read(d.tmp[:1], what) {
+	b := d.take(1, what)
+	if b == nil {
 		return 0
 	}
-	return d.tmp[0]
+	return b[0]
 }
 
 func (d *decoder) u16(what string) uint16 {
-	if !d.read(d.tmp[:2], what) {
+	b := d.take(2, what)
+	if b == nil {
 		return 0
 	}
-	return uint16(d.tmp[0])<<8 | uint16(d.tmp[1])
+	return uint16(b[0])<<8 | uint16(b[1])
 }
 
 func (d *decoder) u32(what string) uint32 {
-	if !d.read(d.tmp[:4], what) {
+	b := d.take(4, what)
+	if b == nil {
 		return 0
 	}
-	b := d.tmp[:4]
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
@@ -221,17 +257,19 @@ func (d *decoder) small(what string) uint64 {
 		b1 := d.u8(what)
 		return 1<<7 + uint64(b0>>2) + uint64(b1)<<6
 	case b0&4 != 0:
-		if !d.read(d.tmp[:3], what) {
+		b := d.take(3, what)
+		if b == nil {
 			return 0
 		}
-		return 1<<7 + 1<<14 + uint64(b0>>3) + uint64(d.tmp[0])<<5 + uint64(d.tmp[1])<<13 + uint64(d.tmp[2])<<21
+		return 1<<7 + 1<<14 + uint64(b0>>3) + uint64(b[0])<<5 + uint64(b[1])<<13 + uint64(b[2])<<21
 	}
-	if !d.read(d.tmp[:8], what) {
+	b := d.take(8, what)
+	if b == nil {
 		return 0
 	}
 	var v uint64
 	for i := 7; i >= 0; i-- {
-		v = v<<8 | uint64(d.tmp[i])
+		v = v<<8 | uint64(b[i])
 	}
 	return v
 }
@@ -253,8 +291,28 @@ func (d *decoder) bytes(n uint64, limit int, what string) []byte {
 		return nil
 	}
 	b := make([]byte, n)
-	d.read(b, what)
+	for done := 0; done < len(b); { // in chunks: n may exceed the window
+		k := min(len(b)-done, max(d.chunk, 1))
+		c := d.take(k, what)
+		if c == nil {
+			return nil
+		}
+		done += copy(b[done:], c)
+	}
 	return b
+}
+
+// skip skips n bytes.
+func (d *decoder) skip(n uint64, what string) {
+	if int64(n) > d.remaining() {
+		d.fail(what, trace.ErrTruncated)
+		return
+	}
+	for n > 0 && d.err == nil {
+		k := int(min(n, uint64(max(d.chunk, 1))))
+		d.take(k, what)
+		n -= uint64(k)
+	}
 }
 
 // cstring reads a counted string (no NUL in the file).
@@ -379,28 +437,28 @@ type header struct {
 	time       float64
 }
 
-// readEvent reads one event: its header and arguments. args receives the
-// decoded arguments when non-nil.
-func (f *File) readEvent(d *decoder, args *[]argValue) header {
+// readEvent reads one event: its header and arguments. With decode, the
+// arguments are appended to args (strings copied); without, skipped.
+func (f *File) readEvent(d *decoder, decode bool, args []argValue) (header, []argValue) {
 	var h header
 	h.typ = d.u16("event type")
 	h.track = d.u16("event track")
 	h.time = math.Float64frombits(d.u64("event time"))
 	if d.err != nil {
-		return h
+		return h, args
 	}
 	if int(h.typ) >= len(f.Types) {
 		d.fail(fmt.Sprintf("event type %d of %d", h.typ, len(f.Types)), nil)
-		return h
+		return h, args
 	}
 	t := &f.Types[h.typ]
 	if t.ArgsErr != "" {
 		d.fail(fmt.Sprintf("event of type %d, whose format_args %q do not parse: %s", h.typ, t.FormatArgs, t.ArgsErr), trace.ErrUnsupported)
-		return h
+		return h, args
 	}
 	if math.IsNaN(h.time) {
 		d.fail("event time is NaN", nil)
-		return h
+		return h, args
 	}
 	for _, a := range t.Args {
 		var v argValue
@@ -423,28 +481,22 @@ func (f *File) readEvent(d *decoder, args *[]argValue) header {
 				v.f = math.Float64frombits(d.u64("argument"))
 			}
 		case ArgString:
-			if args != nil {
+			if decode {
 				v.s = d.cstring("string argument")
 			} else {
 				n := d.small("string argument")
 				if n > MaxString {
 					d.fail(fmt.Sprintf("string argument of %d bytes, more than %d", n, MaxString), nil)
-				} else if int64(n) > d.remaining() {
-					d.fail("string argument", trace.ErrTruncated)
-				} else if d.err == nil {
-					_, err := d.br.Discard(int(n))
-					d.off += int64(n)
-					if err != nil {
-						d.fail("string argument", trace.ErrTruncated)
-					}
+				} else {
+					d.skip(n, "string argument")
 				}
 			}
 		}
-		if args != nil {
-			*args = append(*args, v)
+		if decode {
+			args = append(args, v)
 		}
 	}
-	return h
+	return h, args
 }
 
 // argValue is one decoded argument.
@@ -474,7 +526,7 @@ func (f *File) scan(d *decoder) error {
 	var idx []indexEntry
 	for i := 0; i < int(f.NumEvents); i++ {
 		at := d.off
-		h := f.readEvent(d, nil)
+		h, _ := f.readEvent(d, false, nil)
 		if d.err != nil {
 			if _, ok := errors.AsType[*trace.FormatError](d.err); !ok {
 				return d.err
@@ -519,7 +571,7 @@ func (f *File) indexPrefix(n int) ([]indexEntry, error) {
 	idx := make([]indexEntry, 0, n+1)
 	for range n {
 		at := d.off
-		h := f.readEvent(d, nil)
+		h, _ := f.readEvent(d, false, nil)
 		if d.err != nil {
 			return nil, d.err
 		}

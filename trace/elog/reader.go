@@ -1,7 +1,6 @@
 package elog
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"fmt"
@@ -35,6 +34,14 @@ func (Format) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
 func sortIndex(idx []indexEntry) {
 	slices.SortStableFunc(idx, func(a, b indexEntry) int { return cmp.Compare(a.time, b.time) })
 }
+
+// argNames are the field names of arguments: arg0, arg1…
+var argNames = func() (n [maxArgs]string) {
+	for i := range n {
+		n[i] = "arg" + strconv.Itoa(i)
+	}
+	return n
+}()
 
 // eventHeaderSize is the fixed part of an event: type, track, time.
 const eventHeaderSize = 2 + 2 + 8
@@ -73,7 +80,7 @@ func NewReader(f *File) *Reader {
 	for i, t := range f.Types {
 		et := trace.EventType{Name: typeName(t.Format), ID: int64(i) + 1, Message: t.Format}
 		for j, a := range t.Args {
-			et.Fields = append(et.Fields, trace.FieldSpec{Name: "arg" + strconv.Itoa(j), Type: a.String()})
+			et.Fields = append(et.Fields, trace.FieldSpec{Name: argNames[j], Type: a.String()})
 		}
 		m.Types = append(m.Types, et)
 	}
@@ -141,7 +148,7 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 		d = newDecoderSize(r.f.r, r.f.index[r.i].off, r.f.size, 512)
 	}
 	at := d.off
-	h := r.f.readEvent(d, nil)
+	h, _ := r.f.readEvent(d, false, nil)
 	if d.err != nil { // the scan read this event; the file changed since
 		r.err = d.err
 		return trace.Event{}, r.err
@@ -164,14 +171,21 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	if e.Type < 0 || int(e.Type) >= len(r.f.Types) || e.Payload.Len < 0 || e.Payload.Off < eventHeaderSize {
 		return trace.Details{}, fmt.Errorf("elog: event %+v is not from this reader", e)
 	}
-	// Read the event again, header included, so that the type is checked.
-	b := make([]byte, eventHeaderSize+int(e.Payload.Len))
-	if _, err := r.f.r.ReadAt(b, e.Payload.Off-eventHeaderSize); err != nil {
-		return trace.Details{}, err
+	// Read the event again, header included, so that the type is checked:
+	// from the reader's window when it holds it, else from the file.
+	start, end := e.Payload.Off-eventHeaderSize, e.Payload.Off+int64(e.Payload.Len)
+	var d decoder
+	if w := r.d; w != nil && start >= w.bufOff && end <= w.bufOff+int64(len(w.buf)) {
+		d = memDecoder(w.buf[start-w.bufOff:end-w.bufOff], start)
+	} else {
+		b := make([]byte, end-start)
+		if _, err := r.f.r.ReadAt(b, start); err != nil {
+			return trace.Details{}, err
+		}
+		d = memDecoder(b, start)
 	}
-	d := &decoder{br: bufio.NewReaderSize(bytes.NewReader(b), 16), off: e.Payload.Off - eventHeaderSize, size: e.Payload.Off + int64(e.Payload.Len)}
-	var args []argValue
-	h := r.f.readEvent(d, &args)
+	var argBuf [8]argValue
+	h, args := r.f.readEvent(&d, true, argBuf[:0])
 	if d.err != nil {
 		return trace.Details{}, d.err
 	}
@@ -181,7 +195,7 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	t := &r.f.Types[h.typ]
 	fields := make([]trace.Field, len(args))
 	for i, a := range args {
-		fields[i] = trace.Field{Name: "arg" + strconv.Itoa(i), Value: r.value(t, t.Args[i], a)}
+		fields[i] = trace.Field{Name: argNames[i], Value: r.value(t, t.Args[i], a)}
 	}
 	return trace.Details{Fields: fields, Label: string(r.appendText(nil, t, args))}, nil
 }
