@@ -293,7 +293,7 @@ func (x *Index) Bytes() int64 {
 		if t == nil {
 			continue
 		}
-		n += 200 + t.times.bytes(8) + t.types.bytes(2) + int64(cap(t.spill.runs))*16 + int64(cap(t.nodes))*32
+		n += 200 + t.times.bytes(8) + t.types.bytes(2) + int64(cap(t.spill.runs))*24 + int64(cap(t.nodes))*32
 		for i := range t.nodes {
 			n += t.nodes[i].bytes(8)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -551,5 +552,117 @@ func TestBuildErrors(t *testing.T) {
 	defer x.Close()
 	if !last.Done || last.Events != 3*ProgressEvery || last.Bytes == 0 || calls != 4 {
 		t.Errorf("last progress %+v after %d calls", last, calls)
+	}
+}
+
+// sliceReader is a trace.Reader over events held in memory.
+type sliceReader struct {
+	meta trace.Meta
+	evs  []trace.Event
+	i    int
+}
+
+func (r *sliceReader) Meta() *trace.Meta { return &r.meta }
+func (r *sliceReader) ReadEvent() (trace.Event, error) {
+	if r.i == len(r.evs) {
+		return trace.Event{}, io.EOF
+	}
+	r.i++
+	return r.evs[r.i-1], nil
+}
+func (r *sliceReader) Stack(trace.StackID) []uint64        { return nil }
+func (r *sliceReader) Labels(trace.LabelsID) []trace.Label { return nil }
+func (r *sliceReader) Details(e trace.Event) (trace.Details, error) {
+	return trace.Details{Fields: []trace.Field{{Name: "off", Value: trace.IntValue(e.Payload.Off)}}}, nil
+}
+
+// TestWildEvents indexes events whose fields take extreme values and type
+// ids beyond the 16-bit type column: every event must come back intact,
+// slices must report such types as OtherType, and searches by type must
+// still find them exactly.
+func TestWildEvents(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	r := &sliceReader{}
+	for range 3 {
+		r.meta.Tracks = append(r.meta.Tracks, trace.Track{Kind: trace.TrackThread})
+	}
+	r.meta.Types = make([]trace.EventType, 70000)
+	pick := func(vals ...int64) int64 { return vals[rng.IntN(len(vals))] }
+	var tm trace.Time
+	for range 5000 {
+		tm += trace.Time(rng.IntN(3))
+		r.evs = append(r.evs, trace.Event{
+			Time:    tm,
+			Track:   trace.TrackID(rng.IntN(3)),
+			Type:    trace.TypeID(pick(0, 1, 65534, 65535, 65536, 69999, int64(rng.IntN(70000)))),
+			Seq:     uint32(pick(0, 1, math.MaxUint32, rng.Int64N(1<<32))),
+			Capture: trace.TrackID(pick(-1, 0, 2)),
+			CPU:     int32(pick(-1, 0, math.MaxInt32, math.MinInt32)),
+			Stack:   trace.StackID(pick(0, math.MaxInt32, math.MinInt32)),
+			Labels:  trace.LabelsID(pick(0, 5, math.MaxInt32)),
+			Payload: trace.Loc{Off: pick(0, math.MaxInt64, rng.Int64()), Len: int32(pick(0, math.MaxInt32))},
+		})
+	}
+	x, err := Build(context.Background(), r, Options{SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	idx := map[trace.TrackID]int32{}
+	for _, e := range r.evs {
+		id := EventID{Track: e.Track, Index: idx[e.Track]}
+		idx[e.Track]++
+		got, err := x.Event(id)
+		if err != nil || got != e {
+			t.Fatalf("Event(%v) = %+v, %v; want %+v", id, got, err, e)
+		}
+	}
+	first, last := x.Span()
+	s, err := x.Query(context.Background(), Viewport{Start: first, End: last + 1, Width: int(last-first) + 1, Tracks: []trace.TrackID{0, 1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := perTrack(r.evs)
+	for _, ts := range s.Tracks {
+		for _, it := range ts.Items {
+			if it.Count != 1 {
+				continue
+			}
+			want := per[ts.Track][it.First].Type
+			if want >= typeEscape {
+				want = OtherType
+			}
+			if it.Type != want {
+				t.Fatalf("item %+v: type %d, want %d", it, it.Type, want)
+			}
+		}
+	}
+	for _, ty := range []trace.TypeID{65535, 69999, 3} {
+		var want []EventID
+		idx := map[trace.TrackID]int32{}
+		for _, e := range r.evs {
+			if e.Type == ty {
+				want = append(want, EventID{e.Track, idx[e.Track]})
+			}
+			idx[e.Track]++
+		}
+		var got []EventID
+		from := At(first)
+		for {
+			id, ok, err := x.Search(context.Background(), Filter{Types: []trace.TypeID{ty}}, from, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			got = append(got, id)
+			from, _ = x.PositionOf(id)
+		}
+		slices.SortFunc(got, func(a, b EventID) int { return cmp.Or(cmp.Compare(a.Track, b.Track), cmp.Compare(a.Index, b.Index)) })
+		slices.SortFunc(want, func(a, b EventID) int { return cmp.Or(cmp.Compare(a.Track, b.Track), cmp.Compare(a.Index, b.Index)) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("type %d: found %d events, want %d", ty, len(got), len(want))
+		}
 	}
 }
