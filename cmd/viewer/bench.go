@@ -22,27 +22,27 @@ import (
 
 // benchReport is the JSON object `viewer bench` prints.
 type benchReport struct {
-	Source          string       `json:"source"`
-	Events          int64        `json:"events"`
-	Tracks          int          `json:"tracks"`
-	QueryTracks     int          `json:"query_tracks"`
-	LoadSeconds     float64      `json:"load_seconds"`
-	EventsPerSecond float64      `json:"events_per_second"`
+	Source          string  `json:"source"`
+	Events          int64   `json:"events"`
+	Tracks          int     `json:"tracks"`
+	QueryTracks     int     `json:"query_tracks"`
+	LoadSeconds     float64 `json:"load_seconds"`
+	EventsPerSecond float64 `json:"events_per_second"`
 	// LoadCPUSeconds is the CPU time of all the process's threads while
 	// loading (reader, index, spill writer, GC): on a shared machine
 	// events per CPU second is the figure that does not depend on the
 	// neighbours.
-	LoadCPUSeconds     float64 `json:"load_cpu_seconds,omitempty"`
-	EventsPerCPUSecond float64 `json:"events_per_cpu_second,omitempty"`
-	BaseRSSBytes    int64        `json:"base_rss_bytes"` // VmRSS before loading
-	PeakRSSBytes    int64        `json:"peak_rss_bytes"` // VmHWM after loading
-	RSSBytes        int64        `json:"rss_bytes"`      // VmRSS after loading
-	PeakBytesPerEv  float64      `json:"peak_bytes_per_event"`
-	RSSBytesPerEv   float64      `json:"rss_bytes_per_event"` // (VmRSS − base) / events
-	IndexBytes      int64        `json:"index_bytes"`         // the index's own count of its resident memory
-	IndexBytesPerEv float64      `json:"index_bytes_per_event"`
-	ReadError       string       `json:"read_error,omitempty"`
-	Levels          []benchLevel `json:"levels"`
+	LoadCPUSeconds     float64      `json:"load_cpu_seconds,omitempty"`
+	EventsPerCPUSecond float64      `json:"events_per_cpu_second,omitempty"`
+	BaseRSSBytes       int64        `json:"base_rss_bytes"` // VmRSS before loading
+	PeakRSSBytes       int64        `json:"peak_rss_bytes"` // VmHWM after loading
+	RSSBytes           int64        `json:"rss_bytes"`      // VmRSS after loading
+	PeakBytesPerEv     float64      `json:"peak_bytes_per_event"`
+	RSSBytesPerEv      float64      `json:"rss_bytes_per_event"` // (VmRSS − base) / events
+	IndexBytes         int64        `json:"index_bytes"`         // the index's own count of its resident memory
+	IndexBytesPerEv    float64      `json:"index_bytes_per_event"`
+	ReadError          string       `json:"read_error,omitempty"`
+	Levels             []benchLevel `json:"levels"`
 }
 
 // benchLevel is the timing of the viewports of one zoom level.
