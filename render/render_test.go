@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -665,4 +666,71 @@ func TestWildEvents(t *testing.T) {
 			t.Fatalf("type %d: found %d events, want %d", ty, len(got), len(want))
 		}
 	}
+}
+
+// TestConcurrentUse runs every query method from many goroutines at once
+// (run with -race): an Index is shared by all the sessions of a trace.
+func TestConcurrentUse(t *testing.T) {
+	cfg := gen.Config{Events: 20000, Tracks: 20, Types: 9, Seed: 13}
+	x := build(t, cfg)
+	first, last := x.Span()
+	ids := x.Tracks()
+	p, _ := ParsePredicate("value > 500")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			var s Slice
+			for range 30 {
+				vp := randomViewport(rng, x, ids)
+				if err := x.QueryInto(context.Background(), vp, &s); err != nil {
+					t.Error(err)
+					return
+				}
+				tm := first + trace.Time(rng.Int64N(int64(last-first)+1))
+				if id, ok := x.HitTest(ids[rng.IntN(len(ids))], tm, 1000); ok {
+					if _, err := x.Details(id, nil); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				if _, _, err := x.Search(context.Background(), Filter{Where: []Predicate{p}}, At(tm), g%2 == 0); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// FuzzParsePredicate checks that any text parses or fails cleanly, and
+// that a parsed predicate prints as text that parses back to it.
+func FuzzParsePredicate(f *testing.F) {
+	for _, s := range []string{"a=1", "x != y", `name ~ "a = b"`, "p.q >= -2.5", "==", "a<<b", "\"\"=\"\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePredicate(s)
+		if err != nil {
+			return
+		}
+		q, err := ParsePredicate(p.String())
+		if len(p.String()) > MaxPredicate {
+			return // quoting made it longer than the limit
+		}
+		if err != nil || q != p {
+			// A field name containing an operator cannot print back.
+			for _, o := range opSyntax {
+				if strings.Contains(p.Field, o.text) {
+					return
+				}
+			}
+			if p.Field != strings.TrimSpace(p.Field) {
+				return
+			}
+			t.Fatalf("%q parsed to %+v, printed %q, parsed back to %+v, %v", s, p, p.String(), q, err)
+		}
+		p.Match(trace.Details{Label: s, Fields: []trace.Field{{Name: p.Field, Value: trace.StringValue(p.Value)}}})
+	})
 }
