@@ -130,20 +130,66 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	return x, nil
 }
 
+// batch is a run of events read ahead by the reading goroutine.
+type batch struct {
+	evs    []trace.Event
+	tracks int   // len(Meta().Tracks) after the batch's last event
+	err    error // the error that ended reading, with the last batch
+}
+
+// batchEvents is how many events the reading goroutine hands over at once.
+const batchEvents = 4096
+
+// readAhead calls ReadEvent in its own goroutine, so that decoding the
+// trace and indexing it use two cores. It is the only caller of the
+// reader until it returns; stop makes it return early, and done is closed
+// when it has.
+func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	defer close(out)
+	for {
+		var b *batch
+		select {
+		case b = <-free:
+			b.evs = b.evs[:0]
+		default:
+			b = &batch{evs: make([]trace.Event, 0, batchEvents)}
+		}
+		for len(b.evs) < batchEvents {
+			e, err := x.r.ReadEvent()
+			if err != nil {
+				b.err = err
+				break
+			}
+			b.evs = append(b.evs, e)
+		}
+		b.tracks = len(x.meta.Tracks)
+		select {
+		case out <- b:
+		case <-stop:
+			return
+		}
+		if b.err != nil {
+			return
+		}
+	}
+}
+
 func (x *Index) read(ctx context.Context, progress func(Progress)) error {
+	batches, free := make(chan *batch, 2), make(chan *batch, 4)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go x.readAhead(batches, free, stop, done)
+	defer func() {
+		close(stop)
+		<-done // the reader is ours again
+	}()
 	var all []*track
 	last := trace.Time(-1 << 63)
-	for {
-		if x.events&(ProgressEvery-1) == 0 && x.events > 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if progress != nil {
-				progress(Progress{Events: x.events, Bytes: x.bytes})
-			}
+	for b := range batches {
+		if err := x.index(ctx, progress, b, &all, &last); err != nil {
+			return err
 		}
-		e, err := x.r.ReadEvent()
-		if err != nil {
+		if err := b.err; err != nil {
 			if err != io.EOF {
 				fe, ok := errors.AsType[*trace.FormatError](err)
 				if !ok {
@@ -154,47 +200,10 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 			}
 			break
 		}
-		if e.Time < last {
-			// Readers promise time order; keep the index sorted if one
-			// breaks it, and say so.
-			e.Time = last
-			x.clamped++
+		select {
+		case free <- b:
+		default:
 		}
-		last = e.Time
-		if x.events == 0 {
-			x.first = e.Time
-		}
-		x.last = e.Time
-		if end := e.Payload.Off + int64(e.Payload.Len); end > x.bytes {
-			x.bytes = end
-		}
-		t := x.none
-		if e.Track >= 0 && int(e.Track) < len(x.meta.Tracks) {
-			for int(e.Track) >= len(x.tracks) {
-				x.tracks = append(x.tracks, nil)
-			}
-			t = x.tracks[e.Track]
-			if t == nil {
-				t = &track{}
-				x.tracks[e.Track] = t
-				all = append(all, t)
-			}
-		} else {
-			e.Track = trace.NoTrack
-			if t.times.len() == 0 {
-				all = append(all, t)
-			}
-		}
-		if t.times.len() >= MaxTrackEvents {
-			return fmt.Errorf("render: track %d has more than %d events", e.Track, MaxTrackEvents)
-		}
-		t.push(e.Time, e.Type)
-		if x.spill.add(&t.spill, &e) {
-			for _, t := range all {
-				x.spill.flush(&t.spill)
-			}
-		}
-		x.events++
 	}
 	if err := x.spill.finish(all); err != nil {
 		return err
@@ -207,6 +216,63 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 	x.collectMarkers()
 	if progress != nil {
 		progress(Progress{Events: x.events, Bytes: x.bytes, Done: true})
+	}
+	return nil
+}
+
+// index adds a batch of events; all collects the tracks with events and
+// last is the time of the previous event.
+func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, all *[]*track, last *trace.Time) error {
+	for _, e := range b.evs {
+		if x.events&(ProgressEvery-1) == 0 && x.events > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if progress != nil {
+				progress(Progress{Events: x.events, Bytes: x.bytes})
+			}
+		}
+		if e.Time < *last {
+			// Readers promise time order; keep the index sorted if one
+			// breaks it, and say so.
+			e.Time = *last
+			x.clamped++
+		}
+		*last = e.Time
+		if x.events == 0 {
+			x.first = e.Time
+		}
+		x.last = e.Time
+		if end := e.Payload.Off + int64(e.Payload.Len); end > x.bytes {
+			x.bytes = end
+		}
+		t := x.none
+		if e.Track >= 0 && int(e.Track) < b.tracks {
+			for int(e.Track) >= len(x.tracks) {
+				x.tracks = append(x.tracks, nil)
+			}
+			t = x.tracks[e.Track]
+			if t == nil {
+				t = &track{}
+				x.tracks[e.Track] = t
+				*all = append(*all, t)
+			}
+		} else {
+			e.Track = trace.NoTrack
+			if t.times.len() == 0 {
+				*all = append(*all, t)
+			}
+		}
+		if t.times.len() >= MaxTrackEvents {
+			return fmt.Errorf("render: track %d has more than %d events", e.Track, MaxTrackEvents)
+		}
+		t.push(e.Time, e.Type)
+		if x.spill.add(&t.spill, &e) {
+			for _, t := range *all {
+				x.spill.flush(&t.spill)
+			}
+		}
+		x.events++
 	}
 	return nil
 }

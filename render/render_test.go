@@ -551,7 +551,7 @@ func TestBuildErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	if !last.Done || last.Events != 3*ProgressEvery || last.Bytes == 0 || calls != 4 {
+	if !last.Done || last.Events != 3*ProgressEvery || last.Bytes == 0 || calls != 3 {
 		t.Errorf("last progress %+v after %d calls", last, calls)
 	}
 }
