@@ -223,7 +223,8 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 // index adds a batch of events; all collects the tracks with events and
 // last is the time of the previous event.
 func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, all *[]*track, last *trace.Time) error {
-	for _, e := range b.evs {
+	for i := range b.evs {
+		e := &b.evs[i]
 		if x.events&(ProgressEvery-1) == 0 && x.events > 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -267,7 +268,7 @@ func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, al
 			return fmt.Errorf("render: track %d has more than %d events", e.Track, MaxTrackEvents)
 		}
 		t.push(e.Time, e.Type)
-		if x.spill.add(&t.spill, &e) {
+		if x.spill.add(&t.spill, e) {
 			for _, t := range *all {
 				x.spill.flush(&t.spill)
 			}

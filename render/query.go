@@ -205,7 +205,7 @@ func (t *track) slice(items []Item, start, end trace.Time, shift uint) []Item {
 	for i < n {
 		c := i >> chunkBits
 		base := c << chunkBits
-		ts, ty := t.times.chunks[c], t.types.chunks[c]
+		ts, ty := t.times.chunk(c), t.types.chunk(c)
 		lim := min(n-base, len(ts))
 		li := i - base
 		for li < lim {
