@@ -16,6 +16,7 @@ const (
 )
 
 func (c *column[T]) len() int { return c.n }
+
 // push appends v. Chunks are allocated at their full length, so the
 // common case is one store.
 func (c *column[T]) push(v T) {
