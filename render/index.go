@@ -5,34 +5,44 @@
 //
 // # Design
 //
-// Memory is the budget that decides everything: an index must hold 100
-// million events in a few GiB, so it keeps resident only what a viewport
-// query touches, about 12 bytes per event:
+// Memory decides everything: an index must hold 100 million events in a
+// few GiB, so it keeps resident only what viewport queries touch, about
+// 13–14 bytes per event:
 //
 //   - per track, the event times (8 bytes) and event types (2 bytes) in
 //     time order, in fixed-size chunks so that growing never copies more
-//     than a chunk;
-//   - per track, a power-of-two pyramid over the event indexes: a node per
-//     aligned block of 2^k events (k ≥ 3) holding a majority-vote summary
-//     of the block's types (8 bytes per node, n/4 nodes: 2 bytes per event).
+//     than a chunk (column.go);
+//   - per track, an index pyramid: a node per aligned block of 2^k events
+//     (k ≥ 4) with a majority-vote summary of the block's types (8 bytes
+//     per node, n/8 nodes: 1 byte per event; pyramid.go);
+//   - per track, time cells: for every power-of-two resolution from the
+//     track's finest (about 4 events per cell) up, the first event index
+//     and majority type of every aligned time cell (at most 3 bytes per
+//     event; cells.go).
 //
 // Everything else an event carries (sequence number, CPU, stack, labels,
-// payload location) is written once to a temporary spill file, grouped per
-// track in runs, and read back with ReadAt when a hit test, details or a
-// field search needs it; the payload itself stays in the trace file and
-// the trace.Reader decodes it (trace.Reader.Details).
+// payload location) goes once to a temporary spill file as delta-encoded
+// runs per track, about 10 bytes per event on disk, read back when
+// details, a hit's header or a field search need it (spill.go); the
+// payload stays in the trace file and the trace.Reader decodes it.
 //
-// A viewport query snaps its bucket width to a power of two nanoseconds
-// (at least the ns per pixel, so there are at most Width+1 buckets) and
-// walks each track's events bucket by bucket: a galloping search finds
-// where the bucket ends, the difference of indexes is the exact count, and
-// the pyramid gives the dominant type by merging O(log n) majority-vote
-// summaries. Empty buckets cost nothing, so the work per track is
-// O(min(buckets, events in range) · log n) whatever the number of events
-// in range.
+// A viewport query snaps its bucket width to a power of two nanoseconds,
+// at least the ns per pixel (so at most Width+1 buckets), and its start to
+// a multiple of it. A bucket is then exactly one time cell: where the
+// track has cells at that resolution, a bucket costs two reads. Finer
+// than that, the query walks the events bucket by bucket (query.go): a
+// galloping search seeded with the previous bucket's count finds where the
+// bucket ends, the difference of indexes is the exact count, and the index
+// pyramid merges O(log n) summaries for the dominant type. Empty buckets
+// cost nothing, so the work per track is O(min(buckets, events in range) ·
+// log n), never the events in range. Counts and first indexes are exact;
+// the dominant type is a majority-vote candidate: it occurs in the bucket
+// and is the type holding more than half of it whenever one does.
 //
-// An Index is immutable once Build returns; all its methods are safe for
-// concurrent use. Queries cannot run while Build is still reading.
+// Build reads the trace in a goroutine of its own, a batch ahead of the
+// indexing. An Index is immutable once Build returns and all its methods
+// are safe for concurrent use, except Close, which must come last.
+// Queries cannot run while Build is still reading.
 package render
 
 import (

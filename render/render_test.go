@@ -103,7 +103,8 @@ func TestResolution(t *testing.T) {
 			t.Fatalf("%+v: %d buckets for %d px", vp, nb, vp.Width)
 		}
 	}
-	for _, vp := range []Viewport{{Start: 5, End: 5, Width: 10}, {Start: 0, End: 10, Width: 0}, {Start: 0, End: 10, Width: MaxWidth + 1}} {
+	tooMany := make([]trace.TrackID, MaxCells/MaxWidth)
+	for _, vp := range []Viewport{{Start: 5, End: 5, Width: 10}, {Start: 0, End: 10, Width: 0}, {Start: 0, End: 10, Width: MaxWidth + 1}, {Start: 0, End: 10, Width: MaxWidth, Tracks: tooMany}} {
 		if _, _, _, err := Resolution(vp); !errors.Is(err, ErrViewport) {
 			t.Errorf("%+v: err %v, want ErrViewport", vp, err)
 		}
