@@ -126,7 +126,9 @@ type Index struct {
 // reader's error (see [Index.ReadErr]) and a [MarkerTruncated] at the time
 // of the last event read with the error's byte offset. Build fails on
 // context cancellation, on spill-file I/O errors, and when a reader error
-// is not a *trace.FormatError.
+// is not a *trace.FormatError. Events whose track id does not resolve in
+// Meta().Tracks are indexed on trace.NoTrack; events out of time order
+// are indexed at the previous event's time (see [Index.Clamped]).
 func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	sp, err := newSpill(opts.SpillDir)
 	if err != nil {
