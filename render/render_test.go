@@ -356,6 +356,15 @@ func TestHitTest(t *testing.T) {
 			t.Fatalf("HitTest(%d, %d, %v) = %v %v, want %d", tr, tm, tol, got, ok, best)
 		}
 	}
+	// Extreme times and tolerances neither overflow nor panic.
+	for _, tm := range []trace.Time{-1 << 62, 1 << 62} {
+		if id, ok := x.HitTest(0, tm, 1<<63-1); !ok || (tm < 0) != (id.Index == 0) {
+			t.Errorf("HitTest at %d: %v %v", tm, id, ok)
+		}
+		if _, ok := x.HitTest(0, tm, 1000); ok {
+			t.Errorf("HitTest at %d within 1000 ns found an event", tm)
+		}
+	}
 }
 
 // TestSearchBruteForce compares Search with a scan of every event in
