@@ -119,6 +119,11 @@ type Index struct {
 	last    trace.Time
 	readErr error
 	clamped int64
+	// spills and spillAll are the reading goroutine's spill tracks (by
+	// track id + 1, and in order of appearance) until Build links them to
+	// the tracks.
+	spills   []*spillTrack
+	spillAll []*spillTrack
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -142,30 +147,44 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	return x, nil
 }
 
+// entry is what indexing needs of an event; the reading goroutine keeps
+// the rest (the spill file).
+type entry struct {
+	time  trace.Time
+	track trace.TrackID // trace.NoTrack for ids that do not resolve
+	typ   trace.TypeID
+}
+
 // batch is a run of events read ahead by the reading goroutine.
 type batch struct {
-	evs    []trace.Event
-	tracks int   // len(Meta().Tracks) after the batch's last event
-	err    error // the error that ended reading, with the last batch
+	evs   []entry
+	bytes int64 // furthest payload end up to the batch's last event
+	err   error // the error that ended reading, with the last batch
 }
 
 // batchEvents is how many events the reading goroutine hands over at once.
 const batchEvents = 4096
 
-// readAhead calls ReadEvent in its own goroutine, so that decoding the
-// trace and indexing it use two cores. It is the only caller of the
-// reader until it returns; stop makes it return early, and done is closed
-// when it has.
+// readAhead is the reading goroutine: it calls ReadEvent, writes each
+// event's spill record and hands the rest over in batches, so that
+// decoding and spilling use one core and indexing another. It is the
+// only user of the reader and the spill file until it returns; stop makes
+// it return early, and done is closed when it has. It leaves the spill
+// tracks, by track id + 1, in x.spills.
 func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
+	var spills []*spillTrack // by track id + 1
+	var all []*spillTrack
+	defer func() { x.spills, x.spillAll = spills, all }()
+	bytes := int64(0)
 	for {
 		var b *batch
 		select {
 		case b = <-free:
 			b.evs = b.evs[:0]
 		default:
-			b = &batch{evs: make([]trace.Event, 0, batchEvents)}
+			b = &batch{evs: make([]entry, 0, batchEvents)}
 		}
 		for len(b.evs) < batchEvents {
 			e, err := x.r.ReadEvent()
@@ -173,9 +192,30 @@ func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan str
 				b.err = err
 				break
 			}
-			b.evs = append(b.evs, e)
+			if e.Track < 0 || int(e.Track) >= len(x.meta.Tracks) {
+				e.Track = trace.NoTrack
+			}
+			if end := e.Payload.Off + int64(e.Payload.Len); end > bytes {
+				bytes = end
+			}
+			k := int(e.Track) + 1
+			for k >= len(spills) {
+				spills = append(spills, nil)
+			}
+			st := spills[k]
+			if st == nil {
+				st = &spillTrack{}
+				spills[k] = st
+				all = append(all, st)
+			}
+			if x.spill.add(st, &e) {
+				for _, st := range all {
+					x.spill.flush(st)
+				}
+			}
+			b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
 		}
-		b.tracks = len(x.meta.Tracks)
+		b.bytes = bytes
 		select {
 		case out <- b:
 		case <-stop:
@@ -193,7 +233,7 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 	go x.readAhead(batches, free, stop, done)
 	defer func() {
 		close(stop)
-		<-done // the reader is ours again
+		<-done // the reader and the spill file are ours again
 	}()
 	var all []*track
 	last := trace.Time(-1 << 63)
@@ -217,9 +257,16 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 		default:
 		}
 	}
-	if err := x.spill.finish(all); err != nil {
+	<-done
+	if err := x.spill.finish(x.spillAll); err != nil {
 		return err
 	}
+	for k, st := range x.spills {
+		if t := x.track(trace.TrackID(k - 1)); st != nil && t != nil {
+			t.spill = *st
+		}
+	}
+	x.spills, x.spillAll = nil, nil
 	var sc cellScratch
 	for _, t := range all {
 		t.clip()
@@ -245,48 +292,38 @@ func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, al
 				progress(Progress{Events: x.events, Bytes: x.bytes})
 			}
 		}
-		if e.Time < *last {
+		if e.time < *last {
 			// Readers promise time order; keep the index sorted if one
 			// breaks it, and say so.
-			e.Time = *last
+			e.time = *last
 			x.clamped++
 		}
-		*last = e.Time
+		*last = e.time
 		if x.events == 0 {
-			x.first = e.Time
+			x.first = e.time
 		}
-		x.last = e.Time
-		if end := e.Payload.Off + int64(e.Payload.Len); end > x.bytes {
-			x.bytes = end
-		}
+		x.last = e.time
 		t := x.none
-		if e.Track >= 0 && int(e.Track) < b.tracks {
-			for int(e.Track) >= len(x.tracks) {
+		if e.track != trace.NoTrack {
+			for int(e.track) >= len(x.tracks) {
 				x.tracks = append(x.tracks, nil)
 			}
-			t = x.tracks[e.Track]
+			t = x.tracks[e.track]
 			if t == nil {
 				t = &track{}
-				x.tracks[e.Track] = t
+				x.tracks[e.track] = t
 				*all = append(*all, t)
 			}
-		} else {
-			e.Track = trace.NoTrack
-			if t.times.len() == 0 {
-				*all = append(*all, t)
-			}
+		} else if t.times.len() == 0 {
+			*all = append(*all, t)
 		}
 		if t.times.len() >= MaxTrackEvents {
-			return fmt.Errorf("render: track %d has more than %d events", e.Track, MaxTrackEvents)
+			return fmt.Errorf("render: track %d has more than %d events", e.track, MaxTrackEvents)
 		}
-		t.push(e.Time, e.Type)
-		if x.spill.add(&t.spill, e) {
-			for _, t := range *all {
-				x.spill.flush(&t.spill)
-			}
-		}
+		t.push(e.time, e.typ)
 		x.events++
 	}
+	x.bytes = b.bytes
 	return nil
 }
 

@@ -219,11 +219,11 @@ func (s *spill) flush(st *spillTrack) {
 
 // finish writes every buffer, waits for the writer and makes the file
 // readable.
-func (s *spill) finish(tracks []*track) error {
-	for _, t := range tracks {
-		s.flush(&t.spill)
-		t.spill.buf = nil
-		t.spill.runs = slices.Clip(t.spill.runs)
+func (s *spill) finish(tracks []*spillTrack) error {
+	for _, st := range tracks {
+		s.flush(st)
+		st.buf = nil
+		st.runs = slices.Clip(st.runs)
 	}
 	return s.stop()
 }
