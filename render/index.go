@@ -124,6 +124,7 @@ type Index struct {
 	// the tracks.
 	spills   []*spillTrack
 	spillAll []*spillTrack
+	counter  trace.Counter // written by the reading goroutine
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -213,6 +214,7 @@ func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan str
 					x.spill.flush(st)
 				}
 			}
+			x.counter.Add(e)
 			b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
 		}
 		b.bytes = bytes
@@ -359,6 +361,10 @@ func (x *Index) Events() int64 { return x.events }
 
 // Span returns the times of the first and last events.
 func (x *Index) Span() (first, last trace.Time) { return x.first, x.last }
+
+// Stats returns the trace's statistics (`viewer stats`), gathered while
+// indexing.
+func (x *Index) Stats() trace.Stats { return x.counter.Stats(x.meta, x.readErr) }
 
 // ReadErr returns the error that ended reading early, or nil when the
 // trace was read to its end.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -514,6 +515,13 @@ func TestTruncationAndMarkers(t *testing.T) {
 	x := build(t, cfg)
 	if !errors.Is(x.ReadErr(), trace.ErrTruncated) {
 		t.Fatalf("ReadErr %v", x.ReadErr())
+	}
+	want, err := trace.Collect(gen.New(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Stats(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Stats %+v, want %+v", got, want)
 	}
 	tm := x.Markers(MarkerTruncated)
 	_, last := x.Span()
