@@ -22,21 +22,27 @@ import (
 
 // benchReport is the JSON object `viewer bench` prints.
 type benchReport struct {
-	Source          string       `json:"source"`
-	Events          int64        `json:"events"`
-	Tracks          int          `json:"tracks"`
-	QueryTracks     int          `json:"query_tracks"`
-	LoadSeconds     float64      `json:"load_seconds"`
-	EventsPerSecond float64      `json:"events_per_second"`
-	BaseRSSBytes    int64        `json:"base_rss_bytes"` // VmRSS before loading
-	PeakRSSBytes    int64        `json:"peak_rss_bytes"` // VmHWM after loading
-	RSSBytes        int64        `json:"rss_bytes"`      // VmRSS after loading
-	PeakBytesPerEv  float64      `json:"peak_bytes_per_event"`
-	RSSBytesPerEv   float64      `json:"rss_bytes_per_event"` // (VmRSS − base) / events
-	IndexBytes      int64        `json:"index_bytes"`         // the index's own count of its resident memory
-	IndexBytesPerEv float64      `json:"index_bytes_per_event"`
-	ReadError       string       `json:"read_error,omitempty"`
-	Levels          []benchLevel `json:"levels"`
+	Source          string  `json:"source"`
+	Events          int64   `json:"events"`
+	Tracks          int     `json:"tracks"`
+	QueryTracks     int     `json:"query_tracks"`
+	LoadSeconds     float64 `json:"load_seconds"`
+	EventsPerSecond float64 `json:"events_per_second"`
+	// LoadCPUSeconds is the CPU time of all the process's threads while
+	// loading (reader, index, spill writer, GC): on a shared machine
+	// events per CPU second is the figure that does not depend on the
+	// neighbours.
+	LoadCPUSeconds     float64      `json:"load_cpu_seconds,omitempty"`
+	EventsPerCPUSecond float64      `json:"events_per_cpu_second,omitempty"`
+	BaseRSSBytes       int64        `json:"base_rss_bytes"` // VmRSS before loading
+	PeakRSSBytes       int64        `json:"peak_rss_bytes"` // VmHWM after loading
+	RSSBytes           int64        `json:"rss_bytes"`      // VmRSS after loading
+	PeakBytesPerEv     float64      `json:"peak_bytes_per_event"`
+	RSSBytesPerEv      float64      `json:"rss_bytes_per_event"` // (VmRSS − base) / events
+	IndexBytes         int64        `json:"index_bytes"`         // the index's own count of its resident memory
+	IndexBytesPerEv    float64      `json:"index_bytes_per_event"`
+	ReadError          string       `json:"read_error,omitempty"`
+	Levels             []benchLevel `json:"levels"`
 }
 
 // benchLevel is the timing of the viewports of one zoom level.
@@ -95,6 +101,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rep := benchReport{Source: source}
 	status := procStatus()
 	rep.BaseRSSBytes = status["VmRSS"]
+	cpu0, cpuOK := processCPU()
 	start := time.Now()
 	x, err := render.Build(ctx, r, render.Options{SpillDir: *spillDir})
 	if err != nil {
@@ -102,6 +109,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer x.Close()
 	rep.LoadSeconds = time.Since(start).Seconds()
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		rep.LoadCPUSeconds = (cpu1 - cpu0).Seconds()
+	}
 	rep.Events = x.Events()
 	if x.ReadErr() != nil {
 		rep.ReadError = x.ReadErr().Error()
@@ -111,6 +121,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rep.IndexBytes = x.Bytes()
 	if rep.Events > 0 {
 		rep.EventsPerSecond = float64(rep.Events) / rep.LoadSeconds
+		if rep.LoadCPUSeconds > 0 {
+			rep.EventsPerCPUSecond = float64(rep.Events) / rep.LoadCPUSeconds
+		}
 		rep.PeakBytesPerEv = float64(rep.PeakRSSBytes) / float64(rep.Events)
 		rep.RSSBytesPerEv = float64(rep.RSSBytes-rep.BaseRSSBytes) / float64(rep.Events)
 		rep.IndexBytesPerEv = float64(rep.IndexBytes) / float64(rep.Events)
