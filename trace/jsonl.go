@@ -6,64 +6,59 @@ import (
 )
 
 // AppendEventJSON appends one event as the JSON object of `viewer dump`
-// (without a newline). Keys the format does not know are left out. d is
-// the event's decoded details; stack frames come from frames when non-nil
-// (symbolized), else from the reader's addresses.
+// (without a newline); see [JSONEncoder.Append]. To encode many events,
+// use one JSONEncoder: it caches what repeats.
 func AppendEventJSON(b []byte, r Reader, e Event, d Details, frames []Frame) []byte {
+	enc := JSONEncoder{r: r}
+	return enc.Append(b, e, d, frames)
+}
+
+// JSONEncoder encodes events as the JSON objects of `viewer dump`. It
+// caches the encoded keys of each track and event type, and the date part
+// of wall-clock times, so that dumping costs little beyond the fields.
+type JSONEncoder struct {
+	r      Reader
+	tracks []cachedTrack
+	types  []cachedType
+	wall   struct {
+		sec    int64
+		prefix []byte // `,"wall":"2006-01-02T15:04:05`
+	}
+}
+
+type cachedTrack struct {
+	t   Track
+	enc []byte
+}
+
+type cachedType struct {
+	name, provider string
+	enc            []byte
+}
+
+// NewJSONEncoder returns an encoder for the events of r.
+func NewJSONEncoder(r Reader) *JSONEncoder { return &JSONEncoder{r: r} }
+
+// Append appends one event as a JSON object (without a newline). Keys the
+// format does not know are left out. d is the event's decoded details;
+// stack frames come from frames when non-nil (symbolized), else from the
+// reader's addresses.
+func (enc *JSONEncoder) Append(b []byte, e Event, d Details, frames []Frame) []byte {
+	r := enc.r
 	m := r.Meta()
 	b = append(b, `{"time_ns":`...)
 	b = strconv.AppendInt(b, int64(e.Time), 10)
-	if w, ok := m.Clock.WallTime(e.Time); ok {
-		b = append(b, `,"wall":"`...)
-		b = w.UTC().AppendFormat(b, time.RFC3339Nano)
-		b = append(b, '"')
+	if !m.Clock.Wall.IsZero() {
+		b = enc.appendWall(b, m.Clock, e.Time)
 	}
 	if e.Track >= 0 && int(e.Track) < len(m.Tracks) {
-		t := m.Tracks[e.Track]
-		b = append(b, `,"track":`...)
-		b = AppendJSONString(b, t.Name)
-		if t.PID >= 0 {
-			b = append(b, `,"pid":`...)
-			b = strconv.AppendInt(b, t.PID, 10)
-		}
-		if t.TID >= 0 {
-			b = append(b, `,"tid":`...)
-			b = strconv.AppendInt(b, t.TID, 10)
-		}
+		b = append(b, enc.track(m, e.Track)...)
 	}
 	if m.Has&HasCPU != 0 && e.CPU != NoCPU {
 		b = append(b, `,"cpu":`...)
 		b = strconv.AppendInt(b, int64(e.CPU), 10)
 	}
-	var et EventType
-	if e.Type >= 0 && int(e.Type) < len(m.Types) {
-		et = m.Types[e.Type]
-	}
-	if m.Has&HasProvider != 0 {
-		b = append(b, `,"provider":`...)
-		b = AppendJSONString(b, et.Provider)
-	}
-	b = append(b, `,"event":`...)
-	b = AppendJSONString(b, et.Name)
-	b = append(b, `,"id":`...)
-	b = strconv.AppendInt(b, et.ID, 10)
-	if m.Has&HasVersion != 0 {
-		b = append(b, `,"version":`...)
-		b = strconv.AppendInt(b, int64(et.Version), 10)
-	}
-	if m.Has&HasOpcode != 0 {
-		b = append(b, `,"opcode":`...)
-		b = strconv.AppendInt(b, int64(et.Opcode), 10)
-	}
-	if m.Has&HasLevel != 0 {
-		b = append(b, `,"level":`...)
-		b = strconv.AppendInt(b, int64(et.Level), 10)
-	}
-	if m.Has&HasKeywords != 0 {
-		b = append(b, `,"keywords":"0x`...)
-		b = strconv.AppendUint(b, et.Keywords, 16)
-		b = append(b, '"')
-	}
+	b = append(b, enc.eventType(m, e.Type)...)
 	if m.Has&HasSeq != 0 {
 		b = append(b, `,"seq":`...)
 		b = strconv.AppendUint(b, uint64(e.Seq), 10)
@@ -106,6 +101,104 @@ func AppendEventJSON(b []byte, r Reader, e Event, d Details, frames []Frame) []b
 	b = append(b, `,"label":`...)
 	b = AppendJSONString(b, d.Label)
 	return append(b, '}')
+}
+
+// appendWall appends `,"wall":"…"` in RFC 3339 with nanoseconds (trailing
+// zeros trimmed, as time.RFC3339Nano does), formatting the date once per
+// second.
+func (enc *JSONEncoder) appendWall(b []byte, c Clock, t Time) []byte {
+	w, _ := c.WallTime(t)
+	w = w.UTC()
+	if sec := w.Unix(); enc.wall.prefix == nil || sec != enc.wall.sec {
+		enc.wall.sec = sec
+		enc.wall.prefix = w.Truncate(time.Second).AppendFormat(append(enc.wall.prefix[:0], `,"wall":"`...), "2006-01-02T15:04:05")
+	}
+	b = append(b, enc.wall.prefix...)
+	if ns := w.Nanosecond(); ns != 0 {
+		var frac [10]byte
+		frac[0] = '.'
+		for i := 9; i >= 1; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 10
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, `Z"`...)
+}
+
+func (enc *JSONEncoder) track(m *Meta, id TrackID) []byte {
+	for int(id) >= len(enc.tracks) {
+		enc.tracks = append(enc.tracks, cachedTrack{})
+	}
+	c := &enc.tracks[id]
+	if t := m.Tracks[id]; c.enc == nil || c.t != t { // names change while a trace is read
+		c.t = t
+		b := append(c.enc[:0], `,"track":`...)
+		b = AppendJSONString(b, t.Name)
+		if t.PID >= 0 {
+			b = append(b, `,"pid":`...)
+			b = strconv.AppendInt(b, t.PID, 10)
+		}
+		if t.TID >= 0 {
+			b = append(b, `,"tid":`...)
+			b = strconv.AppendInt(b, t.TID, 10)
+		}
+		c.enc = b
+	}
+	return c.enc
+}
+
+func (enc *JSONEncoder) eventType(m *Meta, id TypeID) []byte {
+	var et EventType
+	if id >= 0 && int(id) < len(m.Types) {
+		et = m.Types[id]
+	} else {
+		id = -1
+	}
+	var c *cachedType
+	if id >= 0 {
+		for int(id) >= len(enc.types) {
+			enc.types = append(enc.types, cachedType{})
+		}
+		c = &enc.types[id]
+		if c.enc != nil && c.name == et.Name && c.provider == et.Provider {
+			return c.enc
+		}
+	} else {
+		c = &cachedType{}
+	}
+	b := c.enc[:0]
+	if m.Has&HasProvider != 0 {
+		b = append(b, `,"provider":`...)
+		b = AppendJSONString(b, et.Provider)
+	}
+	b = append(b, `,"event":`...)
+	b = AppendJSONString(b, et.Name)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendInt(b, et.ID, 10)
+	if m.Has&HasVersion != 0 {
+		b = append(b, `,"version":`...)
+		b = strconv.AppendInt(b, int64(et.Version), 10)
+	}
+	if m.Has&HasOpcode != 0 {
+		b = append(b, `,"opcode":`...)
+		b = strconv.AppendInt(b, int64(et.Opcode), 10)
+	}
+	if m.Has&HasLevel != 0 {
+		b = append(b, `,"level":`...)
+		b = strconv.AppendInt(b, int64(et.Level), 10)
+	}
+	if m.Has&HasKeywords != 0 {
+		b = append(b, `,"keywords":"0x`...)
+		b = strconv.AppendUint(b, et.Keywords, 16)
+		b = append(b, '"')
+	}
+	c.enc, c.name, c.provider = b, et.Name, et.Provider
+	return b
 }
 
 // String renders a frame as PerfView does: module!function, or the

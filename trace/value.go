@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Kind is the kind of a decoded [Value]. The set may grow.
@@ -271,23 +270,15 @@ func AppendFieldsJSON(b []byte, fields []Field) []byte {
 // AppendJSONString appends s as a JSON string, escaping what JSON and HTML
 // need and replacing invalid UTF-8 with U+FFFD.
 func AppendJSONString(b []byte, s string) []byte {
-	if utf8.ValidString(s) && isPlainJSON(s) {
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	enc, _ := json.Marshal(strings.ToValidUTF8(s, "\uFFFD"))
-	return append(b, enc...)
-}
-
-func isPlainJSON(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
-			return false
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			enc, _ := json.Marshal(strings.ToValidUTF8(s, "\uFFFD"))
+			return append(b, enc...)
 		}
 	}
-	return true
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -30,6 +30,7 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func dump(ctx context.Context, r trace.Reader, stdout, stderr io.Writer) error {
 	bw := bufio.NewWriterSize(stdout, 1<<16)
 	var line []byte
+	enc := trace.NewJSONEncoder(r)
 	for n := 0; ; n++ {
 		if n&0xffff == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -48,7 +49,7 @@ func dump(ctx context.Context, r trace.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			d.Label = "error: " + err.Error()
 		}
-		line = trace.AppendEventJSON(line[:0], r, e, d, nil)
+		line = enc.Append(line[:0], e, d, nil)
 		line = append(line, '\n')
 		if _, err := bw.Write(line); err != nil {
 			if errors.Is(err, io.ErrClosedPipe) {

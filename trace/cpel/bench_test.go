@@ -129,6 +129,7 @@ func BenchmarkDump(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		enc := trace.NewJSONEncoder(r)
 		for {
 			e, err := r.ReadEvent()
 			if err == io.EOF {
@@ -141,7 +142,7 @@ func BenchmarkDump(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			line = trace.AppendEventJSON(line[:0], r, e, d, nil)
+			line = enc.Append(line[:0], e, d, nil)
 			n++
 		}
 	}

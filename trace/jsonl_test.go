@@ -1,0 +1,68 @@
+package trace
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeReader is a Reader over fixed tables for encoder tests.
+type fakeReader struct{ m Meta }
+
+func (f *fakeReader) Meta() *Meta               { return &f.m }
+func (f *fakeReader) ReadEvent() (Event, error) { return Event{}, nil }
+func (f *fakeReader) Stack(id StackID) []uint64 { return map[StackID][]uint64{1: {0x10, 0xff}}[id] }
+func (f *fakeReader) Labels(id LabelsID) []Label {
+	return map[LabelsID][]Label{1: {{"SpanId", HexValue(7)}}}[id]
+}
+func (f *fakeReader) Details(Event) (Details, error) { return Details{}, nil }
+
+func TestJSONEncoder(t *testing.T) {
+	wall := time.Date(2024, 3, 28, 0, 45, 12, 0, time.UTC)
+	r := &fakeReader{m: Meta{
+		Clock:  Clock{TicksPerSecond: 1e9, Wall: wall},
+		Tracks: []Track{{Kind: TrackThread, Name: "main", PID: 1, TID: 2}},
+		Types:  []EventType{{Provider: "P", Name: "E", ID: 3, Version: 1, Keywords: 0x10}},
+		Has:    HasProvider | HasVersion | HasKeywords | HasCPU,
+	}}
+	enc := NewJSONEncoder(r)
+	e := Event{Time: 640913120, Track: 0, Type: 0, CPU: 5, Stack: 1, Labels: 1}
+	d := Details{Fields: []Field{{"x", IntValue(1)}}, Label: "E x=1"}
+	got := string(enc.Append(nil, e, d, nil))
+	want := `{"time_ns":640913120,"wall":"2024-03-28T00:45:12.64091312Z","track":"main","pid":1,"tid":2,"cpu":5,` +
+		`"provider":"P","event":"E","id":3,"version":1,"keywords":"0x10","fields":[{"name":"x","value":1}],` +
+		`"stack":["0x10","0xff"],"labels":{"SpanId":"0x7"},"label":"E x=1"}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// A thread renamed while reading (perf COMM) shows its new name.
+	r.m.Tracks[0].Name = "worker"
+	if got := string(enc.Append(nil, e, d, nil)); !strings.Contains(got, `"track":"worker"`) {
+		t.Errorf("after rename: %s", got)
+	}
+	if got := string(AppendEventJSON(nil, r, e, d, nil)); !strings.Contains(got, `"track":"worker"`) || !json.Valid([]byte(got)) {
+		t.Errorf("AppendEventJSON: %s", got)
+	}
+}
+
+// TestJSONWall compares the cached wall-clock formatting with
+// time.RFC3339Nano over random times.
+func TestJSONWall(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := Clock{TicksPerSecond: 1e9, Wall: time.Date(2026, 1, 15, 10, 0, 0, 123, time.UTC)}
+	enc := &JSONEncoder{}
+	var at Time
+	for range 10000 {
+		at += Time(rng.Int64N(3e9))
+		if rng.IntN(10) == 0 {
+			at = at / 1e6 * 1e6 // trailing zeros
+		}
+		w, _ := c.WallTime(at)
+		want := `,"wall":"` + w.UTC().Format(time.RFC3339Nano) + `"`
+		if got := string(enc.appendWall(nil, c, at)); got != want {
+			t.Fatalf("at %d: got %s want %s", at, got, want)
+		}
+	}
+}
