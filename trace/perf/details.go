@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"viewer/trace"
@@ -83,7 +84,7 @@ func (rd *Reader) decode(ti *typeInfo, raw []byte, dst []trace.Field) ([]trace.F
 // Label renders fields as the one-line text the timeline shows:
 // name=value pairs, cut at about 200 bytes.
 func Label(fields []trace.Field) string {
-	b := make([]byte, 0, 64)
+	b := make([]byte, 0, maxLabel+32)
 	for i, f := range fields {
 		if i > 0 {
 			b = append(b, ' ')
@@ -126,10 +127,16 @@ func Label(fields []trace.Field) string {
 // are never modified or reused once cached, so slices of them stay valid
 // after eviction.
 type blockCache struct {
+	last   atomic.Pointer[cachedBlock] // the most recent block, checked without the lock
 	mu     sync.Mutex
 	blocks map[int64][]byte
 	ring   [cacheBlocks]int64
 	next   int
+}
+
+type cachedBlock struct {
+	idx int64
+	b   []byte
 }
 
 const (
@@ -145,9 +152,18 @@ func (c *blockCache) at(r io.ReaderAt, size, off int64, n int) (b []byte, ok boo
 	if off+int64(n) > start+cacheBlockSize {
 		return nil, false, nil
 	}
-	c.mu.Lock()
-	blk, hit := c.blocks[idx]
-	c.mu.Unlock()
+	var blk []byte
+	hit := false
+	if l := c.last.Load(); l != nil && l.idx == idx {
+		blk, hit = l.b, true
+	} else {
+		c.mu.Lock()
+		blk, hit = c.blocks[idx]
+		c.mu.Unlock()
+		if hit {
+			c.last.Store(&cachedBlock{idx, blk})
+		}
+	}
 	if !hit {
 		blk = make([]byte, min(cacheBlockSize, size-start))
 		m, err := r.ReadAt(blk, start)
@@ -171,6 +187,7 @@ func (c *blockCache) at(r io.ReaderAt, size, off int64, n int) (b []byte, ok boo
 		c.next = (c.next + 1) % cacheBlocks
 		c.blocks[idx] = blk
 		c.mu.Unlock()
+		c.last.Store(&cachedBlock{idx, blk})
 	}
 	o := off - start
 	if o+int64(n) > int64(len(blk)) {

@@ -95,6 +95,7 @@ type Reader struct {
 	stacks       [][]uint64
 	stackIDs     map[string]trace.StackID
 	labels       [][]trace.Label
+	tcache       [64]threadCache
 	labelIDs     map[[33]byte]trace.LabelsID
 	lastLabelKey [33]byte
 	lastLabels   trace.LabelsID
@@ -814,6 +815,16 @@ func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
 // thread returns the track of a thread, creating it (and its process
 // track) on first sight.
 func (rd *Reader) thread(pid, tid int64) trace.TrackID {
+	c := &rd.tcache[uint64(tid)%uint64(len(rd.tcache))]
+	if c.ok && c.pid == pid && c.tid == tid {
+		return c.id
+	}
+	t := rd.threadSlow(pid, tid)
+	*c = threadCache{pid: pid, tid: tid, id: t, ok: true}
+	return t
+}
+
+func (rd *Reader) threadSlow(pid, tid int64) trace.TrackID {
 	k := tidKey(pid, tid)
 	if t, ok := rd.threads[k]; ok {
 		tr := &rd.meta.Tracks[t]
@@ -829,7 +840,11 @@ func (rd *Reader) thread(pid, tid int64) trace.TrackID {
 		parent = rd.process(pid)
 	}
 	t := trace.TrackID(len(rd.meta.Tracks))
-	rd.meta.Tracks = append(rd.meta.Tracks, trace.Track{Kind: trace.TrackThread, PID: pid, TID: tid, CPU: -1, Parent: parent, Code: tid})
+	name := ""
+	if tid == 0 {
+		name = "swapper" // the idle task has no COMM record
+	}
+	rd.meta.Tracks = append(rd.meta.Tracks, trace.Track{Kind: trace.TrackThread, Name: name, PID: pid, TID: tid, CPU: -1, Parent: parent, Code: tid})
 	rd.threads[k] = t
 	return t
 }
@@ -845,6 +860,13 @@ func (rd *Reader) process(pid int64) trace.TrackID {
 		rd.meta.Tracks[p].Name = rd.meta.Tracks[t].Name
 	}
 	return p
+}
+
+// threadCache remembers the track of a recently seen (pid, tid).
+type threadCache struct {
+	pid, tid int64
+	id       trace.TrackID
+	ok       bool
 }
 
 // threadKey identifies a thread track: by tid, or by pid for samples
