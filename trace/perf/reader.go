@@ -96,6 +96,8 @@ type Reader struct {
 	stackIDs     map[string]trace.StackID
 	labels       [][]trace.Label
 	tcache       [64]threadCache
+	lostTotal    int64       // events counted by LOST records
+	lostSamples  []trace.Gap // LOST_SAMPLES gaps, applied at the end
 	labelIDs     map[[33]byte]trace.LabelsID
 	lastLabelKey [33]byte
 	lastLabels   trace.LabelsID
@@ -421,6 +423,14 @@ func (rd *Reader) feature(bit int, b []byte, off int64) {
 			rd.meta.Clock.Wall = time.Unix(0, 1).UTC()
 		}
 		rd.info("clockid", strconv.FormatUint(uint64(rd.bo.Uint32(b[4:])), 10))
+	case featSampleTime:
+		if len(b) < 16 {
+			bad()
+			return
+		}
+		if first, last := rd.bo.Uint64(b), rd.bo.Uint64(b[8:]); first != 0 || last != 0 {
+			rd.info("sample_time", strconv.FormatUint(first, 10)+" to "+strconv.FormatUint(last, 10)+" ns")
+		}
 	case featCompressed:
 		if len(b) >= 8 && rd.bo.Uint32(b[4:]) != 1 {
 			rd.meta.Notices = append(rd.meta.Notices, "COMPRESSED feature names compression type "+strconv.FormatUint(uint64(rd.bo.Uint32(b[4:])), 10)+", not zstd")
@@ -546,6 +556,7 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 			rd.done = true
 			rd.err = err
 			rd.flush(trace.Time(1<<63 - 1))
+			rd.applyLostSamples()
 			if rd.unknownSample > 0 {
 				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.unknownSample)+" samples name no known attr (sample id) and were skipped")
 			}
@@ -554,6 +565,28 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 			}
 		}
 	}
+}
+
+// applyLostSamples adds the LOST_SAMPLES gaps beyond what LOST records
+// counted: with no LOST record all of them, else one gap with the excess.
+func (rd *Reader) applyLostSamples() {
+	var total int64
+	for _, g := range rd.lostSamples {
+		total += g.Count
+	}
+	switch {
+	case total == 0:
+	case rd.lostTotal == 0:
+		rd.meta.Lost = append(rd.meta.Lost, rd.lostSamples...)
+	case total > rd.lostTotal:
+		g := rd.lostSamples[len(rd.lostSamples)-1]
+		g.Count = total - rd.lostTotal
+		rd.meta.Lost = append(rd.meta.Lost, g)
+		fallthrough
+	default:
+		rd.meta.Notices = append(rd.meta.Notices, "LOST_SAMPLES records count "+strconv.FormatInt(total, 10)+" lost samples, of which LOST records already counted "+strconv.FormatInt(min(total, rd.lostTotal), 10))
+	}
+	rd.lostSamples = nil
 }
 
 // enqueue adds an event to the time-ordering queue.
@@ -755,15 +788,23 @@ func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
 		default:
 			return rd.damaged(off, "LOST record too short")
 		}
-		g := trace.Gap{Time: rd.maxTime, Track: trace.NoTrack, Count: int64(min(n, 1<<62))}
+		g := trace.Gap{Time: rd.maxTime, Track: trace.NoTrack, Count: int64(min(n, 1<<50))}
 		if id, ok := rd.trailer(rec); ok {
-			if id.hasTime {
+			if id.hasTime && id.time != 0 {
 				g.Time = trace.Time(id.time)
 			}
-			if id.hasTID {
+			if id.hasTID && id.tid >= 0 {
 				g.Track = rd.thread(id.pid, id.tid)
 			}
 		}
+		if typ == recLostSamples {
+			// perf also reports, per event at the end of the recording,
+			// the samples that LOST records already counted: these gaps
+			// are applied at the end, net of the LOST records.
+			rd.lostSamples = append(rd.lostSamples, g)
+			break
+		}
+		rd.lostTotal += g.Count
 		rd.meta.Lost = append(rd.meta.Lost, g)
 	case recFinishedRound:
 		rd.round(off)

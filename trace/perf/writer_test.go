@@ -167,7 +167,7 @@ func roundTrip(t *testing.T, pipe, big bool, asz, long int, st, rf uint64, read 
 			wr.FinishedRound()
 		}
 	}
-	wr.LostSamples(3, 5500)
+	wr.LostSamples(8, 5500) // repeats the 5 of the LOST record, plus 3
 	wr.Exit(10, 1, 11, 10, 7000)
 	wr.FinishedRound()
 	if err := wr.Close(); err != nil {
