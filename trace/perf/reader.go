@@ -96,6 +96,7 @@ type Reader struct {
 	stackIDs     map[string]trace.StackID
 	labels       [][]trace.Label
 	tcache       [64]threadCache
+	scratch      []sortKey
 	lostTotal    int64       // events counted by LOST records
 	lostSamples  []trace.Gap // LOST_SAMPLES gaps, applied at the end
 	labelIDs     map[[33]byte]trace.LabelsID
@@ -620,9 +621,7 @@ func (rd *Reader) flush(limit trace.Time) {
 		return
 	}
 	keys := rd.keys
-	if !slices.IsSortedFunc(keys, cmpKey) {
-		slices.SortFunc(keys, cmpKey)
-	}
+	rd.scratch = sortKeys(keys, rd.scratch)
 	n, _ := slices.BinarySearchFunc(keys, limit, func(k sortKey, t trace.Time) int {
 		if k.t <= t {
 			return -1
@@ -649,6 +648,68 @@ func (rd *Reader) flush(limit trace.Time) {
 	}
 	rd.spare, rd.pending = rd.pending[:0], rest
 	rd.keys = keys[:len(rest)]
+}
+
+// maxRuns is how many sorted runs sortKeys merges before it falls back to
+// a general sort. perf writes a round as one run per CPU buffer.
+const maxRuns = 64
+
+// sortKeys sorts keys by (time, position). Rounds are a few sorted runs
+// (one per CPU buffer), which a merge sorts in linear time per run level;
+// scratch is reused between calls and returned.
+func sortKeys(keys, scratch []sortKey) []sortKey {
+	var runs [maxRuns + 1]int
+	n := 0
+	for i := 1; i < len(keys); i++ {
+		if cmpKey(keys[i-1], keys[i]) > 0 {
+			if n == maxRuns {
+				slices.SortFunc(keys, cmpKey)
+				return scratch
+			}
+			runs[n] = i
+			n++
+		}
+	}
+	if n == 0 {
+		return scratch
+	}
+	bounds := append([]int{0}, runs[:n]...)
+	bounds = append(bounds, len(keys))
+	if cap(scratch) < len(keys) {
+		scratch = make([]sortKey, len(keys))
+	}
+	scratch = scratch[:len(keys)]
+	src, dst := keys, scratch
+	for len(bounds) > 2 {
+		next := bounds[:1]
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo, mid := bounds[i], bounds[i+1]
+			hi := mid
+			if i+2 < len(bounds) {
+				hi = bounds[i+2]
+			}
+			a, b, k := lo, mid, lo
+			for a < mid && b < hi {
+				if cmpKey(src[b], src[a]) < 0 {
+					dst[k] = src[b]
+					b++
+				} else {
+					dst[k] = src[a]
+					a++
+				}
+				k++
+			}
+			k += copy(dst[k:], src[a:mid])
+			copy(dst[k:], src[b:hi])
+			next = append(next, hi)
+		}
+		bounds = next
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+	return scratch
 }
 
 func cmpKey(a, b sortKey) int {

@@ -352,3 +352,33 @@ func TestNoEventDesc(t *testing.T) {
 		t.Errorf("short sample: %v %+v", err, d.Fields)
 	}
 }
+
+// TestSortKeys checks the run-merging sort against slices.Sort on random
+// inputs with few and many runs.
+func TestSortKeys(t *testing.T) {
+	seed := uint64(1)
+	rnd := func(n uint64) uint64 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return (seed >> 33) % n
+	}
+	var scratch []sortKey
+	for iter := 0; iter < 500; iter++ {
+		n := int(rnd(300))
+		runs := int(rnd(100)) + 1
+		keys := make([]sortKey, n)
+		for i := range keys {
+			if rnd(uint64(max(n/runs, 1))) == 0 {
+				keys[i].t = trace.Time(rnd(50))
+			} else if i > 0 {
+				keys[i].t = keys[i-1].t + trace.Time(rnd(3))
+			}
+			keys[i].i = int32(i)
+		}
+		want := slices.Clone(keys)
+		slices.SortFunc(want, cmpKey)
+		scratch = sortKeys(keys, scratch)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("iteration %d (%d keys, ~%d runs): not sorted", iter, n, runs)
+		}
+	}
+}
