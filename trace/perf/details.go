@@ -127,7 +127,7 @@ func Label(fields []trace.Field) string {
 // are never modified or reused once cached, so slices of them stay valid
 // after eviction.
 type blockCache struct {
-	last   atomic.Pointer[cachedBlock] // the most recent block, checked without the lock
+	recent [4]atomic.Pointer[cachedBlock] // recent blocks by index mod 4, checked without the lock
 	mu     sync.Mutex
 	blocks map[int64][]byte
 	ring   [cacheBlocks]int64
@@ -154,14 +154,15 @@ func (c *blockCache) at(r io.ReaderAt, size, off int64, n int) (b []byte, ok boo
 	}
 	var blk []byte
 	hit := false
-	if l := c.last.Load(); l != nil && l.idx == idx {
+	slot := &c.recent[idx%int64(len(c.recent))]
+	if l := slot.Load(); l != nil && l.idx == idx {
 		blk, hit = l.b, true
 	} else {
 		c.mu.Lock()
 		blk, hit = c.blocks[idx]
 		c.mu.Unlock()
 		if hit {
-			c.last.Store(&cachedBlock{idx, blk})
+			slot.Store(&cachedBlock{idx, blk})
 		}
 	}
 	if !hit {
@@ -187,7 +188,7 @@ func (c *blockCache) at(r io.ReaderAt, size, off int64, n int) (b []byte, ok boo
 		c.next = (c.next + 1) % cacheBlocks
 		c.blocks[idx] = blk
 		c.mu.Unlock()
-		c.last.Store(&cachedBlock{idx, blk})
+		slot.Store(&cachedBlock{idx, blk})
 	}
 	o := off - start
 	if o+int64(n) > int64(len(blk)) {

@@ -382,3 +382,49 @@ func TestSortKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentDetails decodes every event from several goroutines at
+// once after reading (run with -race) and checks they agree.
+func TestConcurrentDetails(t *testing.T) {
+	for _, o := range []GenerateOptions{{SchedEvery: 3}, {Compress: true}} {
+		f := &memFile{}
+		if err := Generate(f, 3000, o); err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := tracetest.Check(t, r, true)
+		want := make([]string, len(res.Events))
+		for i, e := range res.Events {
+			d, err := r.Details(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[i] = d.Label
+		}
+		errs := make(chan error, 4)
+		for g := range 4 {
+			go func() {
+				for k := range res.Events {
+					i := (k*7 + g*1013) % len(res.Events)
+					d, err := r.Details(res.Events[i])
+					if err == nil && d.Label != want[i] {
+						err = errors.New("label differs: " + d.Label + " vs " + want[i])
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
