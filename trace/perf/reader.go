@@ -826,17 +826,11 @@ func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
 		tid := int64(int32(rd.bo.Uint32(body[8:])))
 		ptid := int64(int32(rd.bo.Uint32(body[12:])))
 		if typ == recFork {
+			// A new thread takes its parent's name until its own COMM.
 			_, known := rd.threads[tidKey(pid, tid)]
 			t := rd.thread(pid, tid)
-			if !known {
-				if pt, ok := rd.threads[tidKey(ppid, ptid)]; ok {
-					rd.meta.Tracks[t].Name = rd.meta.Tracks[pt].Name
-				}
-				if pid == tid {
-					if pp, ok := rd.processes[ppid]; ok && ppid != pid {
-						_ = pp // the process tree is pid → ppid; tracks only keep thread → process
-					}
-				}
+			if pt, ok := rd.threads[tidKey(ppid, ptid)]; ok && !known {
+				rd.meta.Tracks[t].Name = rd.meta.Tracks[pt].Name
 			}
 		}
 	case recLost, recLostSamples:
