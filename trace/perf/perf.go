@@ -8,8 +8,8 @@
 // [Format].Open parses the header, the attrs and the feature sections of a
 // file-mode file (pipe mode delivers the same facts as records) and returns
 // a [Reader] that walks the data records front to back through a chunked
-// buffer. Side-band records feed the tables: COMM, FORK and EXIT name
-// threads and build the process tree, LOST and LOST_SAMPLES become
+// buffer. Side-band records feed the tables: COMM and FORK name threads
+// and group them under process tracks, LOST and LOST_SAMPLES become
 // [trace.Gap]s, FINISHED_ROUND becomes a [trace.Marker]. SAMPLE records
 // become [trace.Event]s whose payload location is the tracepoint's raw
 // data; fields are decoded later by [Reader.Details] with the tracefs
