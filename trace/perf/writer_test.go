@@ -293,14 +293,16 @@ func TestGenerate(t *testing.T) {
 // pipe-mode file cut at a record boundary is indistinguishable from a
 // complete one; a file-mode file knows its data size.
 func TestTruncated(t *testing.T) {
-	for _, pipe := range []bool{false, true} {
-		truncated(t, pipe)
+	for _, o := range []GenerateOptions{{}, {Pipe: true}, {BigEndian: true}, {Compress: true}, {Pipe: true, Compress: true}} {
+		o.SchedEvery, o.RoundSize = 2, 50
+		truncated(t, o)
 	}
 }
 
-func truncated(t *testing.T, pipe bool) {
+func truncated(t *testing.T, o GenerateOptions) {
+	pipe := o.Pipe
 	f := &memFile{}
-	if err := Generate(f, 300, GenerateOptions{Pipe: pipe, SchedEvery: 2, RoundSize: 50}); err != nil {
+	if err := Generate(f, 300, o); err != nil {
 		t.Fatal(err)
 	}
 	for n := 0; n < len(f.b); n += 97 {
@@ -425,6 +427,38 @@ func TestConcurrentDetails(t *testing.T) {
 			if err := <-errs; err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+}
+
+// TestHostileHeader: sizes in the file header that point outside the file
+// or ask for absurd allocations are errors naming the byte offset.
+func TestHostileHeader(t *testing.T) {
+	f := &memFile{}
+	if err := Generate(f, 10, GenerateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(off int, v uint64) []byte {
+		b := bytes.Clone(f.b)
+		order(b[:8]).PutUint64(b[off:], v)
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		off  int64
+	}{
+		{"header size", put(8, 99), 8},
+		{"attr_size", put(16, 1<<40), 16},
+		{"attrs offset", put(24, 1<<62), 24},
+		{"attrs size", put(32, 1<<62), 24},
+		{"data size", put(48, 1<<62), 40},
+		{"magic", append([]byte("PERFILE3"), f.b[8:]...), 0},
+	} {
+		_, err := NewReader(bytes.NewReader(tc.b), int64(len(tc.b)), Options{})
+		fe, ok := errors.AsType[*trace.FormatError](err)
+		if !ok || fe.Off != tc.off {
+			t.Errorf("%s: %v, want a FormatError at %d", tc.name, err, tc.off)
 		}
 	}
 }
