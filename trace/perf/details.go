@@ -91,20 +91,7 @@ func Label(fields []trace.Field) string {
 		}
 		b = append(b, f.Name...)
 		b = append(b, '=')
-		v := f.Value
-		switch v.Kind() {
-		case trace.KindInt:
-			b = strconv.AppendInt(b, v.Int(), 10)
-		case trace.KindUint:
-			b = strconv.AppendUint(b, v.Uint(), 10)
-		case trace.KindHex:
-			b = append(b, "0x"...)
-			b = strconv.AppendUint(b, v.Uint(), 16)
-		case trace.KindString:
-			b = append(b, v.Str()...)
-		default:
-			b = append(b, v.String()...)
-		}
+		b = appendText(b, f.Value)
 		if len(b) > maxLabel {
 			break
 		}
@@ -120,6 +107,43 @@ func Label(fields []trace.Field) string {
 		b = append(b, "…"...)
 	}
 	return string(b)
+}
+
+// appendText appends v as Value.String renders it, without building
+// intermediate strings, stopping early once the label is long enough.
+func appendText(b []byte, v trace.Value) []byte {
+	switch v.Kind() {
+	case trace.KindInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case trace.KindUint:
+		return strconv.AppendUint(b, v.Uint(), 10)
+	case trace.KindHex:
+		return strconv.AppendUint(append(b, "0x"...), v.Uint(), 16)
+	case trace.KindString:
+		return append(b, v.Str()...)
+	case trace.KindBool:
+		return strconv.AppendBool(b, v.Bool())
+	case trace.KindStruct, trace.KindArray:
+		open, close := byte('{'), byte('}')
+		if v.Kind() == trace.KindArray {
+			open, close = '[', ']'
+		}
+		b = append(b, open)
+		for i, f := range v.Fields() {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			if v.Kind() == trace.KindStruct {
+				b = append(append(b, f.Name...), '=')
+			}
+			b = appendText(b, f.Value)
+			if len(b) > maxLabel {
+				return b
+			}
+		}
+		return append(b, close)
+	}
+	return append(b, v.String()...)
 }
 
 // blockCache keeps recently read blocks of the file for Details, so that

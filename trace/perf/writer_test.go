@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"viewer/trace"
 	"viewer/trace/perf/eventheader"
@@ -460,5 +461,19 @@ func TestHostileHeader(t *testing.T) {
 		if !ok || fe.Off != tc.off {
 			t.Errorf("%s: %v, want a FormatError at %d", tc.name, err, tc.off)
 		}
+	}
+}
+
+// TestLabel: the label renders values as Value.String does.
+func TestLabel(t *testing.T) {
+	v := trace.StructValue([]trace.Field{{Name: "a", Value: trace.ArrayValue([]trace.Value{trace.IntValue(-1), trace.HexValue(255)})},
+		{Name: "b", Value: trace.BoolValue(true)}, {Name: "c", Value: trace.FloatValue(1.5)}, {Name: "d", Value: trace.StringValue("x")}})
+	fields := []trace.Field{{Name: "s", Value: v}, {Name: "u", Value: trace.UintValue(7)}}
+	if got, want := Label(fields), "s="+v.String()+" u=7"; got != want {
+		t.Errorf("Label = %q, want %q", got, want)
+	}
+	long := []trace.Field{{Name: "s", Value: trace.StringValue(strings.Repeat("é", 200))}}
+	if got := Label(long); len(got) > maxLabel+len("…") || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+		t.Errorf("long label %q", got)
 	}
 }
