@@ -79,13 +79,12 @@ type Reader struct {
 	pipe bool
 	meta trace.Meta
 
-	attrSize   uint64
-	attrs      []*attr
-	byID       map[uint64]*attr
-	nids       int
-	tracefs    map[uint32]*tracefs.Event
-	longSize   int
-	sawTracing bool
+	attrSize uint64
+	attrs    []*attr
+	byID     map[uint64]*attr
+	nids     int
+	tracefs  map[uint32]*tracefs.Event
+	longSize int
 
 	types        []typeInfo
 	ehTypes      map[string]trace.TypeID
@@ -107,7 +106,6 @@ type Reader struct {
 	// record walk
 	buf      chunkBuf
 	pos, end int64
-	seq      uint64
 	z        *zstream
 	arena    arena
 	cache    blockCache
@@ -504,7 +502,6 @@ func (rd *Reader) tracingData(b []byte, off int64) {
 	if td.Skipped > 0 {
 		rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(td.Skipped)+" tracepoint format files did not parse")
 	}
-	rd.sawTracing = true
 	if td.LongSize == 4 || td.LongSize == 8 {
 		rd.longSize = td.LongSize
 		rd.meta.PointerSize = td.LongSize
@@ -592,7 +589,6 @@ func (rd *Reader) applyLostSamples() {
 
 // enqueue adds an event to the time-ordering queue.
 func (rd *Reader) enqueue(ev trace.Event) {
-	rd.seq++
 	rd.keys = append(rd.keys, sortKey{ev.Time, int32(len(rd.pending))})
 	rd.pending = append(rd.pending, ev)
 	if ev.Time > rd.maxTime {
