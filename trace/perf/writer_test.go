@@ -477,3 +477,43 @@ func TestLabel(t *testing.T) {
 		t.Errorf("long label %q", got)
 	}
 }
+
+// TestDamagedCompressed: a corrupted zstd stream yields the events before
+// the damage, one notice, and no error for the uncompressed rest.
+func TestDamagedCompressed(t *testing.T) {
+	f := &memFile{}
+	if err := Generate(f, 400, GenerateOptions{Compress: true, RoundSize: 50}); err != nil {
+		t.Fatal(err)
+	}
+	// Find the second COMPRESSED record and scramble its payload.
+	b := bytes.Clone(f.b)
+	bo := order(b[:8])
+	off, end := int(bo.Uint64(b[40:])), int(bo.Uint64(b[40:])+bo.Uint64(b[48:]))
+	seen := 0
+	for off < end {
+		typ, size := bo.Uint32(b[off:]), int(bo.Uint16(b[off+6:]))
+		if typ == recCompressed {
+			if seen++; seen == 2 {
+				for i := off + 8; i < off+size; i++ {
+					b[i] ^= 0x5a
+				}
+				break
+			}
+		}
+		off += size
+	}
+	r, err := NewReader(bytes.NewReader(b), int64(len(b)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := tracetest.Check(t, r, false)
+	n := 0
+	for _, s := range r.Meta().Notices {
+		if strings.Contains(s, "compressed data") {
+			n++
+		}
+	}
+	if res.Err != nil || n != 1 {
+		t.Errorf("err %v, %d notices: %q", res.Err, n, r.Meta().Notices)
+	}
+}
