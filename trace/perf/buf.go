@@ -95,6 +95,7 @@ type zstream struct {
 	rd     *Reader
 	dec    *zstd.Decoder
 	active bool // the current COMPRESSED record may still yield records
+	failed bool // the stream is damaged: no more records from it
 	cur    int  // index of the COMPRESSED record being processed
 	cur0   int64
 	// input cursor
@@ -186,6 +187,10 @@ func (rd *Reader) startCompressed(off int64) error {
 // record. more is false when the COMPRESSED record has no more records.
 func (rd *Reader) stepCompressed() (more bool, err error) {
 	z := rd.z
+	if z.failed {
+		z.active = false
+		return false, nil
+	}
 	if z.held != nil {
 		if z.heldIdx > z.cur {
 			z.active = false
@@ -200,8 +205,8 @@ func (rd *Reader) stepCompressed() (more bool, err error) {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return false, nil // the stream is never closed: its end is normal
 		}
-		rd.meta.Notices = append(rd.meta.Notices, "compressed data after COMPRESSED record at byte "+strconv.FormatInt(z.cur0, 10)+" undecodable: "+err.Error())
-		z.held, z.heldIdx = nil, 1<<62
+		rd.meta.Notices = append(rd.meta.Notices, "compressed data after COMPRESSED record at byte "+strconv.FormatInt(z.cur0, 10)+" undecodable: "+err.Error()+"; later COMPRESSED records are skipped")
+		z.failed = true
 		return false, nil
 	}
 	idx := z.idx
@@ -209,7 +214,7 @@ func (rd *Reader) stepCompressed() (more bool, err error) {
 	if size < recordHeaderSize {
 		z.active = false
 		rd.meta.Notices = append(rd.meta.Notices, "compressed data holds a record of size "+strconv.Itoa(size)+"; the rest of it is skipped")
-		z.heldIdx = 1 << 62
+		z.failed = true
 		return false, nil
 	}
 	if cap(z.rec) < size {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"viewer/trace"
@@ -83,27 +84,14 @@ func (rd *Reader) decode(ti *typeInfo, raw []byte, dst []trace.Field) ([]trace.F
 // Label renders fields as the one-line text the timeline shows:
 // name=value pairs, cut at about 200 bytes.
 func Label(fields []trace.Field) string {
-	b := make([]byte, 0, 64)
+	b := make([]byte, 0, maxLabel+32)
 	for i, f := range fields {
 		if i > 0 {
 			b = append(b, ' ')
 		}
 		b = append(b, f.Name...)
 		b = append(b, '=')
-		v := f.Value
-		switch v.Kind() {
-		case trace.KindInt:
-			b = strconv.AppendInt(b, v.Int(), 10)
-		case trace.KindUint:
-			b = strconv.AppendUint(b, v.Uint(), 10)
-		case trace.KindHex:
-			b = append(b, "0x"...)
-			b = strconv.AppendUint(b, v.Uint(), 16)
-		case trace.KindString:
-			b = append(b, v.Str()...)
-		default:
-			b = append(b, v.String()...)
-		}
+		b = appendText(b, f.Value)
 		if len(b) > maxLabel {
 			break
 		}
@@ -121,15 +109,58 @@ func Label(fields []trace.Field) string {
 	return string(b)
 }
 
+// appendText appends v as Value.String renders it, without building
+// intermediate strings, stopping early once the label is long enough.
+func appendText(b []byte, v trace.Value) []byte {
+	switch v.Kind() {
+	case trace.KindInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case trace.KindUint:
+		return strconv.AppendUint(b, v.Uint(), 10)
+	case trace.KindHex:
+		return strconv.AppendUint(append(b, "0x"...), v.Uint(), 16)
+	case trace.KindString:
+		return append(b, v.Str()...)
+	case trace.KindBool:
+		return strconv.AppendBool(b, v.Bool())
+	case trace.KindStruct, trace.KindArray:
+		open, close := byte('{'), byte('}')
+		if v.Kind() == trace.KindArray {
+			open, close = '[', ']'
+		}
+		b = append(b, open)
+		for i, f := range v.Fields() {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			if v.Kind() == trace.KindStruct {
+				b = append(append(b, f.Name...), '=')
+			}
+			b = appendText(b, f.Value)
+			if len(b) > maxLabel {
+				return b
+			}
+		}
+		return append(b, close)
+	}
+	return append(b, v.String()...)
+}
+
 // blockCache keeps recently read blocks of the file for Details, so that
 // decoding events in file order costs no system call per event. Blocks
 // are never modified or reused once cached, so slices of them stay valid
 // after eviction.
 type blockCache struct {
+	recent [4]atomic.Pointer[cachedBlock] // recent blocks by index mod 4, checked without the lock
 	mu     sync.Mutex
 	blocks map[int64][]byte
 	ring   [cacheBlocks]int64
 	next   int
+}
+
+type cachedBlock struct {
+	idx int64
+	b   []byte
 }
 
 const (
@@ -145,9 +176,19 @@ func (c *blockCache) at(r io.ReaderAt, size, off int64, n int) (b []byte, ok boo
 	if off+int64(n) > start+cacheBlockSize {
 		return nil, false, nil
 	}
-	c.mu.Lock()
-	blk, hit := c.blocks[idx]
-	c.mu.Unlock()
+	var blk []byte
+	hit := false
+	slot := &c.recent[idx%int64(len(c.recent))]
+	if l := slot.Load(); l != nil && l.idx == idx {
+		blk, hit = l.b, true
+	} else {
+		c.mu.Lock()
+		blk, hit = c.blocks[idx]
+		c.mu.Unlock()
+		if hit {
+			slot.Store(&cachedBlock{idx, blk})
+		}
+	}
 	if !hit {
 		blk = make([]byte, min(cacheBlockSize, size-start))
 		m, err := r.ReadAt(blk, start)
@@ -171,6 +212,7 @@ func (c *blockCache) at(r io.ReaderAt, size, off int64, n int) (b []byte, ok boo
 		c.next = (c.next + 1) % cacheBlocks
 		c.blocks[idx] = blk
 		c.mu.Unlock()
+		slot.Store(&cachedBlock{idx, blk})
 	}
 	o := off - start
 	if o+int64(n) > int64(len(blk)) {

@@ -75,9 +75,9 @@ type GenerateOptions struct {
 
 // Generate writes a perf.data file of n samples: EventHeader user_events
 // of four kinds (scalars, a string, a struct with an array, an activity
-// id) from eight threads, and optionally sched_switch tracepoints, in
-// rounds whose records are out of time order the way per-CPU buffers
-// leave them. Fixtures and benchmarks use it.
+// id) from eight threads on two CPUs, and optionally sched_switch
+// tracepoints, in rounds whose records are out of time order the way
+// perf's per-CPU buffers leave them. Fixtures and benchmarks use it.
 func Generate(w io.Writer, n int, o GenerateOptions) error {
 	const ehID, schedID = 1000, 372
 	tp := "MyProvider_L4K1f"
@@ -141,12 +141,20 @@ func Generate(w io.Writer, n int, o GenerateOptions) error {
 	if round == 0 {
 		round = 1000
 	}
+	round = min(round, max(n, 1))
 	var raw []byte
-	for i := 0; i < n; i++ {
+	for j := 0; j < n; j++ {
+		// As perf writes them: each round holds CPU 0's buffer, then CPU
+		// 1's, each in time order, so the file is out of time order.
+		r0 := j / round * round
+		size := min(round, n-r0)
+		half := (size + 1) / 2
+		i := r0 + 2*(j-r0)
+		if j-r0 >= half {
+			i = r0 + 2*(j-r0-half) + 1
+		}
 		t := int32(i % 8)
-		// Out of order inside a round, never before the previous round's
-		// tail by more than one round.
-		time := uint64(1e12) + uint64(i)*1000 - uint64(i%7)*1500
+		time := uint64(1e12) + uint64(i)*1000
 		s := WriterSample{PID: 100 + t/4, TID: 100 + t, Time: time, CPU: uint32(t % 2), Period: 1, IP: 0x400000}
 		if o.SchedEvery > 0 && i%o.SchedEvery == 0 {
 			raw = common(schedID, s.PID)
@@ -177,7 +185,7 @@ func Generate(w io.Writer, n int, o GenerateOptions) error {
 			s.Attr, s.Raw = 0, raw
 		}
 		wr.Sample(s)
-		if (i+1)%round == 0 {
+		if (j+1)%round == 0 {
 			wr.FinishedRound()
 		}
 	}

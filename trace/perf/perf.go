@@ -8,8 +8,8 @@
 // [Format].Open parses the header, the attrs and the feature sections of a
 // file-mode file (pipe mode delivers the same facts as records) and returns
 // a [Reader] that walks the data records front to back through a chunked
-// buffer. Side-band records feed the tables: COMM, FORK and EXIT name
-// threads and build the process tree, LOST and LOST_SAMPLES become
+// buffer. Side-band records feed the tables: COMM and FORK name threads
+// and group them under process tracks, LOST and LOST_SAMPLES become
 // [trace.Gap]s, FINISHED_ROUND becomes a [trace.Marker]. SAMPLE records
 // become [trace.Event]s whose payload location is the tracepoint's raw
 // data; fields are decoded later by [Reader.Details] with the tracefs
@@ -30,12 +30,22 @@
 // lie past the end of the file (size + arena offset), which is how Details
 // tells them apart from bytes it can read from the file.
 //
+// Lost events: LOST records become gaps; the LOST_SAMPLES records perf
+// writes per event at the end of a recording repeat those counts, so only
+// their excess is added (with a notice).
+//
 // # Security
 //
 // The reader is meant for untrusted input. Record sizes, section offsets,
 // id arrays, strings and counts are checked against the bytes present;
 // named Max… limits bound what a file can make the reader allocate.
 package perf
+
+// BUG(perf): Pipe-mode data must be in a file (an io.ReaderAt): the reader
+// does not read from a non-seekable stream. The process tree is kept as
+// thread → process tracks; a process's parent (FORK ppid) is not
+// recorded. Native .NET runtime events, which never carry metadata, are
+// typed by tracepoint and event id until a CLR schema table is plugged in.
 
 import (
 	"encoding/binary"

@@ -79,13 +79,12 @@ type Reader struct {
 	pipe bool
 	meta trace.Meta
 
-	attrSize   uint64
-	attrs      []*attr
-	byID       map[uint64]*attr
-	nids       int
-	tracefs    map[uint32]*tracefs.Event
-	longSize   int
-	sawTracing bool
+	attrSize uint64
+	attrs    []*attr
+	byID     map[uint64]*attr
+	nids     int
+	tracefs  map[uint32]*tracefs.Event
+	longSize int
 
 	types        []typeInfo
 	ehTypes      map[string]trace.TypeID
@@ -95,6 +94,10 @@ type Reader struct {
 	stacks       [][]uint64
 	stackIDs     map[string]trace.StackID
 	labels       [][]trace.Label
+	tcache       [64]threadCache
+	scratch      []sortKey
+	lostTotal    int64       // events counted by LOST records
+	lostSamples  []trace.Gap // LOST_SAMPLES gaps, applied at the end
 	labelIDs     map[[33]byte]trace.LabelsID
 	lastLabelKey [33]byte
 	lastLabels   trace.LabelsID
@@ -103,7 +106,6 @@ type Reader struct {
 	// record walk
 	buf      chunkBuf
 	pos, end int64
-	seq      uint64
 	z        *zstream
 	arena    arena
 	cache    blockCache
@@ -420,6 +422,14 @@ func (rd *Reader) feature(bit int, b []byte, off int64) {
 			rd.meta.Clock.Wall = time.Unix(0, 1).UTC()
 		}
 		rd.info("clockid", strconv.FormatUint(uint64(rd.bo.Uint32(b[4:])), 10))
+	case featSampleTime:
+		if len(b) < 16 {
+			bad()
+			return
+		}
+		if first, last := rd.bo.Uint64(b), rd.bo.Uint64(b[8:]); first != 0 || last != 0 {
+			rd.info("sample_time", strconv.FormatUint(first, 10)+" to "+strconv.FormatUint(last, 10)+" ns")
+		}
 	case featCompressed:
 		if len(b) >= 8 && rd.bo.Uint32(b[4:]) != 1 {
 			rd.meta.Notices = append(rd.meta.Notices, "COMPRESSED feature names compression type "+strconv.FormatUint(uint64(rd.bo.Uint32(b[4:])), 10)+", not zstd")
@@ -492,7 +502,6 @@ func (rd *Reader) tracingData(b []byte, off int64) {
 	if td.Skipped > 0 {
 		rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(td.Skipped)+" tracepoint format files did not parse")
 	}
-	rd.sawTracing = true
 	if td.LongSize == 4 || td.LongSize == 8 {
 		rd.longSize = td.LongSize
 		rd.meta.PointerSize = td.LongSize
@@ -545,6 +554,7 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 			rd.done = true
 			rd.err = err
 			rd.flush(trace.Time(1<<63 - 1))
+			rd.applyLostSamples()
 			if rd.unknownSample > 0 {
 				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.unknownSample)+" samples name no known attr (sample id) and were skipped")
 			}
@@ -555,9 +565,30 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 	}
 }
 
+// applyLostSamples adds the LOST_SAMPLES gaps beyond what LOST records
+// counted: with no LOST record all of them, else one gap with the excess.
+func (rd *Reader) applyLostSamples() {
+	var total int64
+	for _, g := range rd.lostSamples {
+		total += g.Count
+	}
+	switch {
+	case total == 0:
+	case rd.lostTotal == 0:
+		rd.meta.Lost = append(rd.meta.Lost, rd.lostSamples...)
+	case total > rd.lostTotal:
+		g := rd.lostSamples[len(rd.lostSamples)-1]
+		g.Count = total - rd.lostTotal
+		rd.meta.Lost = append(rd.meta.Lost, g)
+		fallthrough
+	default:
+		rd.meta.Notices = append(rd.meta.Notices, "LOST_SAMPLES records count "+strconv.FormatInt(total, 10)+" lost samples, of which LOST records already counted "+strconv.FormatInt(min(total, rd.lostTotal), 10))
+	}
+	rd.lostSamples = nil
+}
+
 // enqueue adds an event to the time-ordering queue.
 func (rd *Reader) enqueue(ev trace.Event) {
-	rd.seq++
 	rd.keys = append(rd.keys, sortKey{ev.Time, int32(len(rd.pending))})
 	rd.pending = append(rd.pending, ev)
 	if ev.Time > rd.maxTime {
@@ -586,9 +617,7 @@ func (rd *Reader) flush(limit trace.Time) {
 		return
 	}
 	keys := rd.keys
-	if !slices.IsSortedFunc(keys, cmpKey) {
-		slices.SortFunc(keys, cmpKey)
-	}
+	rd.scratch = sortKeys(keys, rd.scratch)
 	n, _ := slices.BinarySearchFunc(keys, limit, func(k sortKey, t trace.Time) int {
 		if k.t <= t {
 			return -1
@@ -615,6 +644,68 @@ func (rd *Reader) flush(limit trace.Time) {
 	}
 	rd.spare, rd.pending = rd.pending[:0], rest
 	rd.keys = keys[:len(rest)]
+}
+
+// maxRuns is how many sorted runs sortKeys merges before it falls back to
+// a general sort. perf writes a round as one run per CPU buffer.
+const maxRuns = 64
+
+// sortKeys sorts keys by (time, position). Rounds are a few sorted runs
+// (one per CPU buffer), which a merge sorts in linear time per run level;
+// scratch is reused between calls and returned.
+func sortKeys(keys, scratch []sortKey) []sortKey {
+	var runs [maxRuns + 1]int
+	n := 0
+	for i := 1; i < len(keys); i++ {
+		if cmpKey(keys[i-1], keys[i]) > 0 {
+			if n == maxRuns {
+				slices.SortFunc(keys, cmpKey)
+				return scratch
+			}
+			runs[n] = i
+			n++
+		}
+	}
+	if n == 0 {
+		return scratch
+	}
+	bounds := append([]int{0}, runs[:n]...)
+	bounds = append(bounds, len(keys))
+	if cap(scratch) < len(keys) {
+		scratch = make([]sortKey, len(keys))
+	}
+	scratch = scratch[:len(keys)]
+	src, dst := keys, scratch
+	for len(bounds) > 2 {
+		next := bounds[:1]
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo, mid := bounds[i], bounds[i+1]
+			hi := mid
+			if i+2 < len(bounds) {
+				hi = bounds[i+2]
+			}
+			a, b, k := lo, mid, lo
+			for a < mid && b < hi {
+				if cmpKey(src[b], src[a]) < 0 {
+					dst[k] = src[b]
+					b++
+				} else {
+					dst[k] = src[a]
+					a++
+				}
+				k++
+			}
+			k += copy(dst[k:], src[a:mid])
+			copy(dst[k:], src[b:hi])
+			next = append(next, hi)
+		}
+		bounds = next
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+	return scratch
 }
 
 func cmpKey(a, b sortKey) int {
@@ -731,17 +822,11 @@ func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
 		tid := int64(int32(rd.bo.Uint32(body[8:])))
 		ptid := int64(int32(rd.bo.Uint32(body[12:])))
 		if typ == recFork {
+			// A new thread takes its parent's name until its own COMM.
 			_, known := rd.threads[tidKey(pid, tid)]
 			t := rd.thread(pid, tid)
-			if !known {
-				if pt, ok := rd.threads[tidKey(ppid, ptid)]; ok {
-					rd.meta.Tracks[t].Name = rd.meta.Tracks[pt].Name
-				}
-				if pid == tid {
-					if pp, ok := rd.processes[ppid]; ok && ppid != pid {
-						_ = pp // the process tree is pid → ppid; tracks only keep thread → process
-					}
-				}
+			if pt, ok := rd.threads[tidKey(ppid, ptid)]; ok && !known {
+				rd.meta.Tracks[t].Name = rd.meta.Tracks[pt].Name
 			}
 		}
 	case recLost, recLostSamples:
@@ -754,15 +839,23 @@ func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
 		default:
 			return rd.damaged(off, "LOST record too short")
 		}
-		g := trace.Gap{Time: rd.maxTime, Track: trace.NoTrack, Count: int64(min(n, 1<<62))}
+		g := trace.Gap{Time: rd.maxTime, Track: trace.NoTrack, Count: int64(min(n, 1<<50))}
 		if id, ok := rd.trailer(rec); ok {
-			if id.hasTime {
+			if id.hasTime && id.time != 0 {
 				g.Time = trace.Time(id.time)
 			}
-			if id.hasTID {
+			if id.hasTID && id.tid >= 0 {
 				g.Track = rd.thread(id.pid, id.tid)
 			}
 		}
+		if typ == recLostSamples {
+			// perf also reports, per event at the end of the recording,
+			// the samples that LOST records already counted: these gaps
+			// are applied at the end, net of the LOST records.
+			rd.lostSamples = append(rd.lostSamples, g)
+			break
+		}
+		rd.lostTotal += g.Count
 		rd.meta.Lost = append(rd.meta.Lost, g)
 	case recFinishedRound:
 		rd.round(off)
@@ -814,6 +907,16 @@ func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
 // thread returns the track of a thread, creating it (and its process
 // track) on first sight.
 func (rd *Reader) thread(pid, tid int64) trace.TrackID {
+	c := &rd.tcache[uint64(tid)%uint64(len(rd.tcache))]
+	if c.ok && c.pid == pid && c.tid == tid {
+		return c.id
+	}
+	t := rd.threadSlow(pid, tid)
+	*c = threadCache{pid: pid, tid: tid, id: t, ok: true}
+	return t
+}
+
+func (rd *Reader) threadSlow(pid, tid int64) trace.TrackID {
 	k := tidKey(pid, tid)
 	if t, ok := rd.threads[k]; ok {
 		tr := &rd.meta.Tracks[t]
@@ -829,7 +932,11 @@ func (rd *Reader) thread(pid, tid int64) trace.TrackID {
 		parent = rd.process(pid)
 	}
 	t := trace.TrackID(len(rd.meta.Tracks))
-	rd.meta.Tracks = append(rd.meta.Tracks, trace.Track{Kind: trace.TrackThread, PID: pid, TID: tid, CPU: -1, Parent: parent, Code: tid})
+	name := ""
+	if tid == 0 {
+		name = "swapper" // the idle task has no COMM record
+	}
+	rd.meta.Tracks = append(rd.meta.Tracks, trace.Track{Kind: trace.TrackThread, Name: name, PID: pid, TID: tid, CPU: -1, Parent: parent, Code: tid})
 	rd.threads[k] = t
 	return t
 }
@@ -845,6 +952,13 @@ func (rd *Reader) process(pid int64) trace.TrackID {
 		rd.meta.Tracks[p].Name = rd.meta.Tracks[t].Name
 	}
 	return p
+}
+
+// threadCache remembers the track of a recently seen (pid, tid).
+type threadCache struct {
+	pid, tid int64
+	id       trace.TrackID
+	ok       bool
 }
 
 // threadKey identifies a thread track: by tid, or by pid for samples

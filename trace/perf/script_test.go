@@ -181,6 +181,9 @@ func TestPerfScript(t *testing.T) {
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
+			if r.inversions != 0 || r.clamped != 0 {
+				t.Errorf("%d time inversions, %d events clamped; want 0", r.inversions, r.clamped)
+			}
 			if len(res.Events) != tc.samples || len(want) != tc.samples {
 				t.Fatalf("%d events, perf script %d lines, want %d", len(res.Events), len(want), tc.samples)
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"viewer/trace"
 	"viewer/trace/perf/eventheader"
@@ -167,7 +168,7 @@ func roundTrip(t *testing.T, pipe, big bool, asz, long int, st, rf uint64, read 
 			wr.FinishedRound()
 		}
 	}
-	wr.LostSamples(3, 5500)
+	wr.LostSamples(8, 5500) // repeats the 5 of the LOST record, plus 3
 	wr.Exit(10, 1, 11, 10, 7000)
 	wr.FinishedRound()
 	if err := wr.Close(); err != nil {
@@ -293,14 +294,16 @@ func TestGenerate(t *testing.T) {
 // pipe-mode file cut at a record boundary is indistinguishable from a
 // complete one; a file-mode file knows its data size.
 func TestTruncated(t *testing.T) {
-	for _, pipe := range []bool{false, true} {
-		truncated(t, pipe)
+	for _, o := range []GenerateOptions{{}, {Pipe: true}, {BigEndian: true}, {Compress: true}, {Pipe: true, Compress: true}} {
+		o.SchedEvery, o.RoundSize = 2, 50
+		truncated(t, o)
 	}
 }
 
-func truncated(t *testing.T, pipe bool) {
+func truncated(t *testing.T, o GenerateOptions) {
+	pipe := o.Pipe
 	f := &memFile{}
-	if err := Generate(f, 300, GenerateOptions{Pipe: pipe, SchedEvery: 2, RoundSize: 50}); err != nil {
+	if err := Generate(f, 300, o); err != nil {
 		t.Fatal(err)
 	}
 	for n := 0; n < len(f.b); n += 97 {
@@ -350,5 +353,167 @@ func TestNoEventDesc(t *testing.T) {
 	d, err := r.Details(res.Events[1])
 	if err != nil || len(d.Fields) != 7 || d.Fields[0].Value.Kind() != trace.KindBad {
 		t.Errorf("short sample: %v %+v", err, d.Fields)
+	}
+}
+
+// TestSortKeys checks the run-merging sort against slices.Sort on random
+// inputs with few and many runs.
+func TestSortKeys(t *testing.T) {
+	seed := uint64(1)
+	rnd := func(n uint64) uint64 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return (seed >> 33) % n
+	}
+	var scratch []sortKey
+	for iter := 0; iter < 500; iter++ {
+		n := int(rnd(300))
+		runs := int(rnd(100)) + 1
+		keys := make([]sortKey, n)
+		for i := range keys {
+			if rnd(uint64(max(n/runs, 1))) == 0 {
+				keys[i].t = trace.Time(rnd(50))
+			} else if i > 0 {
+				keys[i].t = keys[i-1].t + trace.Time(rnd(3))
+			}
+			keys[i].i = int32(i)
+		}
+		want := slices.Clone(keys)
+		slices.SortFunc(want, cmpKey)
+		scratch = sortKeys(keys, scratch)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("iteration %d (%d keys, ~%d runs): not sorted", iter, n, runs)
+		}
+	}
+}
+
+// TestConcurrentDetails decodes every event from several goroutines at
+// once after reading (run with -race) and checks they agree.
+func TestConcurrentDetails(t *testing.T) {
+	for _, o := range []GenerateOptions{{SchedEvery: 3}, {Compress: true}} {
+		f := &memFile{}
+		if err := Generate(f, 3000, o); err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := tracetest.Check(t, r, true)
+		want := make([]string, len(res.Events))
+		for i, e := range res.Events {
+			d, err := r.Details(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[i] = d.Label
+		}
+		errs := make(chan error, 4)
+		for g := range 4 {
+			go func() {
+				for k := range res.Events {
+					i := (k*7 + g*1013) % len(res.Events)
+					d, err := r.Details(res.Events[i])
+					if err == nil && d.Label != want[i] {
+						err = errors.New("label differs: " + d.Label + " vs " + want[i])
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestHostileHeader: sizes in the file header that point outside the file
+// or ask for absurd allocations are errors naming the byte offset.
+func TestHostileHeader(t *testing.T) {
+	f := &memFile{}
+	if err := Generate(f, 10, GenerateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(off int, v uint64) []byte {
+		b := bytes.Clone(f.b)
+		order(b[:8]).PutUint64(b[off:], v)
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		off  int64
+	}{
+		{"header size", put(8, 99), 8},
+		{"attr_size", put(16, 1<<40), 16},
+		{"attrs offset", put(24, 1<<62), 24},
+		{"attrs size", put(32, 1<<62), 24},
+		{"data size", put(48, 1<<62), 40},
+		{"magic", append([]byte("PERFILE3"), f.b[8:]...), 0},
+	} {
+		_, err := NewReader(bytes.NewReader(tc.b), int64(len(tc.b)), Options{})
+		fe, ok := errors.AsType[*trace.FormatError](err)
+		if !ok || fe.Off != tc.off {
+			t.Errorf("%s: %v, want a FormatError at %d", tc.name, err, tc.off)
+		}
+	}
+}
+
+// TestLabel: the label renders values as Value.String does.
+func TestLabel(t *testing.T) {
+	v := trace.StructValue([]trace.Field{{Name: "a", Value: trace.ArrayValue([]trace.Value{trace.IntValue(-1), trace.HexValue(255)})},
+		{Name: "b", Value: trace.BoolValue(true)}, {Name: "c", Value: trace.FloatValue(1.5)}, {Name: "d", Value: trace.StringValue("x")}})
+	fields := []trace.Field{{Name: "s", Value: v}, {Name: "u", Value: trace.UintValue(7)}}
+	if got, want := Label(fields), "s="+v.String()+" u=7"; got != want {
+		t.Errorf("Label = %q, want %q", got, want)
+	}
+	long := []trace.Field{{Name: "s", Value: trace.StringValue(strings.Repeat("é", 200))}}
+	if got := Label(long); len(got) > maxLabel+len("…") || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+		t.Errorf("long label %q", got)
+	}
+}
+
+// TestDamagedCompressed: a corrupted zstd stream yields the events before
+// the damage, one notice, and no error for the uncompressed rest.
+func TestDamagedCompressed(t *testing.T) {
+	f := &memFile{}
+	if err := Generate(f, 400, GenerateOptions{Compress: true, RoundSize: 50}); err != nil {
+		t.Fatal(err)
+	}
+	// Find the second COMPRESSED record and scramble its payload.
+	b := bytes.Clone(f.b)
+	bo := order(b[:8])
+	off, end := int(bo.Uint64(b[40:])), int(bo.Uint64(b[40:])+bo.Uint64(b[48:]))
+	seen := 0
+	for off < end {
+		typ, size := bo.Uint32(b[off:]), int(bo.Uint16(b[off+6:]))
+		if typ == recCompressed {
+			if seen++; seen == 2 {
+				for i := off + 8; i < off+size; i++ {
+					b[i] ^= 0x5a
+				}
+				break
+			}
+		}
+		off += size
+	}
+	r, err := NewReader(bytes.NewReader(b), int64(len(b)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := tracetest.Check(t, r, false)
+	n := 0
+	for _, s := range r.Meta().Notices {
+		if strings.Contains(s, "compressed data") {
+			n++
+		}
+	}
+	if res.Err != nil || n != 1 {
+		t.Errorf("err %v, %d notices: %q", res.Err, n, r.Meta().Notices)
 	}
 }

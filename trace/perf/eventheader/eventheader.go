@@ -214,6 +214,22 @@ func ParseTracepointName(name string) (TracepointName, bool) {
 	return tn, true
 }
 
+// Group returns the provider group (the value of the "G" option), or "".
+func (tn TracepointName) Group() string {
+	s := tn.Options
+	for len(s) > 0 {
+		j := 1
+		for j < len(s) && !(s[j] >= 'A' && s[j] <= 'Z') {
+			j++
+		}
+		if s[0] == 'G' {
+			return s[1:j]
+		}
+		s = s[j:]
+	}
+	return ""
+}
+
 func isLowerHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
 
 func hexVal(c byte) byte {

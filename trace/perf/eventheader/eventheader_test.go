@@ -34,6 +34,9 @@ func TestParseTracepointName(t *testing.T) {
 			t.Errorf("ParseTracepointName(%q) = %+v, %v; want %+v, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
 	}
+	if g := (TracepointName{Options: "Ab1Gmsft"}).Group(); g != "msft" {
+		t.Errorf("group %q", g)
+	}
 	long := make([]byte, 300)
 	for i := range long {
 		long[i] = 'X'
