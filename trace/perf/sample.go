@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"viewer/trace"
 	"viewer/trace/perf/eventheader"
@@ -307,8 +306,7 @@ func (rd *Reader) stack(cc []byte) trace.StackID {
 	if len(cc) > 8*MaxCallchain {
 		cc = cc[:8*MaxCallchain]
 	}
-	key := unsafe.String(unsafe.SliceData(cc), len(cc))
-	if id, ok := rd.stackIDs[key]; ok {
+	if id, ok := rd.stackIDs[string(cc)]; ok { // the compiler does not copy cc for a lookup
 		return id
 	}
 	addrs := make([]uint64, 0, len(cc)/8)
