@@ -257,6 +257,13 @@ func (r *Reader) push(e trace.Event) {
 	if n := len(r.region); n > 0 && e.Time < r.region[n-1].Time {
 		r.runStarts = append(r.runStarts, int32(n))
 	}
+	if len(r.region) == cap(r.region) {
+		// Double: append grows big slices by 1.25, which copies a
+		// region of a million events many times over.
+		grown := make([]trace.Event, len(r.region), max(4096, 2*cap(r.region)))
+		copy(grown, r.region)
+		r.region = grown
+	}
 	r.region = append(r.region, e)
 }
 

@@ -23,7 +23,7 @@ func fixtures(t testing.TB) map[string][]byte {
 	_, all := allFeatures(t)
 	return map[string][]byte{
 		"v6-all-features.nettrace":   all,
-		"v6-generated-3000.nettrace": generate(t, 3000),
+		"v6-generated-3000.nettrace": generate(t, 3000, 8),
 	}
 }
 

@@ -130,8 +130,7 @@ type Reader struct {
 	// ordering (order.go)
 	runStarts []int32
 	chains    []chain
-	heap      []cursor
-	spare     []trace.Event
+	heap      []cursor // merge in progress (order.go)
 
 	types  []typeInfo     // by TypeID
 	metaID []trace.TypeID // by file metadata id (small ids), TypeID+1
@@ -498,14 +497,22 @@ func (r *Reader) Meta() *trace.Meta { return &r.meta }
 
 // ReadEvent returns the next event in time order.
 func (r *Reader) ReadEvent() (trace.Event, error) {
-	for r.next >= len(r.region) {
+	var e trace.Event
+	for {
+		if len(r.heap) > 0 {
+			e = r.pop()
+			break
+		}
+		if r.next < len(r.region) {
+			e = r.region[r.next]
+			r.next++
+			break
+		}
 		if r.err != nil {
 			return trace.Event{}, r.err
 		}
 		r.fill()
 	}
-	e := r.region[r.next]
-	r.next++
 	r.started = true
 	if e.Time < r.last {
 		// Only damaged files get here: a region earlier than the
@@ -524,7 +531,7 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 // point or the end (nettrace), or one event block (netperf, written
 // sorted).
 func (r *Reader) fill() {
-	r.region, r.next = r.region[:0], 0
+	r.region, r.next, r.heap = r.region[:0], 0, r.heap[:0]
 	r.runStarts = r.runStarts[:0]
 	for r.err == nil {
 		done, err := r.step()
