@@ -488,7 +488,6 @@ func (r *Reader) blockShort(d *dec, what string) error {
 // numbers for lost events and ends the region: stack ids, label lists and,
 // when flagged, threads and metadata are forgotten.
 func (r *Reader) seqPoint(d *dec) error {
-	start := d.base - 4
 	ts := d.u64()
 	var flags uint32
 	if r.version == 6 {
@@ -532,7 +531,6 @@ func (r *Reader) seqPoint(d *dec) error {
 		r.metaID = r.metaID[:0]
 		clear(r.metaHi)
 	}
-	_ = start
 	return nil
 }
 
@@ -565,7 +563,6 @@ func (r *Reader) threadBlock(d *dec) error {
 		index := row.uvarint64()
 		pid, tid := int64(-1), int64(-1)
 		var name string
-		var kvs []trace.KeyValue
 		for row.left() > 0 && !row.bad {
 			switch kind := row.u8(); kind {
 			case 1:
@@ -574,9 +571,9 @@ func (r *Reader) threadBlock(d *dec) error {
 				pid = int64(row.uvarint64() & (1<<63 - 1))
 			case 3:
 				tid = int64(row.uvarint64() & (1<<63 - 1))
-			case 4:
-				k, v := row.str(), row.str()
-				kvs = append(kvs, trace.KeyValue{Key: k, Value: v})
+			case 4: // key/value: the model has no place for it yet
+				row.str()
+				row.str()
 			default:
 				return r.errorf(row.pos()-1, "thread row entry of unknown kind %d", kind)
 			}
@@ -590,7 +587,6 @@ func (r *Reader) threadBlock(d *dec) error {
 		if _, dup := r.threads[index]; dup {
 			return r.errorf(start, "thread index %d defined twice", index)
 		}
-		_ = kvs
 		r.threads[index] = r.addTrack(pid, tid, name, int64(index&(1<<63-1)))
 	}
 	r.cache.threadOK, r.cache.captureOK = false, false

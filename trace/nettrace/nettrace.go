@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"viewer/trace"
@@ -91,9 +90,21 @@ const (
 	blockLabelList    = 8
 )
 
-var objectKinds = map[string]int{
-	"Trace": blockTrace, "EventBlock": blockEvent, "MetadataBlock": blockMetadata,
-	"SPBlock": blockSeqPoint, "StackBlock": blockStack,
+// objectKind maps a ≤v5 object type name to a block kind.
+func objectKind(name string) (int, bool) {
+	switch name {
+	case "Trace":
+		return blockTrace, true
+	case "EventBlock":
+		return blockEvent, true
+	case "MetadataBlock":
+		return blockMetadata, true
+	case "SPBlock":
+		return blockSeqPoint, true
+	case "StackBlock":
+		return blockStack, true
+	}
+	return 0, false
 }
 
 // FastSerialization tags (§4).
@@ -579,7 +590,7 @@ func (r *Reader) step() (done bool, err error) {
 		if end {
 			return true, io.EOF
 		}
-		k, ok := objectKinds[name]
+		k, ok := objectKind(name)
 		if !ok || k == blockTrace {
 			return true, r.errorf(start, "unexpected object %q", name)
 		}
@@ -730,7 +741,6 @@ func Label(et trace.EventType, fields []trace.Field) string {
 	if name == "" {
 		name = et.Provider + "/" + strconv.FormatInt(et.ID, 10)
 	}
-	var sb strings.Builder
-	appendLabel(&sb, name, fields)
-	return sb.String()
+	var buf [MaxLabel + 64]byte
+	return string(appendLabel(buf[:0], name, fields))
 }
