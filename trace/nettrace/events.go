@@ -146,6 +146,9 @@ func (r *Reader) events(d *dec, meta bool) error {
 		payload := d.b[payloadOff : payloadOff+int(h.size)]
 		off := d.base + int64(payloadOff)
 		if meta || h.meta == 0 {
+			if v6 {
+				return r.errorf(d.base+int64(start), "event record with metadata id 0")
+			}
 			if err := r.defineV5(payload, off); err != nil {
 				return err
 			}
