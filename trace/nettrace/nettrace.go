@@ -247,10 +247,11 @@ func (r *Reader) readAt(off int64, n int) ([]byte, error) {
 		r.head = make([]byte, n)
 	}
 	b := r.head[:n]
-	if _, err := r.r.ReadAt(b, off); err != nil && err != io.EOF {
+	got, err := r.r.ReadAt(b, off)
+	if err != nil && err != io.EOF {
 		return nil, err
 	}
-	return b, nil
+	return b[:got], nil // short when the reader holds less than size said
 }
 
 func (r *Reader) readHeader() error {
@@ -496,9 +497,11 @@ func (r *Reader) load(off int64, n int) ([]byte, error) {
 	}
 	b := r.buf[:n]
 	if n > 0 {
-		if _, err := r.r.ReadAt(b, off); err != nil && err != io.EOF {
+		got, err := r.r.ReadAt(b, off)
+		if err != nil && err != io.EOF {
 			return nil, err
 		}
+		b = b[:got]
 	}
 	return b, nil
 }
@@ -710,10 +713,14 @@ func (r *Reader) Payload(e trace.Event) ([]byte, error) {
 		return nil, errors.New("nettrace: payload outside the file")
 	}
 	b := make([]byte, e.Payload.Len)
-	if _, err := r.r.ReadAt(b, e.Payload.Off); err != nil && err != io.EOF {
-		return nil, err
+	n, err := r.r.ReadAt(b, e.Payload.Off)
+	if n == len(b) {
+		return b, nil
 	}
-	return b, nil
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, err
 }
 
 // Details decodes an event's payload with its type's metadata schema.
