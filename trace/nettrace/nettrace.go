@@ -51,6 +51,10 @@ const (
 	MaxNameLen = 256
 	// MaxStackBytes caps one stack.
 	MaxStackBytes = 1 << 20
+	// MaxRegionEvents caps the events held for sorting: a file without
+	// sequence points (the runtime writes one per 10 MB) is ordered in
+	// parts of this many events, keeping memory bounded.
+	MaxRegionEvents = 1 << 22
 )
 
 const formatName = "nettrace"
@@ -553,6 +557,10 @@ func (r *Reader) fill() {
 			r.err = err
 		}
 		if done && len(r.region) > 0 {
+			break
+		}
+		if len(r.region) >= MaxRegionEvents {
+			r.notice("more than " + strconv.Itoa(MaxRegionEvents) + " events without a sequence point: ordered in parts")
 			break
 		}
 	}
