@@ -9,8 +9,8 @@
 // sticky-error cursor. Events are sorted by time only within a
 // sequence-point region (the runtime guarantees that every event before a
 // sequence point is no later than every event after it), so memory is
-// bounded by a region, not the file; NetPerf v3 is written sorted and is
-// handed out block by block. Payloads stay in the file: an event records
+// bounded by a region (and [MaxRegionEvents]), not the file; NetPerf v3
+// is ordered block by block. See order.go for the merge. Payloads stay in the file: an event records
 // where its payload lies and [Reader.Details] decodes it on demand with
 // the metadata's schema ([DecodePayload] does the same for schemas supplied
 // from elsewhere).
@@ -20,6 +20,16 @@
 // v6 thread row), stacks deduplicated by content, label lists (activity
 // ids, v6 labels) interned. Lost events are computed from sequence-number
 // gaps, sequence points and v6 RemoveThread blocks as TraceEvent does.
+//
+// Mapping to the model: Meta.Version is the trace object's version (3 or
+// 4), raised to 5 when a metadata record with v5 tags is read before the
+// first event is handed out, or 6. An event's Track is its thread and
+// Capture the thread that wrote it when different (the sampler of
+// SampleProfiler events); CPU is the processor number only when the two
+// are the same, as TraceEvent exposes it. Stacks of rundown and method
+// bookkeeping events are dropped, as TraceEvent does. A v6 label list
+// that overrides opcode, keywords, level or version gives its events a
+// derived event type.
 //
 // The notes in ../shared/docs/nettrace.md (section numbers are cited as
 // §N) describe the formats as real files write them.
