@@ -192,7 +192,13 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 		}
 		c.capture, c.captureTrk, c.captureOK = h.capture, t, true
 	}
-	e := trace.Event{
+	n := len(r.region)
+	if n == cap(r.region) {
+		r.grow()
+	}
+	r.region = r.region[:n+1]
+	e := &r.region[n] // written in place; dropped again on error
+	*e = trace.Event{
 		Time:    r.clock.time(int64(h.ts)),
 		Track:   c.threadTrack,
 		Type:    typ,
@@ -224,6 +230,7 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 		if !c.stackOK || c.stack != h.stack {
 			id, ok := r.fileStack(h.stack)
 			if !ok {
+				r.region = r.region[:n]
 				return r.errorf(payloadOff, "event refers to undefined stack id %d", h.stack)
 			}
 			c.stack, c.stackID, c.stackOK = h.stack, id, true
@@ -236,6 +243,7 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 			if !c.labelOK || c.label != h.label {
 				id, ok := r.fileLabels[h.label]
 				if !ok {
+					r.region = r.region[:n]
 					return r.errorf(payloadOff, "event refers to undefined label list %d", h.label)
 				}
 				c.label, c.labelID, c.labelOK = h.label, id, true
@@ -251,7 +259,9 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 		}
 		e.Labels = c.actID
 	}
-	r.push(e)
+	if n > 0 && e.Time < r.region[n-1].Time {
+		r.runStarts = append(r.runStarts, int32(n))
+	}
 	return nil
 }
 
@@ -261,13 +271,17 @@ func (r *Reader) push(e trace.Event) {
 		r.runStarts = append(r.runStarts, int32(n))
 	}
 	if len(r.region) == cap(r.region) {
-		// Double: append grows big slices by 1.25, which copies a
-		// region of a million events many times over.
-		grown := make([]trace.Event, len(r.region), max(4096, 2*cap(r.region)))
-		copy(grown, r.region)
-		r.region = grown
+		r.grow()
 	}
 	r.region = append(r.region, e)
+}
+
+// grow doubles the region's capacity: append grows big slices by 1.25,
+// which copies a region of a million events many times over.
+func (r *Reader) grow() {
+	grown := make([]trace.Event, len(r.region), max(4096, 2*cap(r.region)))
+	copy(grown, r.region)
+	r.region = grown
 }
 
 func (r *Reader) lost(t trace.Time, track trace.TrackID, n int64) {
