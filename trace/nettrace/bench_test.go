@@ -64,14 +64,14 @@ func BenchmarkHeartRateMonitor(b *testing.B) {
 // generate writes a v6 file of n small events the way the runtime lays
 // them out: each event block holds one thread's events in time order, the
 // threads' blocks interleave, and a sequence point follows every ~8 MB.
-func generate(tb testing.TB, n int) []byte {
+func generate(tb testing.TB, n, threads int) []byte {
 	var buf bytes.Buffer
 	buf.Grow(n * 16)
 	w := NewWriter(&buf, TraceInfo{SyncTicks: 0, TicksPerSecond: 1e9, PointerSize: 8})
 	fields := []Field{{Name: "Count", Type: TypeUInt32}, {Name: "Flags", Type: TypeUInt16}}
 	w.Metadata(0, Metadata{ID: 1, Provider: "Bench", EventID: 1, Name: "Tick", Fields: fields},
 		Metadata{ID: 2, Provider: "Bench", EventID: 2, Name: "Tock", Fields: fields})
-	const threads, perBlock = 8, 1000
+	const perBlock = 1000
 	var rows []Thread
 	for i := range threads {
 		rows = append(rows, Thread{Index: uint64(i + 1), PID: 1, TID: int64(100 + i)})
@@ -100,7 +100,7 @@ func generate(tb testing.TB, n int) []byte {
 			}
 			done += k
 		}
-		ticks = base + perBlock*threads*10
+		ticks = base + int64(perBlock*threads*10)
 		if buf.Len()-sp > 8<<20 {
 			w.SequencePoint(ticks, 0)
 			w.Stacks(1, []uint64{0x1000, 0x2000}, []uint64{0x3000, 0x4000, 0x5000})
@@ -115,7 +115,10 @@ func generate(tb testing.TB, n int) []byte {
 
 // BenchmarkGenerated streams a generated v6 file of 5M small events.
 func BenchmarkGenerated(b *testing.B) {
-	data := generate(b, 5_000_000)
+	data := generate(b, 5_000_000, 8)
 	b.Run("located", func(b *testing.B) { benchRead(b, data, false) })
 	b.Run("decoded", func(b *testing.B) { benchRead(b, data, true) })
+	// one thread: the file is in time order and no merge is needed
+	data = generate(b, 5_000_000, 1)
+	b.Run("located-1thread", func(b *testing.B) { benchRead(b, data, false) })
 }

@@ -146,6 +146,9 @@ func (r *Reader) events(d *dec, meta bool) error {
 		payload := d.b[payloadOff : payloadOff+int(h.size)]
 		off := d.base + int64(payloadOff)
 		if meta || h.meta == 0 {
+			if v6 {
+				return r.errorf(d.base+int64(start), "event record with metadata id 0")
+			}
 			if err := r.defineV5(payload, off); err != nil {
 				return err
 			}
@@ -189,7 +192,13 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 		}
 		c.capture, c.captureTrk, c.captureOK = h.capture, t, true
 	}
-	e := trace.Event{
+	n := len(r.region)
+	if n == cap(r.region) {
+		r.grow()
+	}
+	r.region = r.region[:n+1]
+	e := &r.region[n] // written in place; dropped again on error
+	*e = trace.Event{
 		Time:    r.clock.time(int64(h.ts)),
 		Track:   c.threadTrack,
 		Type:    typ,
@@ -221,6 +230,7 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 		if !c.stackOK || c.stack != h.stack {
 			id, ok := r.fileStack(h.stack)
 			if !ok {
+				r.region = r.region[:n]
 				return r.errorf(payloadOff, "event refers to undefined stack id %d", h.stack)
 			}
 			c.stack, c.stackID, c.stackOK = h.stack, id, true
@@ -233,6 +243,7 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 			if !c.labelOK || c.label != h.label {
 				id, ok := r.fileLabels[h.label]
 				if !ok {
+					r.region = r.region[:n]
 					return r.errorf(payloadOff, "event refers to undefined label list %d", h.label)
 				}
 				c.label, c.labelID, c.labelOK = h.label, id, true
@@ -248,7 +259,9 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 		}
 		e.Labels = c.actID
 	}
-	r.push(e)
+	if n > 0 && e.Time < r.region[n-1].Time {
+		r.runStarts = append(r.runStarts, int32(n))
+	}
 	return nil
 }
 
@@ -257,7 +270,18 @@ func (r *Reader) push(e trace.Event) {
 	if n := len(r.region); n > 0 && e.Time < r.region[n-1].Time {
 		r.runStarts = append(r.runStarts, int32(n))
 	}
+	if len(r.region) == cap(r.region) {
+		r.grow()
+	}
 	r.region = append(r.region, e)
+}
+
+// grow doubles the region's capacity: append grows big slices by 1.25,
+// which copies a region of a million events many times over.
+func (r *Reader) grow() {
+	grown := make([]trace.Event, len(r.region), max(4096, 2*cap(r.region)))
+	copy(grown, r.region)
+	r.region = grown
 }
 
 func (r *Reader) lost(t trace.Time, track trace.TrackID, n int64) {
@@ -481,7 +505,6 @@ func (r *Reader) blockShort(d *dec, what string) error {
 // numbers for lost events and ends the region: stack ids, label lists and,
 // when flagged, threads and metadata are forgotten.
 func (r *Reader) seqPoint(d *dec) error {
-	start := d.base - 4
 	ts := d.u64()
 	var flags uint32
 	if r.version == 6 {
@@ -525,7 +548,6 @@ func (r *Reader) seqPoint(d *dec) error {
 		r.metaID = r.metaID[:0]
 		clear(r.metaHi)
 	}
-	_ = start
 	return nil
 }
 
@@ -558,7 +580,6 @@ func (r *Reader) threadBlock(d *dec) error {
 		index := row.uvarint64()
 		pid, tid := int64(-1), int64(-1)
 		var name string
-		var kvs []trace.KeyValue
 		for row.left() > 0 && !row.bad {
 			switch kind := row.u8(); kind {
 			case 1:
@@ -567,9 +588,9 @@ func (r *Reader) threadBlock(d *dec) error {
 				pid = int64(row.uvarint64() & (1<<63 - 1))
 			case 3:
 				tid = int64(row.uvarint64() & (1<<63 - 1))
-			case 4:
-				k, v := row.str(), row.str()
-				kvs = append(kvs, trace.KeyValue{Key: k, Value: v})
+			case 4: // key/value: the model has no place for it yet
+				row.str()
+				row.str()
 			default:
 				return r.errorf(row.pos()-1, "thread row entry of unknown kind %d", kind)
 			}
@@ -583,7 +604,6 @@ func (r *Reader) threadBlock(d *dec) error {
 		if _, dup := r.threads[index]; dup {
 			return r.errorf(start, "thread index %d defined twice", index)
 		}
-		_ = kvs
 		r.threads[index] = r.addTrack(pid, tid, name, int64(index&(1<<63-1)))
 	}
 	r.cache.threadOK, r.cache.captureOK = false, false

@@ -21,9 +21,11 @@ const fixtureDir = "../../testdata/nettrace"
 // writer.
 func fixtures(t testing.TB) map[string][]byte {
 	_, all := allFeatures(t)
+	v4, _ := v4Sample()
 	return map[string][]byte{
+		"v4-uncompressed.nettrace":   v4,
 		"v6-all-features.nettrace":   all,
-		"v6-generated-3000.nettrace": generate(t, 3000),
+		"v6-generated-3000.nettrace": generate(t, 3000, 8),
 	}
 }
 

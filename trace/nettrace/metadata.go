@@ -12,8 +12,6 @@ type metadata struct {
 	id     uint32
 	typ    trace.EventType
 	fields []Field
-	// hasOpcode says the opcode was given explicitly (v5 tag, v6 option).
-	hasOpcode bool
 	// tagged says the record carries v5 metadata tags.
 	tagged bool
 }
@@ -56,7 +54,6 @@ func parseMetadataV5(b []byte) (m metadata, ok bool) {
 		switch kind {
 		case 1: // OpCode
 			m.typ.Opcode = int(tag.u8())
-			m.hasOpcode = !tag.bad
 		case 2: // V2Params
 			if fs, ok := v2Fields(&tag, 0); ok && !tag.bad {
 				m.fields = fs
@@ -156,7 +153,6 @@ func parseMetadataV6(d *dec) (m metadata, ok bool) {
 		switch kind := o.u8(); kind {
 		case 1:
 			m.typ.Opcode = int(o.u8())
-			m.hasOpcode = true
 		case 3:
 			m.typ.Keywords = o.u64()
 		case 4:

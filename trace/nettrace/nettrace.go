@@ -9,8 +9,8 @@
 // sticky-error cursor. Events are sorted by time only within a
 // sequence-point region (the runtime guarantees that every event before a
 // sequence point is no later than every event after it), so memory is
-// bounded by a region, not the file; NetPerf v3 is written sorted and is
-// handed out block by block. Payloads stay in the file: an event records
+// bounded by a region (and [MaxRegionEvents]), not the file; NetPerf v3
+// is ordered block by block. See order.go for the merge. Payloads stay in the file: an event records
 // where its payload lies and [Reader.Details] decodes it on demand with
 // the metadata's schema ([DecodePayload] does the same for schemas supplied
 // from elsewhere).
@@ -20,6 +20,16 @@
 // v6 thread row), stacks deduplicated by content, label lists (activity
 // ids, v6 labels) interned. Lost events are computed from sequence-number
 // gaps, sequence points and v6 RemoveThread blocks as TraceEvent does.
+//
+// Mapping to the model: Meta.Version is the trace object's version (3 or
+// 4), raised to 5 when a metadata record with v5 tags is read before the
+// first event is handed out, or 6. An event's Track is its thread and
+// Capture the thread that wrote it when different (the sampler of
+// SampleProfiler events); CPU is the processor number only when the two
+// are the same, as TraceEvent exposes it. Stacks of rundown and method
+// bookkeeping events are dropped, as TraceEvent does. A v6 label list
+// that overrides opcode, keywords, level or version gives its events a
+// derived event type.
 //
 // The notes in ../shared/docs/nettrace.md (section numbers are cited as
 // §N) describe the formats as real files write them.
@@ -38,7 +48,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"viewer/trace"
@@ -52,6 +61,10 @@ const (
 	MaxNameLen = 256
 	// MaxStackBytes caps one stack.
 	MaxStackBytes = 1 << 20
+	// MaxRegionEvents caps the events held for sorting: a file without
+	// sequence points (the runtime writes one per 10 MB) is ordered in
+	// parts of this many events, keeping memory bounded.
+	MaxRegionEvents = 1 << 22
 )
 
 const formatName = "nettrace"
@@ -91,9 +104,21 @@ const (
 	blockLabelList    = 8
 )
 
-var objectKinds = map[string]int{
-	"Trace": blockTrace, "EventBlock": blockEvent, "MetadataBlock": blockMetadata,
-	"SPBlock": blockSeqPoint, "StackBlock": blockStack,
+// objectKind maps a ≤v5 object type name to a block kind.
+func objectKind(name string) (int, bool) {
+	switch name {
+	case "Trace":
+		return blockTrace, true
+	case "EventBlock":
+		return blockEvent, true
+	case "MetadataBlock":
+		return blockMetadata, true
+	case "SPBlock":
+		return blockSeqPoint, true
+	case "StackBlock":
+		return blockStack, true
+	}
+	return 0, false
 }
 
 // FastSerialization tags (§4).
@@ -130,8 +155,7 @@ type Reader struct {
 	// ordering (order.go)
 	runStarts []int32
 	chains    []chain
-	heap      []cursor
-	spare     []trace.Event
+	heap      []cursor // merge in progress (order.go)
 
 	types  []typeInfo     // by TypeID
 	metaID []trace.TypeID // by file metadata id (small ids), TypeID+1
@@ -237,10 +261,11 @@ func (r *Reader) readAt(off int64, n int) ([]byte, error) {
 		r.head = make([]byte, n)
 	}
 	b := r.head[:n]
-	if _, err := r.r.ReadAt(b, off); err != nil && err != io.EOF {
+	got, err := r.r.ReadAt(b, off)
+	if err != nil && err != io.EOF {
 		return nil, err
 	}
-	return b, nil
+	return b[:got], nil // short when the reader holds less than size said
 }
 
 func (r *Reader) readHeader() error {
@@ -486,9 +511,11 @@ func (r *Reader) load(off int64, n int) ([]byte, error) {
 	}
 	b := r.buf[:n]
 	if n > 0 {
-		if _, err := r.r.ReadAt(b, off); err != nil && err != io.EOF {
+		got, err := r.r.ReadAt(b, off)
+		if err != nil && err != io.EOF {
 			return nil, err
 		}
+		b = b[:got]
 	}
 	return b, nil
 }
@@ -498,14 +525,22 @@ func (r *Reader) Meta() *trace.Meta { return &r.meta }
 
 // ReadEvent returns the next event in time order.
 func (r *Reader) ReadEvent() (trace.Event, error) {
-	for r.next >= len(r.region) {
+	var e trace.Event
+	for {
+		if len(r.heap) > 0 {
+			e = r.pop()
+			break
+		}
+		if r.next < len(r.region) {
+			e = r.region[r.next]
+			r.next++
+			break
+		}
 		if r.err != nil {
 			return trace.Event{}, r.err
 		}
 		r.fill()
 	}
-	e := r.region[r.next]
-	r.next++
 	r.started = true
 	if e.Time < r.last {
 		// Only damaged files get here: a region earlier than the
@@ -524,7 +559,7 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 // point or the end (nettrace), or one event block (netperf, written
 // sorted).
 func (r *Reader) fill() {
-	r.region, r.next = r.region[:0], 0
+	r.region, r.next, r.heap = r.region[:0], 0, r.heap[:0]
 	r.runStarts = r.runStarts[:0]
 	for r.err == nil {
 		done, err := r.step()
@@ -532,6 +567,10 @@ func (r *Reader) fill() {
 			r.err = err
 		}
 		if done && len(r.region) > 0 {
+			break
+		}
+		if len(r.region) >= MaxRegionEvents {
+			r.notice("more than " + strconv.Itoa(MaxRegionEvents) + " events without a sequence point: ordered in parts")
 			break
 		}
 	}
@@ -572,7 +611,7 @@ func (r *Reader) step() (done bool, err error) {
 		if end {
 			return true, io.EOF
 		}
-		k, ok := objectKinds[name]
+		k, ok := objectKind(name)
 		if !ok || k == blockTrace {
 			return true, r.errorf(start, "unexpected object %q", name)
 		}
@@ -692,10 +731,14 @@ func (r *Reader) Payload(e trace.Event) ([]byte, error) {
 		return nil, errors.New("nettrace: payload outside the file")
 	}
 	b := make([]byte, e.Payload.Len)
-	if _, err := r.r.ReadAt(b, e.Payload.Off); err != nil && err != io.EOF {
-		return nil, err
+	n, err := r.r.ReadAt(b, e.Payload.Off)
+	if n == len(b) {
+		return b, nil
 	}
-	return b, nil
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, err
 }
 
 // Details decodes an event's payload with its type's metadata schema.
@@ -723,7 +766,6 @@ func Label(et trace.EventType, fields []trace.Field) string {
 	if name == "" {
 		name = et.Provider + "/" + strconv.FormatInt(et.ID, 10)
 	}
-	var sb strings.Builder
-	appendLabel(&sb, name, fields)
-	return sb.String()
+	var buf [MaxLabel + 64]byte
+	return string(appendLabel(buf[:0], name, fields))
 }

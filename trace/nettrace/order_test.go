@@ -21,7 +21,7 @@ func TestOrder(t *testing.T) {
 			threads = 1 + rng.IntN(200)
 		}
 		clock := make([]trace.Time, threads)
-		r.region, r.runStarts = r.region[:0], r.runStarts[:0]
+		r.region, r.runStarts, r.next = r.region[:0], r.runStarts[:0], 0
 		for i := range n {
 			th := rng.IntN(threads)
 			if iter%3 == 0 {
@@ -34,7 +34,14 @@ func TestOrder(t *testing.T) {
 		want := slices.Clone(r.region)
 		slices.SortStableFunc(want, byTime)
 		r.order()
-		if !slices.Equal(r.region, want) {
+		var got []trace.Event
+		for len(r.heap) > 0 {
+			got = append(got, r.pop())
+		}
+		if got == nil {
+			got = r.region[r.next:]
+		}
+		if !slices.Equal(got, want) {
 			t.Fatalf("iteration %d (%d events, %d threads): order differs from a stable sort", iter, n, threads)
 		}
 		if len(r.runStarts) != 0 {

@@ -52,19 +52,25 @@ const (
 	TypeAnsiString TypeCode = 0x83 // 8-bit characters up to a NUL
 )
 
-var typeNames = map[TypeCode]string{
+// typeNames are the type codes' names, indexed by code; codes from 0x80
+// on are at 27 and after.
+var typeNames = [...]string{
 	TypeObject: "object", TypeBoolean32: "bool32", TypeUTF16CodeUnit: "char16", TypeSByte: "int8",
 	TypeByte: "uint8", TypeInt16: "int16", TypeUInt16: "uint16", TypeInt32: "int32", TypeUInt32: "uint32",
 	TypeInt64: "int64", TypeUInt64: "uint64", TypeSingle: "float32", TypeDouble: "float64",
 	TypeDecimal: "decimal", TypeDateTime: "datetime", TypeGUID: "guid", TypeUTF16String: "string",
 	TypeArray: "array", TypeVarInt: "varint", TypeVarUInt: "varuint", TypeFixedArray: "fixedarray",
 	TypeUTF8CodeUnit: "char8", TypeRelLoc: "relloc", TypeDataLoc: "dataloc", TypeBoolean8: "bool8",
-	TypePointer: "pointer", TypeHexInt32: "hexint32", TypeHexInt64: "hexint64", TypeAnsiString: "ansistring",
+	27: "pointer", 28: "hexint32", 29: "hexint64", 30: "ansistring",
 }
 
 func (t TypeCode) String() string {
-	if s, ok := typeNames[t]; ok {
-		return s
+	i := int(t)
+	if t >= TypePointer {
+		i = i - int(TypePointer) + 27
+	}
+	if i < len(typeNames) && typeNames[i] != "" && (t <= TypeBoolean8 || t >= TypePointer) {
+		return typeNames[i]
 	}
 	return "TypeCode(" + strconv.Itoa(int(t)) + ")"
 }
@@ -289,6 +295,7 @@ func (p *payloadDec) value(f *Field, depth int) trace.Value {
 			off += p.off
 		}
 		if off+size > len(p.payload) {
+			p.fail()
 			return trace.Value{}
 		}
 		data := p.payload[off : off+size]
@@ -366,24 +373,40 @@ func fileTime(ft uint64) trace.Value {
 }
 
 // appendLabel appends the one-line text of an event: its name then
-// name=value pairs, capped at MaxLabel bytes.
-func appendLabel(sb *strings.Builder, name string, fields []trace.Field) {
-	sb.WriteString(name)
+// name=value pairs, capped at MaxLabel bytes (plus an ellipsis).
+func appendLabel(b []byte, name string, fields []trace.Field) []byte {
+	b = append(b, name...)
 	for _, f := range fields {
-		if sb.Len() >= MaxLabel {
+		if len(b) >= MaxLabel {
 			break
 		}
-		sb.WriteByte(' ')
+		b = append(b, ' ')
 		if f.Name != "" {
-			sb.WriteString(f.Name)
-			sb.WriteByte('=')
+			b = append(b, f.Name...)
+			b = append(b, '=')
 		}
-		s := f.Value.String()
-		if room := MaxLabel - sb.Len(); len(s) > room {
-			s = truncUTF8(s, max(room, 0)) + "…"
+		v := f.Value
+		switch v.Kind() {
+		case trace.KindInt:
+			b = strconv.AppendInt(b, v.Int(), 10)
+		case trace.KindUint:
+			b = strconv.AppendUint(b, v.Uint(), 10)
+		case trace.KindHex:
+			b = strconv.AppendUint(append(b, "0x"...), v.Uint(), 16)
+		case trace.KindBool:
+			b = strconv.AppendBool(b, v.Bool())
+		case trace.KindFloat:
+			b = strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
+		case trace.KindString:
+			b = append(b, truncUTF8(v.Str(), max(MaxLabel-len(b), 0)+4)...)
+		default:
+			b = append(b, truncUTF8(v.String(), max(MaxLabel-len(b), 0)+4)...)
 		}
-		sb.WriteString(s)
 	}
+	if len(b) > MaxLabel {
+		b = append(b[:len(truncUTF8(string(b), MaxLabel))], "…"...)
+	}
+	return b
 }
 
 func truncUTF8(s string, n int) string {

@@ -110,3 +110,39 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("%d distinct stacks, want 3 (one repeated in the file)", got)
 	}
 }
+
+// TestDetailsConcurrent calls Details from several goroutines once reading
+// has finished (run with -race) and expects the same results as serially.
+func TestDetailsConcurrent(t *testing.T) {
+	_, b := allFeatures(t)
+	r, res := readAll(t, b)
+	want := make([]string, len(res.Events))
+	for i, e := range res.Events {
+		d, err := r.Details(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = d.Label
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for i, e := range res.Events {
+				d, err := r.Details(e)
+				if err == nil && d.Label != want[i] {
+					err = fmt.Errorf("event %d: label %q, want %q", i, d.Label, want[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -94,7 +94,7 @@ func TestTruncatedRealFiles(t *testing.T) {
 			for i := 0; i < len(starts); i += step {
 				s := starts[i]
 				cuts = append(cuts, s)
-				if len(b) < 4<<20 {
+				if len(b) < 1<<20 {
 					cuts = append(cuts, s-1, s+1, s+7)
 				}
 			}
