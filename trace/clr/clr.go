@@ -5,13 +5,15 @@
 // Rundown and Private providers and the sample profiler has an empty event
 // name and no fields. This package supplies them: a schema table generated
 // from the runtime's ETW manifest (ClrEtwAll.man), keyed by provider, event
-// id and version, with PerfView's `Task/Opcode` names, and a decoder for
-// payloads laid out by such a schema.
+// id and version, with PerfView's `Task/Opcode` names, field lists and value
+// maps. Readers convert a field list to their own payload decoder.
 package clr
 
 //go:generate go run ./internal/gen -man ../../../shared/realdata/nettrace/schemas/ClrEtwAll.perfview.man -o schema_gen.go
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -105,10 +107,22 @@ type Schema struct {
 }
 
 // NewSchema returns the schema of the runtime's providers: the table
-// generated from the manifest plus the providers the manifest lacks (the
-// sample profiler).
+// generated from the manifest plus the events and providers that manifest
+// lacks (see supplement).
 func NewSchema() *Schema {
-	s := &Schema{providers: append(append([]Provider(nil), generatedProviders...), extraProviders()...), byName: map[string]*Provider{}}
+	s := &Schema{byName: map[string]*Provider{}}
+	s.providers = make([]Provider, len(generatedProviders))
+	for i, p := range generatedProviders {
+		s.providers[i] = Provider{Name: p.Name, GUID: p.GUID, Events: slices.Clone(p.Events)}
+	}
+	for _, extra := range supplement() {
+		i := slices.IndexFunc(s.providers, func(p Provider) bool { return p.Name == extra.Name })
+		if i < 0 {
+			s.providers = append(s.providers, extra)
+			continue
+		}
+		s.providers[i].Events = append(s.providers[i].Events, extra.Events...)
+	}
 	for i := range s.providers {
 		p := &s.providers[i]
 		s.byName[strings.ToLower(p.Name)] = p
@@ -151,17 +165,85 @@ func (s *Schema) Lookup(provider string, id, version int) (*Event, bool) {
 	return best, best != nil
 }
 
-// extraProviders are providers the runtime writes that the manifest does
-// not describe.
-func extraProviders() []Provider {
+// supplement describes what real traces contain and the manifest the
+// table is generated from (PerfView's copy) lacks: the sample profiler,
+// which no manifest describes, and runtime events added to the runtime's
+// own manifest later (dotnet/runtime src/coreclr/vm/ClrEtwAll.man), named
+// as TraceEvent names them. Each layout is checked against real payloads
+// by the nettrace tests.
+func supplement() []Provider {
 	sampleType := &Map{Name: "SampleTypeMap", Entries: []MapEntry{{0, "Error"}, {1, "External"}, {2, "Managed"}}}
-	return []Provider{{
-		Name: "Microsoft-DotNETCore-SampleProfiler",
-		GUID: "3c530d44-97ae-513a-1e6d-783e8f8e03a9",
-		Events: []Event{
-			{ID: 0, Name: "Thread/Sample", Symbol: "ThreadSample", Opcode: 0, Level: 4,
-				Fields: []Field{{Name: "Type", Type: UInt32, Map: sampleType}}},
-			{ID: 1, Name: "Thread/StackWalk", Symbol: "ThreadStackWalk", Level: 4},
+	hex := func(name string) Field { return Field{Name: name, Type: Pointer, Hex: true} }
+	u32 := func(name string) Field { return Field{Name: name, Type: UInt32} }
+	clrInstance := Field{Name: "ClrInstanceID", Type: UInt16}
+	globalHeap := []Field{{Name: "FinalYoungestDesired", Type: UInt64, Hex: true}, {Name: "NumHeaps", Type: Int32},
+		u32("CondemnedGeneration"), u32("Gen0ReductionCount"), u32("Reason"), u32("GlobalMechanisms"), clrInstance,
+		u32("PauseMode"), u32("MemoryPressure")}
+	return []Provider{
+		{
+			Name: "Microsoft-DotNETCore-SampleProfiler",
+			GUID: "3c530d44-97ae-513a-1e6d-783e8f8e03a9",
+			Events: []Event{
+				{ID: 0, Name: "Thread/Sample", Symbol: "ThreadSample", Level: 4, Fields: []Field{{Name: "Type", Type: UInt32, Map: sampleType}}},
+				{ID: 1, Name: "Thread/StackWalk", Symbol: "ThreadStackWalk", Level: 4},
+			},
 		},
-	}}
+		{
+			Name: "Microsoft-Windows-DotNETRuntime",
+			Events: []Event{
+				{ID: 159, Name: "Method/R2RGetEntryPoint", Symbol: "R2RGetEntryPoint", Task: 9, Opcode: 33, Level: 5, Keywords: 0x8000000000,
+					Fields: []Field{{Name: "MethodID", Type: UInt64, Hex: true}, {Name: "MethodNamespace", Type: UTF16},
+						{Name: "MethodName", Type: UTF16}, {Name: "MethodSignature", Type: UTF16}, {Name: "EntryPoint", Type: UInt64, Hex: true}, clrInstance}},
+				{ID: 202, Name: "GC/MarkWithType", Symbol: "GCMarkWithType", Task: 1, Opcode: 202, Level: 4, Keywords: 0x1,
+					Fields: []Field{u32("HeapNum"), clrInstance, u32("Type"), {Name: "Bytes", Type: UInt64}}},
+				{ID: 204, Version: 3, Name: "GC/PerHeapHistory", Symbol: "GCPerHeapHistory_V3", Task: 1, Opcode: 204, Level: 4, Keywords: 0x1,
+					Fields: []Field{clrInstance, hex("FreeListAllocated"), hex("FreeListRejected"), hex("EndOfSegAllocated"),
+						hex("CondemnedAllocated"), hex("PinnedAllocated"), hex("PinnedAllocatedAdvance"), u32("RunningFreeListEfficiency"),
+						u32("CondemnReasons0"), u32("CondemnReasons1"), u32("CompactMechanisms"), u32("ExpandMechanisms"), u32("HeapIndex"),
+						hex("ExtraGen0Commit"), u32("Count"),
+						{Name: "Values", Type: Struct, CountField: "Count", Fields: []Field{hex("SizeBefore"), hex("FreeListBefore"),
+							hex("FreeObjBefore"), hex("SizeAfter"), hex("FreeListAfter"), hex("FreeObjAfter"), hex("In"), hex("PinnedSurv"),
+							hex("NonePinnedSurv"), hex("NewAllocation")}}}},
+				{ID: 205, Version: 2, Name: "GC/GlobalHeapHistory", Symbol: "GCGlobalHeapHistory_V2", Task: 1, Opcode: 205, Level: 4, Keywords: 0x1,
+					Fields: globalHeap},
+				{ID: 205, Version: 3, Name: "GC/GlobalHeapHistory", Symbol: "GCGlobalHeapHistory_V3", Task: 1, Opcode: 205, Level: 4, Keywords: 0x1,
+					Fields: append(slices.Clone(globalHeap), u32("CondemnReasons0"), u32("CondemnReasons1"))},
+			},
+		},
+		{
+			Name: "Microsoft-Windows-DotNETRuntimeRundown",
+			Events: []Event{
+				{ID: 300, Name: "ExecutionCheckpointRundown/ExecutionCheckpointDCEnd", Symbol: "ExecutionCheckpointDCEnd", Level: 4,
+					Fields: []Field{clrInstance, {Name: "Name", Type: UTF16}, {Name: "Timestamp", Type: Int64}}},
+			},
+		},
+	}
+}
+
+// Text returns the text for v: the entry's name for a value map, the
+// names of the set bits joined by '|' for a bit map.
+func (m *Map) Text(v uint64) (string, bool) {
+	if !m.Bits {
+		for _, e := range m.Entries {
+			if e.Value == v {
+				return e.Text, true
+			}
+		}
+		return "", false
+	}
+	var parts []string
+	rest := v
+	for _, e := range m.Entries {
+		if e.Value != 0 && v&e.Value == e.Value {
+			parts = append(parts, e.Text)
+			rest &^= e.Value
+		}
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	if rest != 0 {
+		parts = append(parts, "0x"+strconv.FormatUint(rest, 16))
+	}
+	return strings.Join(parts, "|"), true
 }

@@ -14,6 +14,8 @@ type metadata struct {
 	fields []Field
 	// tagged says the record carries v5 metadata tags.
 	tagged bool
+	// opcodeSet says the metadata gives the opcode explicitly.
+	opcodeSet bool
 }
 
 // parseMetadataV5 decodes the payload of a MetadataId-0 record (netperf
@@ -54,6 +56,7 @@ func parseMetadataV5(b []byte) (m metadata, ok bool) {
 		switch kind {
 		case 1: // OpCode
 			m.typ.Opcode = int(tag.u8())
+			m.opcodeSet = true
 		case 2: // V2Params
 			if fs, ok := v2Fields(&tag, 0); ok && !tag.bad {
 				m.fields = fs
@@ -153,6 +156,7 @@ func parseMetadataV6(d *dec) (m metadata, ok bool) {
 		switch kind := o.u8(); kind {
 		case 1:
 			m.typ.Opcode = int(o.u8())
+			m.opcodeSet = true
 		case 3:
 			m.typ.Keywords = o.u64()
 		case 4:

@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"viewer/trace"
+	"viewer/trace/clr"
 )
 
 // Limits on what a file may claim.
@@ -179,11 +180,14 @@ type Reader struct {
 
 	// caches for the event loop
 	cache cache
+
+	schema *clr.Schema // names and fields of the runtime's own events
 }
 
 type typeInfo struct {
 	fields  []Field
-	noStack bool // method bookkeeping: TraceEvent drops these stacks (§10)
+	maps    []clr.Field // the manifest schema whose value maps apply, or nil
+	noStack bool        // method bookkeeping: TraceEvent drops these stacks (§10)
 }
 
 type seqState struct {
@@ -219,6 +223,7 @@ type cache struct {
 func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 	rd := &Reader{
 		r: r, size: size,
+		schema:      clr.NewSchema(),
 		metaHi:      map[uint32]trace.TypeID{},
 		threads:     map[uint64]trace.TrackID{},
 		trackKeys:   map[[2]int64]trace.TrackID{},
@@ -752,7 +757,9 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	var et trace.EventType
 	if e.Type >= 0 && int(e.Type) < len(r.meta.Types) {
 		et = r.meta.Types[e.Type]
-		d.Fields, _ = DecodePayload(raw, r.types[e.Type].fields, r.meta.PointerSize)
+		ti := &r.types[e.Type]
+		d.Fields, _ = DecodePayload(raw, ti.fields, r.meta.PointerSize)
+		applyMaps(d.Fields, ti.maps)
 	}
 	d.Label = Label(et, d.Fields)
 	return d, nil

@@ -202,6 +202,11 @@ func generate(m *manifest) ([]byte, error) {
 			if name == "" {
 				name = e.Symbol
 			}
+			// TraceEvent drops the task's name where an opcode repeats it:
+			// GC/GCGenerationRange is GC/GenerationRange.
+			if rest, ok := strings.CutPrefix(opName, name); ok && rest != "" && rest[0] >= 'A' && rest[0] <= 'Z' {
+				opName = rest
+			}
 			if opName != "" {
 				name += "/" + opName
 			}

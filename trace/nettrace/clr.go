@@ -1,0 +1,113 @@
+package nettrace
+
+import (
+	"strconv"
+	"strings"
+
+	"viewer/trace"
+	"viewer/trace/clr"
+)
+
+// Events of the .NET runtime's own providers carry metadata with no name
+// and no fields (notes §18). The reader names them from the schema table
+// generated from the runtime's manifest (package clr) and decodes their
+// payloads with the same decoder as self-described events, by converting
+// the manifest's field list once per event type.
+
+// describe fills in a runtime event's name, opcode and fields from the
+// manifest when its metadata has none. It returns the value maps to apply
+// after decoding (nil when the event is self-described or unknown).
+func describe(s *clr.Schema, m *metadata) []clr.Field {
+	e, ok := s.Lookup(m.typ.Provider, int(m.typ.ID), m.typ.Version)
+	if len(m.fields) > 0 || !ok {
+		m.typ.Name = displayName(m)
+		return nil
+	}
+	if m.typ.Name == "" {
+		m.typ.Name = e.Name
+	}
+	if m.typ.Opcode == 0 {
+		m.typ.Opcode = e.Opcode
+	}
+	m.fields = fromManifest(e.Fields)
+	return e.Fields
+}
+
+// fromManifest converts a manifest field list to the reader's schema.
+func fromManifest(fs []clr.Field) []Field {
+	out := make([]Field, 0, len(fs))
+	for _, f := range fs {
+		one := Field{Name: f.Name, Type: manifestTypes[f.Type]}
+		switch {
+		case f.Type == clr.Struct:
+			one.Type, one.Fields = TypeObject, fromManifest(f.Fields)
+		case f.Hex && one.Type == TypeUInt32:
+			one.Type = TypeHexInt32
+		case f.Hex && one.Type == TypeUInt64:
+			one.Type = TypeHexInt64
+		}
+		switch {
+		case f.Count > 0:
+			elem := one
+			one = Field{Name: f.Name, Type: TypeFixedArray, Elem: &elem, Count: f.Count}
+		case f.CountField != "":
+			elem := one
+			one = Field{Name: f.Name, Type: TypeArray, Elem: &elem, CountField: f.CountField}
+		}
+		out = append(out, one)
+	}
+	return out
+}
+
+var manifestTypes = [...]TypeCode{
+	clr.UInt8: TypeByte, clr.UInt16: TypeUInt16, clr.UInt32: TypeUInt32, clr.UInt64: TypeUInt64,
+	clr.Int8: TypeSByte, clr.Int16: TypeInt16, clr.Int32: TypeInt32, clr.Int64: TypeInt64,
+	clr.Pointer: TypePointer, clr.Bool32: TypeBoolean32, clr.Float: TypeSingle, clr.Double: TypeDouble,
+	clr.GUID: TypeGUID, clr.UTF16: TypeUTF16String, clr.ANSI: TypeAnsiString, clr.Binary: TypeBad,
+	clr.Struct: TypeObject,
+}
+
+// applyMaps replaces numbers that a manifest value map names by their
+// names (GC reasons, sample types), in place.
+func applyMaps(fields []trace.Field, spec []clr.Field) {
+	for i := range fields {
+		if i >= len(spec) {
+			return
+		}
+		f, s := &fields[i], &spec[i]
+		switch {
+		case s.Map != nil:
+			if n, ok := f.Value.Number(); ok && f.Value.Kind() != trace.KindFloat {
+				if text, ok := s.Map.Text(uint64(n)); ok {
+					f.Value = trace.StringValue(text)
+				}
+			}
+		case s.Type == clr.Struct && f.Value.Kind() == trace.KindArray:
+			for _, el := range f.Value.Fields() {
+				applyMaps(el.Value.Fields(), s.Fields)
+			}
+		case s.Type == clr.Struct:
+			applyMaps(f.Value.Fields(), s.Fields)
+		}
+	}
+}
+
+// standardOpcodes are the names of the ETW opcodes TraceEvent spells out.
+var standardOpcodes = [...]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCStop", 5: "Extension", 6: "Reply", 7: "Resume", 8: "Suspend", 9: "Send"}
+
+// displayName is a self-described event's name as TraceEvent shows it: an
+// explicit opcode that the name does not already imply is appended
+// (TestEvent3 with opcode 24 is TestEvent3/24).
+func displayName(m *metadata) string {
+	op := m.typ.Opcode
+	if !m.opcodeSet || op == 0 || m.typ.Name == "" {
+		return m.typ.Name
+	}
+	if op == 1 && strings.HasSuffix(m.typ.Name, "Start") || op == 2 && strings.HasSuffix(m.typ.Name, "Stop") {
+		return m.typ.Name
+	}
+	if op < len(standardOpcodes) && standardOpcodes[op] != "" {
+		return m.typ.Name + "/" + standardOpcodes[op]
+	}
+	return m.typ.Name + "/" + strconv.Itoa(op)
+}

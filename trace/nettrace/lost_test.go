@@ -1,0 +1,48 @@
+package nettrace
+
+import (
+	"bytes"
+	"testing"
+
+	"viewer/trace"
+	"viewer/trace/tracetest"
+)
+
+// TestLostPositions checks each lost-event gap of the writer-made fixture
+// (drops on two threads, found by a sequence-number jump, a sequence point
+// and a thread removal): its count, the thread that lost the events and
+// where on the timeline the loss shows.
+func TestLostPositions(t *testing.T) {
+	s, b := allFeatures(t)
+	r, err := NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := tracetest.Check(t, r, false); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	at := func(ticks int64) trace.Time { return s.clock.Time(ticks) }
+	type gap struct {
+		tid   int64
+		time  trace.Time
+		count int64
+	}
+	want := []gap{
+		{1000, at(8000), 2}, // thread 1 jumps from sequence 3 to 6
+		{1000, at(9000), 2}, // the sequence point says thread 1 reached 8
+		{1001, at(9400), 6}, // thread 2 removed at 10 after its 4th event; timed at the last event read, in file order
+	}
+	m := r.Meta()
+	var got []gap
+	for _, g := range m.Lost {
+		got = append(got, gap{m.Tracks[g.Track].TID, g.Time, g.Count})
+	}
+	if len(got) != len(want) {
+		t.Fatalf("gaps %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("gap %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
