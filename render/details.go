@@ -26,16 +26,19 @@ type EventDetails struct {
 
 // Event returns the full header of an event.
 func (x *Index) Event(id EventID) (trace.Event, error) {
+	rr := runReader{s: x.spill}
+	return x.event(&rr, id)
+}
+
+func (x *Index) event(rr *runReader, id EventID) (trace.Event, error) {
 	t := x.track(id.Track)
 	if t == nil || id.Index < 0 || int(id.Index) >= t.times.len() {
 		return trace.Event{}, fmt.Errorf("render: no event %d on track %d", id.Index, id.Track)
 	}
-	var buf [recordSize]byte
-	if _, err := x.spill.read(&t.spill, int(id.Index), buf[:]); err != nil {
+	e, err := rr.event(&t.spill, int(id.Index))
+	if err != nil {
 		return trace.Event{}, err
 	}
-	var e trace.Event
-	getRecord(buf[:], &e)
 	e.Time = t.times.at(int(id.Index))
 	e.Track = id.Track
 	return e, nil

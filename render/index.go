@@ -189,15 +189,9 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 			return fmt.Errorf("render: track %d has more than %d events", e.Track, MaxTrackEvents)
 		}
 		t.push(e.Time, e.Type)
-		flushAll, err := x.spill.add(&t.spill, &e)
-		if err != nil {
-			return err
-		}
-		if flushAll {
+		if x.spill.add(&t.spill, &e) {
 			for _, t := range all {
-				if err := x.spill.flush(&t.spill); err != nil {
-					return err
-				}
+				x.spill.flush(&t.spill)
 			}
 		}
 		x.events++
@@ -205,9 +199,10 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 	if err := x.spill.finish(all); err != nil {
 		return err
 	}
+	var sc cellScratch
 	for _, t := range all {
 		t.clip()
-		t.buildCells()
+		t.buildCells(&sc)
 	}
 	x.collectMarkers()
 	if progress != nil {
@@ -298,7 +293,7 @@ func (x *Index) Bytes() int64 {
 		if t == nil {
 			continue
 		}
-		n += 200 + t.times.bytes(8) + t.types.bytes(2) + int64(cap(t.spill.runs))*16 + int64(cap(t.nodes))*32
+		n += 200 + t.times.bytes(8) + t.types.bytes(2) + int64(cap(t.spill.runs))*24 + int64(cap(t.nodes))*32
 		for i := range t.nodes {
 			n += t.nodes[i].bytes(8)
 		}
