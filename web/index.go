@@ -95,13 +95,12 @@ func (j *job) snapshot() (Progress, *index) {
 }
 
 // subscribe returns a channel that receives a value whenever the job's
-// progress changes (coalesced), and a func to stop.
+// progress changes after the call (coalesced), and a func to stop.
 func (j *job) subscribe() (<-chan struct{}, func()) {
 	c := make(chan struct{}, 1)
 	j.mu.Lock()
 	j.subs[c] = struct{}{}
 	j.mu.Unlock()
-	c <- struct{}{} // the current state
 	return c, func() {
 		j.mu.Lock()
 		delete(j.subs, c)
