@@ -131,6 +131,8 @@ type indexer struct {
 	// resident is how many built indexes stay in memory while no one
 	// uses them; the least recently used beyond it are closed.
 	resident int
+	// every is how often a build reports progress.
+	every time.Duration
 
 	mu   sync.Mutex
 	jobs map[uuid.UUID]*job
@@ -333,7 +335,7 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 		SpillDir: ix.spill,
 		Progress: func(rp render.Progress) {
 			now := time.Now()
-			if now.Sub(last) < progressEvery || rp.Done {
+			if now.Sub(last) < ix.every || rp.Done {
 				return
 			}
 			last = now

@@ -950,3 +950,48 @@ func TestLibraryIgnoresDebris(t *testing.T) {
 		t.Errorf("tmp not cleared: %v", des)
 	}
 }
+
+func TestProgressPushed(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), nil)
+	ts.s.ix.every = time.Millisecond // several reports even on a fast machine
+	_, id, _ := ts.upload("big", synthFile(3_000_000, 8))
+	c, _, err := ts.dial(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	var progress []Progress
+	for {
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Type string `json:"type"`
+			Progress
+		}
+		json.Unmarshal(b, &m)
+		if m.Type == "progress" {
+			progress = append(progress, m.Progress)
+			continue
+		}
+		if m.Type != "ready" {
+			t.Fatalf("message %s", b)
+		}
+		break
+	}
+	var last Progress
+	for _, p := range progress {
+		if p.State == StateIndexing && p.Events > 0 {
+			if p.Events < last.Events || p.EventsPerS <= 0 || p.Percent < 0 || p.Percent > 100 {
+				t.Errorf("progress %+v after %+v", p, last)
+			}
+			last = p
+		}
+	}
+	if last.Events == 0 {
+		t.Errorf("no progress with events before ready: %+v", progress)
+	}
+	t.Logf("%d progress messages, last %+v", len(progress), last)
+}
