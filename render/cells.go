@@ -65,8 +65,8 @@ func (t *track) buildCells(sc *cellScratch) {
 	weights := sc.get(&sc.lo, m)
 	cur := int64(0)
 	i := 0
-	for k, ts := range t.times.chunks {
-		ty := t.types.chunks[k]
+	for k := range t.times.chunks {
+		ts, ty := t.times.chunk(k), t.types.chunk(k)
 		for j, tm := range ts {
 			c := int64(tm)>>base - lv.origin
 			for cur < c {

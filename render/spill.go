@@ -37,15 +37,33 @@ const (
 	maxBuffered = 4 << 20
 )
 
+// appendRecord appends e's record; b must have room for maxRecordSize
+// more bytes.
 func appendRecord(b []byte, prev, e *trace.Event) []byte {
-	b = binary.AppendVarint(b, int64(e.Type)-int64(prev.Type))
-	b = binary.AppendVarint(b, int64(e.Seq)-int64(prev.Seq))
-	b = binary.AppendVarint(b, int64(e.Capture)-int64(prev.Capture))
-	b = binary.AppendVarint(b, int64(e.CPU)-int64(prev.CPU))
-	b = binary.AppendVarint(b, int64(e.Stack)-int64(prev.Stack))
-	b = binary.AppendVarint(b, int64(e.Labels)-int64(prev.Labels))
-	b = binary.AppendVarint(b, e.Payload.Off-prev.Payload.Off)
-	return binary.AppendVarint(b, int64(e.Payload.Len)-int64(prev.Payload.Len))
+	n := len(b)
+	b = b[:n+maxRecordSize]
+	n = putVarint(b, n, int64(e.Type)-int64(prev.Type))
+	n = putVarint(b, n, int64(e.Seq)-int64(prev.Seq))
+	n = putVarint(b, n, int64(e.Capture)-int64(prev.Capture))
+	n = putVarint(b, n, int64(e.CPU)-int64(prev.CPU))
+	n = putVarint(b, n, int64(e.Stack)-int64(prev.Stack))
+	n = putVarint(b, n, int64(e.Labels)-int64(prev.Labels))
+	n = putVarint(b, n, e.Payload.Off-prev.Payload.Off)
+	n = putVarint(b, n, int64(e.Payload.Len)-int64(prev.Payload.Len))
+	return b[:n]
+}
+
+// putVarint writes v as binary.AppendVarint would, at b[i:], and returns
+// the index after it.
+func putVarint(b []byte, i int, v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	for u >= 0x80 {
+		b[i] = byte(u) | 0x80
+		u >>= 7
+		i++
+	}
+	b[i] = byte(u)
+	return i + 1
 }
 
 // decodeRun decodes the records of a run into dst.
@@ -201,11 +219,11 @@ func (s *spill) flush(st *spillTrack) {
 
 // finish writes every buffer, waits for the writer and makes the file
 // readable.
-func (s *spill) finish(tracks []*track) error {
-	for _, t := range tracks {
-		s.flush(&t.spill)
-		t.spill.buf = nil
-		t.spill.runs = slices.Clip(t.spill.runs)
+func (s *spill) finish(tracks []*spillTrack) error {
+	for _, st := range tracks {
+		s.flush(st)
+		st.buf = nil
+		st.runs = slices.Clip(st.runs)
 	}
 	return s.stop()
 }
