@@ -28,24 +28,30 @@ type index struct {
 	types []int64 // events per trace.TypeID
 }
 
-// statsReader counts the events a reader hands out, so that the index
-// build yields the `viewer stats` object in the same pass.
-type statsReader struct {
+// typeCounter counts the events of each type a reader hands out, for the
+// event-type selector, in the index build's pass. It also turns a panic in
+// the reader into an error: render reads on a goroutine of its own, where
+// no handler would recover it.
+type typeCounter struct {
 	trace.Reader
-	c     trace.Counter
 	types []int64 // events per trace.TypeID
+	log   *slog.Logger
+	id    uuid.UUID
 }
 
-func (r *statsReader) ReadEvent() (trace.Event, error) {
-	e, err := r.Reader.ReadEvent()
-	if err == nil {
-		r.c.Add(e)
-		if e.Type >= 0 {
-			if int(e.Type) >= len(r.types) {
-				r.types = append(r.types, make([]int64, int(e.Type)+1-len(r.types))...)
-			}
-			r.types[e.Type]++
+func (r *typeCounter) ReadEvent() (e trace.Event, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("panic in trace reader", "trace", r.id, "panic", p, "stack", string(debug.Stack()))
+			e, err = trace.Event{}, fmt.Errorf("internal error in the %s reader: %v", r.Meta().Format, p)
 		}
+	}()
+	e, err = r.Reader.ReadEvent()
+	if err == nil && e.Type >= 0 {
+		if int(e.Type) >= len(r.types) {
+			r.types = append(r.types, make([]int64, int(e.Type)+1-len(r.types))...)
+		}
+		r.types[e.Type]++
 	}
 	return e, err
 }
@@ -327,7 +333,7 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	if err != nil {
 		return nil, f, err
 	}
-	sr := &statsReader{Reader: r}
+	sr := &typeCounter{Reader: r, log: ix.log, id: e.ID}
 	start := time.Now()
 	var last time.Time
 	j.update(func(p *Progress) { p.State = StateIndexing })
@@ -353,7 +359,7 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	if err != nil {
 		return nil, f, err
 	}
-	return &index{x: x, r: sr, stats: sr.c.Stats(r.Meta(), x.ReadErr()), types: sr.types}, f, nil
+	return &index{x: x, r: sr, stats: x.Stats(), types: sr.types}, f, nil
 }
 
 func formatByName(formats []trace.Format, name string) trace.Format {
