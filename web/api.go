@@ -116,9 +116,12 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// delete removes a trace from the library first, so that no new index
+// build can start for it, then stops and closes its index.
 func (s *Server) delete(e Entry) error {
+	err := s.lib.Delete(e.ID)
 	s.ix.drop(e.ID)
-	if err := s.lib.Delete(e.ID); err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("deleting trace", "trace", e.ID, "err", err)
 		return fmt.Errorf("could not delete the trace: %w", err)
 	}

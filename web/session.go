@@ -37,8 +37,11 @@ const (
 	// can hold (16 bytes each on the wire).
 	MaxViewportCells = 1 << 22
 	searchBatch      = 1000  // hits per pushed search message
-	maxSearchSent    = 10000 // hits pushed per search; the rest are only counted
+	maxSearchSent    = 10000 // hits pushed per search
 	outQueueLength   = 16
+
+	// searchFlush is how often hits that come slowly are pushed anyway.
+	searchFlush = 100 * time.Millisecond
 )
 
 // sessionTime is a time in a client request: a decimal string or, when
@@ -264,6 +267,9 @@ func (ss *session) writeLoop() {
 	defer ping.Stop()
 	progress, unsubscribe := ss.job.subscribe()
 	defer unsubscribe()
+	if err := ss.writeProgress(); err != nil { // the state at connection
+		return
+	}
 	for {
 		var err error
 		select {
@@ -306,27 +312,32 @@ func (ss *session) writeJSON(v any) error {
 // waiting for the index.
 func (ss *session) writeProgress() error {
 	p, idx := ss.job.snapshot()
-	var err error
 	switch p.State {
 	case StateReady:
-		err = ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.info(ss.e)})
-		if err == nil && !ss.sentTables {
-			ss.sentTables = true
-			tables := wire.NewTables(idx.x.Meta(), idx.x.Tracks())
-			err = ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
+		if idx != nil {
+			return ss.serve() // sends ready and the tables first
 		}
 	case StateFailed:
-		err = ss.writeJSON(map[string]any{"type": "failed", "error": p.Error})
-	default:
-		err = ss.writeJSON(struct {
-			Type string `json:"type"`
-			Progress
-		}{"progress", p})
+		return ss.writeJSON(map[string]any{"type": "failed", "error": p.Error})
 	}
-	if err == nil && idx != nil {
-		err = ss.serve()
+	return ss.writeJSON(struct {
+		Type string `json:"type"`
+		Progress
+	}{"progress", p})
+}
+
+// writeReady tells the page the index is built and sends the name tables
+// every reply refers to; once per session, before any reply.
+func (ss *session) writeReady(idx *index) error {
+	if ss.sentTables {
+		return nil
 	}
-	return err
+	ss.sentTables = true
+	if err := ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.info(ss.e)}); err != nil {
+		return err
+	}
+	tables := wire.NewTables(idx.x.Meta(), idx.x.Tracks())
+	return ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
 }
 
 // serve answers the newest pending hit and viewport requests, once the
@@ -335,6 +346,15 @@ func (ss *session) serve() error {
 	_, idx := ss.job.snapshot()
 	if idx == nil {
 		return nil // kept pending until the index is ready
+	}
+	if err := ss.writeReady(idx); err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	pending := ss.hit != nil || ss.viewport != nil
+	ss.mu.Unlock()
+	if !pending {
+		return nil
 	}
 	// Wait for a query slot before taking the requests, so that a session
 	// that waited answers the newest request it has by then.
@@ -427,6 +447,7 @@ func (ss *session) runSearch(ctx context.Context, req *request) {
 	}
 	hits := make([]SearchHit, 0, searchBatch)
 	total, more := 0, false
+	flushed := time.Now()
 	from := render.At(math.MinInt64)
 	if req.From != nil {
 		from = render.At(trace.Time(*req.From))
@@ -438,7 +459,8 @@ func (ss *session) runSearch(ctx context.Context, req *request) {
 		}
 		hits = append(hits, h)
 		total++
-		if len(hits) == searchBatch {
+		if len(hits) == searchBatch || time.Since(flushed) >= searchFlush {
+			flushed = time.Now()
 			if !ss.send(batch{"search", req.Seq, hits, total, false, false}) {
 				return false
 			}

@@ -918,3 +918,80 @@ func TestPanicsRecovered(t *testing.T) {
 		t.Errorf("library %+v", l)
 	}
 }
+
+func TestLibraryIgnoresDebris(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, dir, nil)
+	_, id, _ := ts.upload("good", synthFile(10, 1))
+	ts.close()
+	// What a crash could leave: a staged upload, a trace directory
+	// without its info, one whose info is damaged, one whose file is short.
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, tmpDir, "upload-123"), 0o700))
+	must(os.WriteFile(filepath.Join(dir, tmpDir, "upload-123", traceFile), []byte("half"), 0o600))
+	for i, info := range []string{"", "{not json", `{"id":"00000000-0000-0000-0000-000000000000"}`} {
+		d := filepath.Join(dir, tracesDir, fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i))
+		must(os.MkdirAll(d, 0o700))
+		must(os.WriteFile(filepath.Join(d, traceFile), synthFile(10, 9), 0o600))
+		if info != "" {
+			must(os.WriteFile(filepath.Join(d, infoFile), []byte(info), 0o600))
+		}
+	}
+	ts2 := newTestServer(t, dir, nil)
+	l := ts2.list()
+	if len(l) != 1 || l[0].ID.String() != id {
+		t.Errorf("library after debris: %+v", l)
+	}
+	if des, _ := os.ReadDir(filepath.Join(dir, tmpDir)); len(des) != 0 {
+		t.Errorf("tmp not cleared: %v", des)
+	}
+}
+
+func TestProgressPushed(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), nil)
+	ts.s.ix.every = time.Millisecond // several reports even on a fast machine
+	_, id, _ := ts.upload("big", synthFile(3_000_000, 8))
+	c, _, err := ts.dial(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	var progress []Progress
+	for {
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Type string `json:"type"`
+			Progress
+		}
+		json.Unmarshal(b, &m)
+		if m.Type == "progress" {
+			progress = append(progress, m.Progress)
+			continue
+		}
+		if m.Type != "ready" {
+			t.Fatalf("message %s", b)
+		}
+		break
+	}
+	var last Progress
+	for _, p := range progress {
+		if p.State == StateIndexing && p.Events > 0 {
+			if p.Events < last.Events || p.EventsPerS <= 0 || p.Percent < 0 || p.Percent > 100 {
+				t.Errorf("progress %+v after %+v", p, last)
+			}
+			last = p
+		}
+	}
+	if last.Events == 0 {
+		t.Errorf("no progress with events before ready: %+v", progress)
+	}
+	t.Logf("%d progress messages, last %+v", len(progress), last)
+}
