@@ -201,15 +201,15 @@ func (enc *JSONEncoder) eventType(m *Meta, id TypeID) []byte {
 	return b
 }
 
-// String renders a frame as PerfView does: module!function, or the
-// address when the function is unknown.
+// String renders a frame as PerfView does: module!function, ?!function
+// when the module is unknown, or the address when the function is.
 func (f Frame) String() string {
 	addr := "0x" + strconv.FormatUint(f.Addr, 16)
 	switch {
 	case f.Func != "" && f.Module != "":
 		return f.Module + "!" + f.Func
 	case f.Func != "":
-		return f.Func
+		return "?!" + f.Func
 	case f.Module != "":
 		return f.Module + "!" + addr
 	}

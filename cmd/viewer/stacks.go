@@ -110,6 +110,7 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	collapsed := fs.Bool("collapsed", false, `print "frame;frame;frame weight" lines (root first) for flame-graph tools`)
 	perThread := fs.Bool("per-thread", false, "aggregate per thread: the thread is the root frame")
 	managedOnly := fs.Bool("managed-only", false, "only samples taken while the thread ran managed code")
+	byTime := fs.Bool("time", false, "weigh each sample by the time since its thread's previous sample (ns), as dotnetdiag does, instead of 1")
 	event := fs.String("event", "", "the event whose stacks are aggregated (default Thread/Sample)")
 	name, err := oneFile(fs, args)
 	if err != nil {
@@ -128,8 +129,26 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var total int64
 	meta := f.Meta()
 	var sb strings.Builder
+	type last struct {
+		time    trace.Time
+		managed bool
+	}
+	prev := map[trace.TrackID]last{}
 	for _, sm := range s.samples {
-		if *managedOnly && !sm.managed {
+		w, managed := int64(1), sm.managed
+		if *byTime {
+			// The interval since the thread's previous sample goes to this
+			// sample's stack, and ran managed code if the previous sample
+			// found the thread in managed code. A thread's first sample
+			// has no interval.
+			p, ok := prev[sm.track]
+			prev[sm.track] = last{sm.time, sm.managed}
+			if !ok {
+				continue
+			}
+			w, managed = int64(sm.time-p.time), p.managed
+		}
+		if *managedOnly && !managed {
 			continue
 		}
 		sb.Reset()
@@ -144,8 +163,8 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fr, _ := s.methods.Resolve(sm.time, addrs[i])
 			sb.WriteString(strings.ReplaceAll(fr.String(), ";", ":"))
 		}
-		weights[sb.String()]++
-		total++
+		weights[sb.String()] += w
+		total += w
 	}
 	type line struct {
 		stack  string
@@ -167,7 +186,11 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return bw.Flush()
 	}
 	slices.SortFunc(lines, func(a, b line) int { return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(a.stack, b.stack)) })
-	fmt.Fprintf(bw, "%d samples, %d distinct stacks\n", total, len(lines))
+	unit := "samples"
+	if *byTime {
+		unit = "ns"
+	}
+	fmt.Fprintf(bw, "%d %s, %d distinct stacks\n", total, unit, len(lines))
 	for _, l := range lines {
 		fmt.Fprintf(bw, "%6.2f%% %8d  %s\n", 100*float64(l.weight)/float64(max(total, 1)), l.weight, l.stack)
 	}
