@@ -188,7 +188,7 @@ func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan str
 			b = &batch{evs: make([]entry, 0, batchEvents)}
 		}
 		for len(b.evs) < batchEvents {
-			e, err := x.r.ReadEvent()
+			e, err := x.readEvent()
 			if err != nil {
 				b.err = err
 				break
@@ -227,6 +227,19 @@ func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan str
 			return
 		}
 	}
+}
+
+// readEvent reads one event, turning a panic in the reader into an error,
+// so that a reader bug fails the load of one trace rather than the
+// process (this runs on the read-ahead goroutine, where no caller could
+// recover it).
+func (x *Index) readEvent() (e trace.Event, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: the %s reader panicked: %v", x.meta.Format, p)
+		}
+	}()
+	return x.r.ReadEvent()
 }
 
 func (x *Index) read(ctx context.Context, progress func(Progress)) error {
