@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 
 	"viewer/trace"
+	"viewer/trace/nettrace"
 	"viewer/trace/perf/tracefs"
 	"viewer/trace/tracetest"
 )
@@ -58,13 +59,14 @@ func (f *fakeNetTrace) DecodePayload(schema any, payload []byte, dst []trace.Fie
 // activity ids, native runtime events without metadata.
 func TestDotNetUserEvents(t *testing.T) {
 	for _, pipe := range []bool{false, true} {
-		for _, withDecoder := range []bool{false, true} {
-			dotnetRoundTrip(t, pipe, withDecoder)
+		for _, decoder := range []string{"none", "fake", "nettrace"} {
+			dotnetRoundTrip(t, pipe, decoder)
 		}
 	}
 }
 
-func dotnetRoundTrip(t *testing.T, pipe, withDecoder bool) {
+func dotnetRoundTrip(t *testing.T, pipe bool, decoder string) {
+	withDecoder := decoder != "none"
 	f := &memFile{}
 	st := uint64(sampleIdentifier | sampleIP | sampleTID | sampleTime | sampleCPU | samplePeriod | sampleRaw)
 	tp := "DotNETRuntime_5f3e"
@@ -103,9 +105,12 @@ func dotnetRoundTrip(t *testing.T, pipe, withDecoder bool) {
 	}
 	var dec *fakeNetTrace
 	opts := Options{}
-	if withDecoder {
+	switch decoder {
+	case "fake":
 		dec = &fakeNetTrace{}
 		opts.DotNet = dec
+	case "nettrace":
+		opts.DotNet = nettrace.NewUserEvents()
 	}
 	r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), opts)
 	if err != nil {

@@ -52,6 +52,7 @@ import (
 	"io"
 
 	"viewer/trace"
+	"viewer/trace/nettrace"
 )
 
 // Format is the perf.data format.
@@ -68,7 +69,7 @@ func (Format) Match(head []byte) bool {
 
 // Open returns a reader for the perf.data file r of the given size.
 func (Format) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
-	return NewReader(r, size, Options{})
+	return NewReader(r, size, Options{DotNet: nettrace.NewUserEvents()})
 }
 
 const (
