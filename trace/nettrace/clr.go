@@ -14,14 +14,15 @@ import (
 // payloads with the same decoder as self-described events, by converting
 // the manifest's field list once per event type.
 
-// describe fills in a runtime event's name, opcode and fields from the
-// manifest when its metadata has none. It returns the value maps to apply
-// after decoding (nil when the event is self-described or unknown).
-func describe(s *clr.Schema, m *metadata) []clr.Field {
+// describe fills in a runtime event's name and opcode from the manifest
+// when its metadata has no fields, and returns the manifest's schema to
+// decode it with and the value maps to apply after decoding (both nil for
+// self-described or unknown events). m.fields stays the file's own schema.
+func describe(s *clr.Schema, m *metadata) ([]Field, []clr.Field) {
 	e, ok := s.Lookup(m.typ.Provider, int(m.typ.ID), m.typ.Version)
 	if len(m.fields) > 0 || !ok {
 		m.typ.Name = displayName(m)
-		return nil
+		return nil, nil
 	}
 	if m.typ.Name == "" {
 		m.typ.Name = e.Name
@@ -29,8 +30,7 @@ func describe(s *clr.Schema, m *metadata) []clr.Field {
 	if m.typ.Opcode == 0 {
 		m.typ.Opcode = e.Opcode
 	}
-	m.fields = fromManifest(e.Fields)
-	return e.Fields
+	return fromManifest(e.Fields), e.Fields
 }
 
 // fromManifest converts a manifest field list to the reader's schema.
@@ -106,8 +106,12 @@ func displayName(m *metadata) string {
 	if op == 1 && strings.HasSuffix(m.typ.Name, "Start") || op == 2 && strings.HasSuffix(m.typ.Name, "Stop") {
 		return m.typ.Name
 	}
+	suffix := "/" + strconv.Itoa(op)
 	if op < len(standardOpcodes) && standardOpcodes[op] != "" {
-		return m.typ.Name + "/" + standardOpcodes[op]
+		suffix = "/" + standardOpcodes[op]
 	}
-	return m.typ.Name + "/" + strconv.Itoa(op)
+	if strings.HasSuffix(m.typ.Name, suffix) { // already so named (a file we wrote)
+		return m.typ.Name
+	}
+	return m.typ.Name + suffix
 }

@@ -43,7 +43,7 @@ func TestManifestLayoutsOnRealFiles(t *testing.T) {
 					t.Fatal(err)
 				}
 				ti := &r.types[e.Type]
-				if ti.maps == nil {
+				if ti.manifest == nil {
 					continue
 				}
 				et := r.meta.Types[e.Type]
@@ -52,7 +52,7 @@ func TestManifestLayoutsOnRealFiles(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, used := DecodePayload(raw, ti.fields, r.meta.PointerSize)
+				_, used := DecodePayload(raw, ti.manifest, r.meta.PointerSize)
 				decoded++
 				if used != len(raw) && s.Version == et.Version {
 					mismatch[fmt.Sprintf("%s id %d v%d: used %d of %d bytes", et.Name, et.ID, et.Version, used, len(raw))]++

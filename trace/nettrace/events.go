@@ -310,10 +310,13 @@ func (r *Reader) define(m metadata, off int64) error {
 		return r.errorf(off, "metadata defines id 0")
 	}
 	t := trace.TypeID(len(r.meta.Types))
-	maps := describe(r.schema, &m)
+	manifest, maps := describe(r.schema, &m)
 	m.typ.Fields = Spec(m.fields)
+	if manifest != nil {
+		m.typ.Fields = Spec(manifest)
+	}
 	r.meta.Types = append(r.meta.Types, m.typ)
-	r.types = append(r.types, typeInfo{fields: m.fields, maps: maps, noStack: bookkeeping(m.typ)})
+	r.types = append(r.types, typeInfo{fields: m.fields, manifest: manifest, maps: maps, noStack: bookkeeping(m.typ)})
 	if m.id < 1<<16 {
 		for int(m.id) >= len(r.metaID) {
 			r.metaID = append(r.metaID, 0)

@@ -185,9 +185,22 @@ type Reader struct {
 }
 
 type typeInfo struct {
-	fields  []Field
-	maps    []clr.Field // the manifest schema whose value maps apply, or nil
-	noStack bool        // method bookkeeping: TraceEvent drops these stacks (§10)
+	fields   []Field     // the file's own schema
+	manifest []Field     // the CLR manifest's schema when the file gives none, else nil
+	maps     []clr.Field // the manifest schema whose value maps apply, or nil
+	noStack  bool        // method bookkeeping: TraceEvent drops these stacks (§10)
+}
+
+// decode decodes a payload of this type: by the manifest's schema for
+// runtime events, else by the file's.
+func (ti *typeInfo) decode(payload []byte, pointerSize int) []trace.Field {
+	if ti.manifest == nil {
+		fields, _ := DecodePayload(payload, ti.fields, pointerSize)
+		return fields
+	}
+	fields, _ := DecodePayload(payload, ti.manifest, pointerSize)
+	applyMaps(fields, ti.maps)
+	return fields
 }
 
 type seqState struct {
@@ -757,9 +770,7 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	var et trace.EventType
 	if e.Type >= 0 && int(e.Type) < len(r.meta.Types) {
 		et = r.meta.Types[e.Type]
-		ti := &r.types[e.Type]
-		d.Fields, _ = DecodePayload(raw, ti.fields, r.meta.PointerSize)
-		applyMaps(d.Fields, ti.maps)
+		d.Fields = r.types[e.Type].decode(raw, r.meta.PointerSize)
 	}
 	d.Label = Label(et, d.Fields)
 	return d, nil

@@ -250,7 +250,7 @@ func allFeatures(t testing.TB) (*scenario, []byte) {
 	s.metadata(0,
 		Metadata{ID: 1, Provider: "Test.Provider", EventID: 1, Name: "Scalars", Fields: scalarFields, Level: 4, Version: 1},
 		Metadata{ID: 2, Provider: "Test.Provider", EventID: 2, Name: "Containers", Fields: containerFields},
-		Metadata{ID: 3, Provider: "Other", EventID: 77, Name: "Options", HasOpcode: true, Opcode: 1, Keywords: 0xf00,
+		Metadata{ID: 3, Provider: "Other", EventID: 77, Name: "OptionsStart", HasOpcode: true, Opcode: 1, Keywords: 0xf00,
 			Message: "msg %1", Description: "described", KeyValues: []trace.KeyValue{{Key: "k", Value: "v"}},
 			ProviderGUID: [16]byte{1, 2, 3}, Level: 5, Version: 2},
 	)

@@ -27,9 +27,12 @@ func (u *UserEvents) ParseMetadata(meta []byte) (trace.EventType, any, error) {
 	if !ok {
 		return trace.EventType{}, nil, errors.New("nettrace: user_events metadata record too short")
 	}
-	maps := describe(u.schema, &m)
+	manifest, maps := describe(u.schema, &m)
 	m.typ.Fields = Spec(m.fields)
-	return m.typ, &typeInfo{fields: m.fields, maps: maps}, nil
+	if manifest != nil {
+		m.typ.Fields = Spec(manifest)
+	}
+	return m.typ, &typeInfo{fields: m.fields, manifest: manifest, maps: maps}, nil
 }
 
 // DecodePayload appends the fields of an EventPipe payload decoded with a
@@ -40,7 +43,5 @@ func (u *UserEvents) DecodePayload(schema any, payload []byte, dst []trace.Field
 	if !ok {
 		return dst, errors.New("nettrace: not a user_events schema")
 	}
-	fields, _ := DecodePayload(payload, ti.fields, 8)
-	applyMaps(fields, ti.maps)
-	return append(dst, fields...), nil
+	return append(dst, ti.decode(payload, 8)...), nil
 }

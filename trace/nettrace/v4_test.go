@@ -206,7 +206,7 @@ func TestV4Uncompressed(t *testing.T) {
 		gs = append(gs, g)
 	}
 	want := []got{
-		{100000, 77, -1, "Arr", 24, 3, nil, 0, "Arr xs=[5, -1]"},
+		{100000, 77, -1, "Arr/24", 24, 3, nil, 0, "Arr/24 xs=[5, -1]"}, // TraceEvent appends an explicit opcode the name does not imply
 		{150000, 78, 99, "Hello", 0, -1, nil, 0, "Hello b=7 s=hi"},
 		{200000, 77, -1, "Hello", 0, 3, []uint64{0xaaaa, 0xbbbb}, 1, "Hello b=7 s=hi"},
 	}
