@@ -121,3 +121,35 @@ func TestStatsFrames(t *testing.T) {
 		t.Logf("%s: %d of %d frames resolved (%.2f%%)", name, st.Frames.Resolved, st.Frames.Total, 100*float64(st.Frames.Resolved)/float64(st.Frames.Total))
 	}
 }
+
+// BenchmarkSymbolize resolves every sample-stack frame of a real trace
+// (after the one pass that builds the method map) and reports frames/s.
+func BenchmarkSymbolize(b *testing.B) {
+	for _, name := range []string{"perfview/HeartRateMonitor.10068.nettrace", "dotnetdiag/dotnet-5.0-SampleProfiler-webapp.golden.nettrace"} {
+		b.Run(filepath.Base(name), func(b *testing.B) {
+			f, err := trace.OpenFile(filepath.Join(tracetest.RealData(b, "nettrace"), name), formats())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			s, err := scanTrace(context.Background(), f, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			frames, resolved := 0, 0
+			for range b.N {
+				for _, sm := range s.samples {
+					for _, a := range f.Stack(sm.stack) {
+						if _, ok := s.methods.Resolve(sm.time, a); ok {
+							resolved++
+						}
+						frames++
+					}
+				}
+			}
+			b.ReportMetric(float64(frames)/b.Elapsed().Seconds()/1e6, "Mframes/s")
+			b.ReportMetric(float64(resolved)/float64(max(frames, 1)), "resolved")
+		})
+	}
+}
