@@ -652,14 +652,19 @@ export class App {
     const m = /** @type {Meta} */ (this.meta);
     this.selSeq = (this.selSeq ?? 0) + 1;
     const seq = this.selSeq;
+    this.pendingRef = ref; // the selection to be, for keys pressed meanwhile
     let d;
     try {
       d = await this.source.details(ref);
     } catch (e) {
-      if (seq === this.selSeq) this.banner(`event ${ref}: ${errText(e)}`);
+      if (seq === this.selSeq) {
+        this.pendingRef = undefined;
+        this.banner(`event ${ref}: ${errText(e)}`);
+      }
       return;
     }
     if (seq !== this.selSeq) return;
+    this.pendingRef = undefined;
     this.details = d;
     this.selEvent = { ref: d.ref, time: d.time, track: d.track };
     this.selTrack = d.track;
@@ -761,7 +766,8 @@ export class App {
     const h = this.hits;
     const sel = this.selEvent;
     const from = sel ? sel.time : d > 0 ? this.vp.start : this.vp.end;
-    const cur = sel ? h.findIndex((x) => x.ref === sel.ref) : -1;
+    const now = this.pendingRef ?? sel?.ref;
+    const cur = now ? h.findIndex((x) => x.ref === now) : -1;
     let i;
     if (cur >= 0) i = (cur + d + h.length) % h.length;
     else if (d > 0) {

@@ -190,7 +190,8 @@ export class WsSource {
 
   /** @param {string} ref */
   async details(ref) {
-    const { text, json: j } = await fetch(`/api/traces/${this.id}/events/${encodeURIComponent(ref)}`).then(jsonOrError);
+    if (!/^-?\d{1,10}:\d{1,10}$/.test(ref)) throw new Error(`not an event id: ${ref}`);
+    const { text, json: j } = await fetch(`/api/traces/${this.id}/events/${ref}`).then(jsonOrError);
     // time_ns is a JSON number there and may pass 2^53: read its digits.
     const tm = /"time_ns"\s*:\s*"?(-?\d+)/.exec(text);
     const raw = typeof j.raw === 'string' && /^([0-9a-f]{2})*$/i.test(j.raw)

@@ -522,13 +522,13 @@ export class Renderer {
     const unit = unitFor(rel0 < 0n ? (-rel0 > rel1 ? -rel0 : rel1) : rel1);
     // Widen the spacing until the widest label fits between ticks.
     let minPx = TICK_MIN_PX;
-    let tk = s.vp.ticks(minPx);
+    let tk = s.vp.ticks(minPx, first);
     for (let k = 0; k < 4; k++) {
       const sample = formatTime(s.vp.end - first, unit, tk.step);
       const need = this.measure(sample) + 16;
       if (need <= minPx) break;
       minPx = need;
-      tk = s.vp.ticks(minPx);
+      tk = s.vp.ticks(minPx, first);
     }
     ctx.textAlign = 'left';
     for (const t of tk.ticks) {
