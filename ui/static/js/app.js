@@ -248,6 +248,7 @@ export class App {
       frame: this.frame,
       mode: this.mode,
       colorBy: this.colorBy,
+      hidden: this.hideTypes,
       selTrack: this.selTrack,
       selEvent: this.selEvent,
       popups: this.popups,
@@ -453,8 +454,9 @@ export class App {
     const sl = f?.tracks.get(track);
     if (!f || !sl) return [];
     const out = [];
-    for (let i = 0; i < sl.n; i++) out.push({ time: f.base + BigInt(Math.round(sl.off[i])), ref: eventID(track, sl.first[i]) });
-    for (let i = 0; i < sl.an; i++) out.push({ time: f.base + BigInt(Math.round(sl.aoff[i])), ref: eventID(track, sl.afirst[i]) });
+    const hid = this.hideTypes;
+    for (let i = 0; i < sl.n; i++) if (!hid.has(sl.type[i])) out.push({ time: f.base + BigInt(Math.round(sl.off[i])), ref: eventID(track, sl.first[i]) });
+    for (let i = 0; i < sl.an; i++) if (!hid.has(sl.atype[i])) out.push({ time: f.base + BigInt(Math.round(sl.aoff[i])), ref: eventID(track, sl.afirst[i]) });
     return out.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   }
 
@@ -702,7 +704,9 @@ export class App {
     const npp = this.vp.nsPerPx;
     let best = '';
     let bestD = 5;
+    const hid = this.hideTypes;
     for (let i = 0; i < sl.n; i++) {
+      if (hid.has(sl.type[i])) continue;
       const gx = (dx0 + sl.off[i]) / npp;
       const boxW = this.mode === 'event' ? 14 : 0;
       const d = x >= gx && x <= gx + boxW ? 0 : Math.abs(x - gx);
@@ -712,6 +716,7 @@ export class App {
       }
     }
     for (let i = 0; i < sl.an; i++) {
+      if (hid.has(sl.atype[i])) continue;
       const a = (dx0 + sl.aoff[i]) / npp;
       const b = Math.max(a + 1, (dx0 + sl.aoff[i] + sl.adur[i]) / npp);
       const d = x >= a && x <= b ? 0 : Math.min(Math.abs(x - a), Math.abs(x - b));

@@ -83,7 +83,7 @@ export function benchDraw(opt = {}) {
   const scene = {
     vp: new Viewport(0n, nsPerPx, width), meta, order: meta.tracks.map((t) => t.id), top: 0, rowH, labelW,
     frame: { seq: 1, base: 0n, end: BigInt(width * nsPerPx), nsPerPx, tracks },
-    mode: opt.mode ?? 'summary', colorBy: 'type', selTrack: -1, selEvent: null, popups: [], hits: [],
+    mode: opt.mode ?? 'summary', colorBy: 'type', hidden: new Set(), selTrack: -1, selEvent: null, popups: [], hits: [],
     fence: null, ruler: null,
     theme: { bg: '#fff', fg: '#111', muted: '#666', grid: '#ddd', rowAlt: '#f6f6f6', labelBg: '#eee', sel: '#d00', selRow: '#fee', hit: '#e70', lost: '#c00', popupBg: '#ffe', dark: false },
   };

@@ -59,6 +59,9 @@ const STRIPS = 4; // pixel strips per track: density, ticks, box edge, box middl
  * @property {Frame | null} frame
  * @property {'summary' | 'event'} mode
  * @property {'type' | 'track'} colorBy
+ * @property {Set<number>} hidden   event types not drawn (the server may
+ *           send them anyway; aggregates whose dominant type is hidden are
+ *           left out too)
  * @property {number} selTrack      -1 for none
  * @property {{ref: string, time: bigint, track: number} | null} selEvent
  * @property {Popup[]} popups
@@ -242,6 +245,7 @@ export class Renderer {
     const dens = this.densityRGBA;
     const grey = packRGBA(128, 128, 128, 255);
     const bg = this.bgRGBA(s.theme);
+    const hidden = s.hidden;
 
     const nRows = shown.length;
     const img = this.stripImage(W, STRIPS * nRows);
@@ -269,8 +273,9 @@ export class Renderer {
         if (x1 <= 0) continue;
         if (x0 < 0) x0 = 0;
         if (x1 > W) x1 = W;
-        const level = Math.min(DENSITY_LEVELS - 1, Math.floor(Math.log2(sl.count[i]) / 3));
         const t = sl.atype[i];
+        if (hidden.size && hidden.has(t)) continue;
+        const level = Math.min(DENSITY_LEVELS - 1, Math.floor(Math.log2(sl.count[i]) / 3));
         const c = trackRGB ? packRGBA(trackRGB[0], trackRGB[1], trackRGB[2], 90 + 55 * level)
           : t >= 0 && t < nTypes ? dens[t * DENSITY_LEVELS + level] : grey;
         px.fill(c, dRow + x0, dRow + x1);
@@ -286,6 +291,7 @@ export class Renderer {
         if (x >= W) break;
         if (x < lastEnd) continue;
         const t = sl.type[i];
+        if (hidden.size && hidden.has(t)) continue;
         const c = trackRGB ? packRGBA(trackRGB[0], trackRGB[1], trackRGB[2], 255) : t >= 0 && t < nTypes ? rgba[t] : grey;
         const xi = Math.floor(x);
         if (boxes) {
