@@ -121,7 +121,10 @@ export class App {
     if (!ui.title.textContent) ui.title.textContent = m.name;
     ui.info.textContent = `${m.format} · ${m.events.toLocaleString()} events · ${m.tracks.length} tracks`;
     if (m.error) this.banner(`The trace is damaged: ${m.error}. Events up to the dashed line are shown.`);
-    this.natural = m.tracks.map((t) => t.id);
+    // Natural order: by track id, tracks without events last (a perf.data
+    // file names every thread of the machine, most of them silent).
+    this.natural = m.tracks.filter((t) => t.events !== 0).map((t) => t.id)
+      .concat(m.tracks.filter((t) => t.events === 0).map((t) => t.id));
     this.buildTypeSelector();
     this.renderer.resize();
     this.vp = this.fullView();

@@ -128,7 +128,12 @@ export class WsSource {
       first: big(j.first),
       last: big(j.last),
       events: Number(st.events ?? 0),
-      tracks: (j.tracks ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), name: String(t.name || `${t.kind} ${t.tid >= 0 ? t.tid : t.cpu >= 0 ? t.cpu : t.id}`), kind: String(t.kind) })),
+      tracks: (j.tracks ?? []).map((/** @type {any} */ t) => ({
+        id: Number(t.id),
+        name: String(t.name || `${t.kind} ${t.tid >= 0 ? t.tid : t.cpu >= 0 ? t.cpu : t.id}`),
+        kind: String(t.kind),
+        events: typeof t.events === 'number' ? t.events : undefined,
+      })),
       types: (j.types ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), provider: String(t.provider ?? ''), name: String(t.name ?? ''), code: Number(t.code ?? 0) })),
       lost: (j.lost ?? []).map((/** @type {any} */ g) => ({ time: big(g.time), track: Number(g.track ?? -1), count: Number(g.count ?? 0) })),
       truncatedAt: j.truncated_at == null ? null : big(j.truncated_at),

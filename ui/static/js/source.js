@@ -12,6 +12,7 @@
  * @property {number} id    TrackID on the server
  * @property {string} name  display name
  * @property {string} kind  "thread", "cpu", "process", "track"
+ * @property {number} [events] events on the track, when the source knows
  *
  * @typedef {object} EventType
  * @property {number} id       TypeID
