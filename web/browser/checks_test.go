@@ -2,6 +2,8 @@ package browser
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -325,4 +327,14 @@ func waitNav(ctx context.Context, cond string, timeout time.Duration) error {
 		err = context.DeadlineExceeded
 	}
 	return err
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+func itoa(i int) string     { return strconv.Itoa(i) }
+
+// absDiff is |a-b| for decimal integers, as a float.
+func absDiff(a, b string) float64 {
+	x, _ := strconv.ParseFloat(a, 64)
+	y, _ := strconv.ParseFloat(b, 64)
+	return math.Abs(x - y)
 }

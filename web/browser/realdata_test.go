@@ -141,4 +141,3 @@ func dropBytesJS(name string, data []byte) string {
     document.body.dispatchEvent(new DragEvent(type, {dataTransfer: dt, bubbles: true, cancelable: true}));
 })()`
 }
-

@@ -103,6 +103,8 @@ export class App {
   async start() {
     const ui = this.ui;
     this.enableUpload();
+    const src = /** @type {any} */ (this.source);
+    if ('onClose' in src) src.onClose = (/** @type {string} */ why) => this.banner(`${why}. Reload the page to reconnect.`);
     ui.progress.hidden = false;
     try {
       this.meta = await this.source.open((pct, text) => {
