@@ -29,8 +29,21 @@ type cellLevel struct {
 	types  []uint16 // majority-vote candidate of each cell (meaningless for empty cells)
 }
 
+// cellScratch is the vote weights buildCells needs while it works, kept
+// across tracks so that indexing leaves no garbage behind.
+type cellScratch struct{ lo, hi []uint32 }
+
+func (s *cellScratch) get(buf *[]uint32, n int64) []uint32 {
+	if int64(cap(*buf)) < n {
+		*buf = make([]uint32, n)
+	}
+	b := (*buf)[:n]
+	clear(b)
+	return b
+}
+
 // buildCells computes a track's time cells from its columns.
-func (t *track) buildCells() {
+func (t *track) buildCells(sc *cellScratch) {
 	n := t.times.len()
 	if n < cellDensity*minCells {
 		return
@@ -49,11 +62,11 @@ func (t *track) buildCells() {
 		return
 	}
 	lv := cellLevel{origin: first >> base, firsts: make([]int32, m+1), types: make([]uint16, m)}
-	weights := make([]uint32, m)
+	weights := sc.get(&sc.lo, m)
 	cur := int64(0)
 	i := 0
-	for k, ts := range t.times.chunks {
-		ty := t.types.chunks[k]
+	for k := range t.times.chunks {
+		ts, ty := t.times.chunk(k), t.types.chunk(k)
 		for j, tm := range ts {
 			c := int64(tm)>>base - lv.origin
 			for cur < c {
@@ -84,7 +97,7 @@ func (t *track) buildCells() {
 			break
 		}
 		up := cellLevel{origin: first >> level, firsts: make([]int32, m+1), types: make([]uint16, m)}
-		upw := make([]uint32, m)
+		upw := sc.get(&sc.hi, m)
 		for c := range m {
 			child := (up.origin+c)*2 - lo.origin // first child, relative to the level below
 			up.firsts[c] = lo.firsts[max(child, 0)]
@@ -108,7 +121,9 @@ func (t *track) buildCells() {
 		up.firsts[m] = int32(n)
 		t.cells = append(t.cells, up)
 		weights = upw
+		sc.lo, sc.hi = sc.hi, sc.lo
 	}
+	t.cells = append([]cellLevel(nil), t.cells...)
 }
 
 // sliceCells appends the items of buckets at level lv (resolution

@@ -17,26 +17,56 @@ const (
 
 func (c *column[T]) len() int { return c.n }
 
+// push appends v. Chunks are allocated at their full length, so the
+// common case is one store.
 func (c *column[T]) push(v T) {
-	k := c.n >> chunkBits
-	if k == len(c.chunks) {
-		capacity := chunkLen
-		if k == 0 {
-			capacity = 16 // small tracks stay small; the first chunk grows by append
+	k, j := c.n>>chunkBits, c.n&chunkMask
+	if k < len(c.chunks) {
+		if ch := c.chunks[k]; j < len(ch) {
+			ch[j] = v
+			c.n++
+			return
 		}
-		c.chunks = append(c.chunks, make([]T, 0, capacity))
 	}
-	c.chunks[k] = append(c.chunks[k], v)
+	c.pushSlow(v)
+}
+
+func (c *column[T]) pushSlow(v T) {
+	k, j := c.n>>chunkBits, c.n&chunkMask
+	switch {
+	case k == len(c.chunks) && k == 0:
+		c.chunks = append(c.chunks, make([]T, 16)) // small tracks stay small
+	case k == len(c.chunks):
+		c.chunks = append(c.chunks, make([]T, chunkLen))
+	default: // the first chunk is full but shorter than chunkLen: double it
+		ch := make([]T, min(2*len(c.chunks[k]), chunkLen))
+		copy(ch, c.chunks[k])
+		c.chunks[k] = ch
+	}
+	c.chunks[k][j] = v
 	c.n++
 }
 
 func (c *column[T]) at(i int) T { return c.chunks[i>>chunkBits][i&chunkMask] }
 
-// clip releases the unused capacity of the first chunk, which grew by
-// doubling.
+// chunk returns chunk k cut to the elements in use.
+func (c *column[T]) chunk(k int) []T {
+	ch := c.chunks[k]
+	if rest := c.n - k<<chunkBits; rest < len(ch) {
+		ch = ch[:rest]
+	}
+	return ch
+}
+
+// clip releases the unused part of the last chunk when it is large.
 func (c *column[T]) clip() {
-	if len(c.chunks) == 1 && cap(c.chunks[0]) > len(c.chunks[0])+len(c.chunks[0])/8 {
-		c.chunks[0] = append([]T(nil), c.chunks[0]...)
+	k := len(c.chunks) - 1
+	if k < 0 {
+		return
+	}
+	used := c.n - k<<chunkBits
+	if len(c.chunks[k])-used > len(c.chunks[k])/8 {
+		c.chunks[k] = append([]T(nil), c.chunks[k][:used]...)
 	}
 }
 

@@ -26,16 +26,19 @@ type EventDetails struct {
 
 // Event returns the full header of an event.
 func (x *Index) Event(id EventID) (trace.Event, error) {
+	rr := runReader{s: x.spill}
+	return x.event(&rr, id)
+}
+
+func (x *Index) event(rr *runReader, id EventID) (trace.Event, error) {
 	t := x.track(id.Track)
 	if t == nil || id.Index < 0 || int(id.Index) >= t.times.len() {
 		return trace.Event{}, fmt.Errorf("render: no event %d on track %d", id.Index, id.Track)
 	}
-	var buf [recordSize]byte
-	if _, err := x.spill.read(&t.spill, int(id.Index), buf[:]); err != nil {
+	e, err := rr.event(&t.spill, int(id.Index))
+	if err != nil {
 		return trace.Event{}, err
 	}
-	var e trace.Event
-	getRecord(buf[:], &e)
 	e.Time = t.times.at(int(id.Index))
 	e.Track = id.Track
 	return e, nil
@@ -75,6 +78,9 @@ func (x *Index) Details(id EventID, sym Symbolizer) (EventDetails, error) {
 	return d, nil
 }
 
+// distance returns a−b for a ≥ b without overflowing.
+func distance(a, b trace.Time) uint64 { return uint64(a) - uint64(b) }
+
 // HitTest returns the event of a track nearest to t, if one lies within
 // tol of it (the caller converts its pixel tolerance with the viewport's
 // nanoseconds per pixel). Of events at equal distance the earlier wins;
@@ -85,18 +91,18 @@ func (x *Index) HitTest(id trace.TrackID, t trace.Time, tol time.Duration) (Even
 		return EventID{}, false
 	}
 	i := tr.lowerBound(t, 0)
-	best, dist := -1, time.Duration(0)
+	best, dist := -1, uint64(0)
 	if i < tr.times.len() {
-		best, dist = i, tr.times.at(i).Sub(t)
+		best, dist = i, distance(tr.times.at(i), t)
 	}
 	if i > 0 {
 		// the first event of the run of equal times before t
 		p := tr.lowerBound(tr.times.at(i-1), 0)
-		if d := t.Sub(tr.times.at(p)); best < 0 || d <= dist {
+		if d := distance(t, tr.times.at(p)); best < 0 || d <= dist {
 			best, dist = p, d
 		}
 	}
-	if best < 0 || dist > tol {
+	if best < 0 || dist > uint64(tol) {
 		return EventID{}, false
 	}
 	return EventID{Track: id, Index: int32(best)}, true

@@ -5,34 +5,44 @@
 //
 // # Design
 //
-// Memory is the budget that decides everything: an index must hold 100
-// million events in a few GiB, so it keeps resident only what a viewport
-// query touches, about 12 bytes per event:
+// Memory decides everything: an index must hold 100 million events in a
+// few GiB, so it keeps resident only what viewport queries touch, about
+// 13–14 bytes per event:
 //
 //   - per track, the event times (8 bytes) and event types (2 bytes) in
 //     time order, in fixed-size chunks so that growing never copies more
-//     than a chunk;
-//   - per track, a power-of-two pyramid over the event indexes: a node per
-//     aligned block of 2^k events (k ≥ 3) holding a majority-vote summary
-//     of the block's types (8 bytes per node, n/4 nodes: 2 bytes per event).
+//     than a chunk (column.go);
+//   - per track, an index pyramid: a node per aligned block of 2^k events
+//     (k ≥ 4) with a majority-vote summary of the block's types (8 bytes
+//     per node, n/8 nodes: 1 byte per event; pyramid.go);
+//   - per track, time cells: for every power-of-two resolution from the
+//     track's finest (about 4 events per cell) up, the first event index
+//     and majority type of every aligned time cell (at most 3 bytes per
+//     event; cells.go).
 //
 // Everything else an event carries (sequence number, CPU, stack, labels,
-// payload location) is written once to a temporary spill file, grouped per
-// track in runs, and read back with ReadAt when a hit test, details or a
-// field search needs it; the payload itself stays in the trace file and
-// the trace.Reader decodes it (trace.Reader.Details).
+// payload location) goes once to a temporary spill file as delta-encoded
+// runs per track, about 10 bytes per event on disk, read back when
+// details, a hit's header or a field search need it (spill.go); the
+// payload stays in the trace file and the trace.Reader decodes it.
 //
-// A viewport query snaps its bucket width to a power of two nanoseconds
-// (at least the ns per pixel, so there are at most Width+1 buckets) and
-// walks each track's events bucket by bucket: a galloping search finds
-// where the bucket ends, the difference of indexes is the exact count, and
-// the pyramid gives the dominant type by merging O(log n) majority-vote
-// summaries. Empty buckets cost nothing, so the work per track is
-// O(min(buckets, events in range) · log n) whatever the number of events
-// in range.
+// A viewport query snaps its bucket width to a power of two nanoseconds,
+// at least the ns per pixel (so at most Width+1 buckets), and its start to
+// a multiple of it. A bucket is then exactly one time cell: where the
+// track has cells at that resolution, a bucket costs two reads. Finer
+// than that, the query walks the events bucket by bucket (query.go): a
+// galloping search seeded with the previous bucket's count finds where the
+// bucket ends, the difference of indexes is the exact count, and the index
+// pyramid merges O(log n) summaries for the dominant type. Empty buckets
+// cost nothing, so the work per track is O(min(buckets, events in range) ·
+// log n), never the events in range. Counts and first indexes are exact;
+// the dominant type is a majority-vote candidate: it occurs in the bucket
+// and is the type holding more than half of it whenever one does.
 //
-// An Index is immutable once Build returns; all its methods are safe for
-// concurrent use. Queries cannot run while Build is still reading.
+// Build reads the trace in a goroutine of its own, a batch ahead of the
+// indexing. An Index is immutable once Build returns and all its methods
+// are safe for concurrent use, except Close, which must come last.
+// Queries cannot run while Build is still reading.
 package render
 
 import (
@@ -109,6 +119,12 @@ type Index struct {
 	last    trace.Time
 	readErr error
 	clamped int64
+	// spills and spillAll are the reading goroutine's spill tracks (by
+	// track id + 1, and in order of appearance) until Build links them to
+	// the tracks.
+	spills   []*spillTrack
+	spillAll []*spillTrack
+	counter  trace.Counter // written by the reading goroutine
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -116,7 +132,9 @@ type Index struct {
 // reader's error (see [Index.ReadErr]) and a [MarkerTruncated] at the time
 // of the last event read with the error's byte offset. Build fails on
 // context cancellation, on spill-file I/O errors, and when a reader error
-// is not a *trace.FormatError.
+// is not a *trace.FormatError. Events whose track id does not resolve in
+// Meta().Tracks are indexed on trace.NoTrack; events out of time order
+// are indexed at the previous event's time (see [Index.Clamped]).
 func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	sp, err := newSpill(opts.SpillDir)
 	if err != nil {
@@ -130,20 +148,102 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	return x, nil
 }
 
+// entry is what indexing needs of an event; the reading goroutine keeps
+// the rest (the spill file).
+type entry struct {
+	time  trace.Time
+	track trace.TrackID // trace.NoTrack for ids that do not resolve
+	typ   trace.TypeID
+}
+
+// batch is a run of events read ahead by the reading goroutine.
+type batch struct {
+	evs   []entry
+	bytes int64 // furthest payload end up to the batch's last event
+	err   error // the error that ended reading, with the last batch
+}
+
+// batchEvents is how many events the reading goroutine hands over at once.
+const batchEvents = 4096
+
+// readAhead is the reading goroutine: it calls ReadEvent, writes each
+// event's spill record and hands the rest over in batches, so that
+// decoding and spilling use one core and indexing another. It is the
+// only user of the reader and the spill file until it returns; stop makes
+// it return early, and done is closed when it has. It leaves the spill
+// tracks, by track id + 1, in x.spills.
+func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	defer close(out)
+	var spills []*spillTrack // by track id + 1
+	var all []*spillTrack
+	defer func() { x.spills, x.spillAll = spills, all }()
+	bytes := int64(0)
+	for {
+		var b *batch
+		select {
+		case b = <-free:
+			b.evs = b.evs[:0]
+		default:
+			b = &batch{evs: make([]entry, 0, batchEvents)}
+		}
+		for len(b.evs) < batchEvents {
+			e, err := x.r.ReadEvent()
+			if err != nil {
+				b.err = err
+				break
+			}
+			if e.Track < 0 || int(e.Track) >= len(x.meta.Tracks) {
+				e.Track = trace.NoTrack
+			}
+			if end := e.Payload.Off + int64(e.Payload.Len); end > bytes {
+				bytes = end
+			}
+			k := int(e.Track) + 1
+			for k >= len(spills) {
+				spills = append(spills, nil)
+			}
+			st := spills[k]
+			if st == nil {
+				st = &spillTrack{}
+				spills[k] = st
+				all = append(all, st)
+			}
+			if x.spill.add(st, &e) {
+				for _, st := range all {
+					x.spill.flush(st)
+				}
+			}
+			x.counter.Add(e)
+			b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
+		}
+		b.bytes = bytes
+		select {
+		case out <- b:
+		case <-stop:
+			return
+		}
+		if b.err != nil {
+			return
+		}
+	}
+}
+
 func (x *Index) read(ctx context.Context, progress func(Progress)) error {
+	batches, free := make(chan *batch, 2), make(chan *batch, 4)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go x.readAhead(batches, free, stop, done)
+	defer func() {
+		close(stop)
+		<-done // the reader and the spill file are ours again
+	}()
 	var all []*track
 	last := trace.Time(-1 << 63)
-	for {
-		if x.events&(ProgressEvery-1) == 0 && x.events > 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if progress != nil {
-				progress(Progress{Events: x.events, Bytes: x.bytes})
-			}
+	for b := range batches {
+		if err := x.index(ctx, progress, b, &all, &last); err != nil {
+			return err
 		}
-		e, err := x.r.ReadEvent()
-		if err != nil {
+		if err := b.err; err != nil {
 			if err != io.EOF {
 				fe, ok := errors.AsType[*trace.FormatError](err)
 				if !ok {
@@ -154,65 +254,78 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 			}
 			break
 		}
-		if e.Time < last {
-			// Readers promise time order; keep the index sorted if one
-			// breaks it, and say so.
-			e.Time = last
-			x.clamped++
+		select {
+		case free <- b:
+		default:
 		}
-		last = e.Time
-		if x.events == 0 {
-			x.first = e.Time
-		}
-		x.last = e.Time
-		if end := e.Payload.Off + int64(e.Payload.Len); end > x.bytes {
-			x.bytes = end
-		}
-		t := x.none
-		if e.Track >= 0 && int(e.Track) < len(x.meta.Tracks) {
-			for int(e.Track) >= len(x.tracks) {
-				x.tracks = append(x.tracks, nil)
-			}
-			t = x.tracks[e.Track]
-			if t == nil {
-				t = &track{}
-				x.tracks[e.Track] = t
-				all = append(all, t)
-			}
-		} else {
-			e.Track = trace.NoTrack
-			if t.times.len() == 0 {
-				all = append(all, t)
-			}
-		}
-		if t.times.len() >= MaxTrackEvents {
-			return fmt.Errorf("render: track %d has more than %d events", e.Track, MaxTrackEvents)
-		}
-		t.push(e.Time, e.Type)
-		flushAll, err := x.spill.add(&t.spill, &e)
-		if err != nil {
-			return err
-		}
-		if flushAll {
-			for _, t := range all {
-				if err := x.spill.flush(&t.spill); err != nil {
-					return err
-				}
-			}
-		}
-		x.events++
 	}
-	if err := x.spill.finish(all); err != nil {
+	<-done
+	if err := x.spill.finish(x.spillAll); err != nil {
 		return err
 	}
+	for k, st := range x.spills {
+		if t := x.track(trace.TrackID(k - 1)); st != nil && t != nil {
+			t.spill = *st
+		}
+	}
+	x.spills, x.spillAll = nil, nil
+	var sc cellScratch
 	for _, t := range all {
 		t.clip()
-		t.buildCells()
+		t.buildCells(&sc)
 	}
 	x.collectMarkers()
 	if progress != nil {
 		progress(Progress{Events: x.events, Bytes: x.bytes, Done: true})
 	}
+	return nil
+}
+
+// index adds a batch of events; all collects the tracks with events and
+// last is the time of the previous event.
+func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, all *[]*track, last *trace.Time) error {
+	for i := range b.evs {
+		e := &b.evs[i]
+		if x.events&(ProgressEvery-1) == 0 && x.events > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if progress != nil {
+				progress(Progress{Events: x.events, Bytes: x.bytes})
+			}
+		}
+		if e.time < *last {
+			// Readers promise time order; keep the index sorted if one
+			// breaks it, and say so.
+			e.time = *last
+			x.clamped++
+		}
+		*last = e.time
+		if x.events == 0 {
+			x.first = e.time
+		}
+		x.last = e.time
+		t := x.none
+		if e.track != trace.NoTrack {
+			for int(e.track) >= len(x.tracks) {
+				x.tracks = append(x.tracks, nil)
+			}
+			t = x.tracks[e.track]
+			if t == nil {
+				t = &track{}
+				x.tracks[e.track] = t
+				*all = append(*all, t)
+			}
+		} else if t.times.len() == 0 {
+			*all = append(*all, t)
+		}
+		if t.times.len() >= MaxTrackEvents {
+			return fmt.Errorf("render: track %d has more than %d events", e.track, MaxTrackEvents)
+		}
+		t.push(e.time, e.typ)
+		x.events++
+	}
+	x.bytes = b.bytes
 	return nil
 }
 
@@ -248,6 +361,10 @@ func (x *Index) Events() int64 { return x.events }
 
 // Span returns the times of the first and last events.
 func (x *Index) Span() (first, last trace.Time) { return x.first, x.last }
+
+// Stats returns the trace's statistics (`viewer stats`), gathered while
+// indexing.
+func (x *Index) Stats() trace.Stats { return x.counter.Stats(x.meta, x.readErr) }
 
 // ReadErr returns the error that ended reading early, or nil when the
 // trace was read to its end.
@@ -298,7 +415,7 @@ func (x *Index) Bytes() int64 {
 		if t == nil {
 			continue
 		}
-		n += 200 + t.times.bytes(8) + t.types.bytes(2) + int64(cap(t.spill.runs))*16 + int64(cap(t.nodes))*32
+		n += 200 + t.times.bytes(8) + t.types.bytes(2) + int64(cap(t.spill.runs))*24 + int64(cap(t.nodes))*32
 		for i := range t.nodes {
 			n += t.nodes[i].bytes(8)
 		}

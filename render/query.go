@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -20,6 +21,10 @@ type Viewport struct {
 
 // MaxWidth is the widest viewport in pixels a query accepts.
 const MaxWidth = 1 << 16
+
+// MaxCells bounds Width × len(Tracks) of a viewport, so that a reply
+// stays well under a few hundred megabytes whatever a client asks.
+const MaxCells = 1 << 23
 
 // MaxTime bounds the viewport times a query accepts (±2^61 ns, about 73
 // years): times beyond are clamped, so bucket arithmetic cannot overflow.
@@ -79,6 +84,9 @@ var ErrViewport = errors.New("render: invalid viewport")
 func Resolution(vp Viewport) (res int64, start trace.Time, buckets int, err error) {
 	if vp.Width < 1 || vp.Width > MaxWidth {
 		return 0, 0, 0, errors.Join(ErrViewport, errors.New("width out of range"))
+	}
+	if (vp.Width+1)*len(vp.Tracks) > MaxCells {
+		return 0, 0, 0, errors.Join(ErrViewport, fmt.Errorf("%d tracks of %d px exceed %d cells", len(vp.Tracks), vp.Width, MaxCells))
 	}
 	lo, hi := clampTime(vp.Start), clampTime(vp.End)
 	if hi <= lo {
@@ -205,7 +213,7 @@ func (t *track) slice(items []Item, start, end trace.Time, shift uint) []Item {
 	for i < n {
 		c := i >> chunkBits
 		base := c << chunkBits
-		ts, ty := t.times.chunks[c], t.types.chunks[c]
+		ts, ty := t.times.chunk(c), t.types.chunk(c)
 		lim := min(n-base, len(ts))
 		li := i - base
 		for li < lim {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,7 +104,8 @@ func TestResolution(t *testing.T) {
 			t.Fatalf("%+v: %d buckets for %d px", vp, nb, vp.Width)
 		}
 	}
-	for _, vp := range []Viewport{{Start: 5, End: 5, Width: 10}, {Start: 0, End: 10, Width: 0}, {Start: 0, End: 10, Width: MaxWidth + 1}} {
+	tooMany := make([]trace.TrackID, MaxCells/MaxWidth)
+	for _, vp := range []Viewport{{Start: 5, End: 5, Width: 10}, {Start: 0, End: 10, Width: 0}, {Start: 0, End: 10, Width: MaxWidth + 1}, {Start: 0, End: 10, Width: MaxWidth, Tracks: tooMany}} {
 		if _, _, _, err := Resolution(vp); !errors.Is(err, ErrViewport) {
 			t.Errorf("%+v: err %v, want ErrViewport", vp, err)
 		}
@@ -353,6 +357,15 @@ func TestHitTest(t *testing.T) {
 			t.Fatalf("HitTest(%d, %d, %v) = %v %v, want %d", tr, tm, tol, got, ok, best)
 		}
 	}
+	// Extreme times and tolerances neither overflow nor panic.
+	for _, tm := range []trace.Time{-1 << 62, 1 << 62} {
+		if id, ok := x.HitTest(0, tm, 1<<63-1); !ok || (tm < 0) != (id.Index == 0) {
+			t.Errorf("HitTest at %d: %v %v", tm, id, ok)
+		}
+		if _, ok := x.HitTest(0, tm, 1000); ok {
+			t.Errorf("HitTest at %d within 1000 ns found an event", tm)
+		}
+	}
 }
 
 // TestSearchBruteForce compares Search with a scan of every event in
@@ -503,6 +516,13 @@ func TestTruncationAndMarkers(t *testing.T) {
 	if !errors.Is(x.ReadErr(), trace.ErrTruncated) {
 		t.Fatalf("ReadErr %v", x.ReadErr())
 	}
+	want, err := trace.Collect(gen.New(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := x.Stats(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Stats %+v, want %+v", got, want)
+	}
 	tm := x.Markers(MarkerTruncated)
 	_, last := x.Span()
 	if len(tm) != 1 || tm[0].Time != last || tm[0].Off == 0 {
@@ -549,7 +569,186 @@ func TestBuildErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	if !last.Done || last.Events != 3*ProgressEvery || last.Bytes == 0 || calls != 4 {
+	if !last.Done || last.Events != 3*ProgressEvery || last.Bytes == 0 || calls != 3 {
 		t.Errorf("last progress %+v after %d calls", last, calls)
 	}
+}
+
+// sliceReader is a trace.Reader over events held in memory.
+type sliceReader struct {
+	meta trace.Meta
+	evs  []trace.Event
+	i    int
+}
+
+func (r *sliceReader) Meta() *trace.Meta { return &r.meta }
+func (r *sliceReader) ReadEvent() (trace.Event, error) {
+	if r.i == len(r.evs) {
+		return trace.Event{}, io.EOF
+	}
+	r.i++
+	return r.evs[r.i-1], nil
+}
+func (r *sliceReader) Stack(trace.StackID) []uint64        { return nil }
+func (r *sliceReader) Labels(trace.LabelsID) []trace.Label { return nil }
+func (r *sliceReader) Details(e trace.Event) (trace.Details, error) {
+	return trace.Details{Fields: []trace.Field{{Name: "off", Value: trace.IntValue(e.Payload.Off)}}}, nil
+}
+
+// TestWildEvents indexes events whose fields take extreme values and type
+// ids beyond the 16-bit type column: every event must come back intact,
+// slices must report such types as OtherType, and searches by type must
+// still find them exactly.
+func TestWildEvents(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	r := &sliceReader{}
+	for range 3 {
+		r.meta.Tracks = append(r.meta.Tracks, trace.Track{Kind: trace.TrackThread})
+	}
+	r.meta.Types = make([]trace.EventType, 70000)
+	pick := func(vals ...int64) int64 { return vals[rng.IntN(len(vals))] }
+	var tm trace.Time
+	for range 5000 {
+		tm += trace.Time(rng.IntN(3))
+		r.evs = append(r.evs, trace.Event{
+			Time:    tm,
+			Track:   trace.TrackID(rng.IntN(3)),
+			Type:    trace.TypeID(pick(0, 1, 65534, 65535, 65536, 69999, int64(rng.IntN(70000)))),
+			Seq:     uint32(pick(0, 1, math.MaxUint32, rng.Int64N(1<<32))),
+			Capture: trace.TrackID(pick(-1, 0, 2)),
+			CPU:     int32(pick(-1, 0, math.MaxInt32, math.MinInt32)),
+			Stack:   trace.StackID(pick(0, math.MaxInt32, math.MinInt32)),
+			Labels:  trace.LabelsID(pick(0, 5, math.MaxInt32)),
+			Payload: trace.Loc{Off: pick(0, math.MaxInt64, rng.Int64()), Len: int32(pick(0, math.MaxInt32))},
+		})
+	}
+	x, err := Build(context.Background(), r, Options{SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	idx := map[trace.TrackID]int32{}
+	for _, e := range r.evs {
+		id := EventID{Track: e.Track, Index: idx[e.Track]}
+		idx[e.Track]++
+		got, err := x.Event(id)
+		if err != nil || got != e {
+			t.Fatalf("Event(%v) = %+v, %v; want %+v", id, got, err, e)
+		}
+	}
+	first, last := x.Span()
+	s, err := x.Query(context.Background(), Viewport{Start: first, End: last + 1, Width: int(last-first) + 1, Tracks: []trace.TrackID{0, 1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := perTrack(r.evs)
+	for _, ts := range s.Tracks {
+		for _, it := range ts.Items {
+			if it.Count != 1 {
+				continue
+			}
+			want := per[ts.Track][it.First].Type
+			if want >= typeEscape {
+				want = OtherType
+			}
+			if it.Type != want {
+				t.Fatalf("item %+v: type %d, want %d", it, it.Type, want)
+			}
+		}
+	}
+	for _, ty := range []trace.TypeID{65535, 69999, 3} {
+		var want []EventID
+		idx := map[trace.TrackID]int32{}
+		for _, e := range r.evs {
+			if e.Type == ty {
+				want = append(want, EventID{e.Track, idx[e.Track]})
+			}
+			idx[e.Track]++
+		}
+		var got []EventID
+		from := At(first)
+		for {
+			id, ok, err := x.Search(context.Background(), Filter{Types: []trace.TypeID{ty}}, from, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			got = append(got, id)
+			from, _ = x.PositionOf(id)
+		}
+		slices.SortFunc(got, func(a, b EventID) int { return cmp.Or(cmp.Compare(a.Track, b.Track), cmp.Compare(a.Index, b.Index)) })
+		slices.SortFunc(want, func(a, b EventID) int { return cmp.Or(cmp.Compare(a.Track, b.Track), cmp.Compare(a.Index, b.Index)) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("type %d: found %d events, want %d", ty, len(got), len(want))
+		}
+	}
+}
+
+// TestConcurrentUse runs every query method from many goroutines at once
+// (run with -race): an Index is shared by all the sessions of a trace.
+func TestConcurrentUse(t *testing.T) {
+	cfg := gen.Config{Events: 20000, Tracks: 20, Types: 9, Seed: 13}
+	x := build(t, cfg)
+	first, last := x.Span()
+	ids := x.Tracks()
+	p, _ := ParsePredicate("value > 500")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			var s Slice
+			for range 30 {
+				vp := randomViewport(rng, x, ids)
+				if err := x.QueryInto(context.Background(), vp, &s); err != nil {
+					t.Error(err)
+					return
+				}
+				tm := first + trace.Time(rng.Int64N(int64(last-first)+1))
+				if id, ok := x.HitTest(ids[rng.IntN(len(ids))], tm, 1000); ok {
+					if _, err := x.Details(id, nil); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				if _, _, err := x.Search(context.Background(), Filter{Where: []Predicate{p}}, At(tm), g%2 == 0); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// FuzzParsePredicate checks that any text parses or fails cleanly, and
+// that a parsed predicate prints as text that parses back to it.
+func FuzzParsePredicate(f *testing.F) {
+	for _, s := range []string{"a=1", "x != y", `name ~ "a = b"`, "p.q >= -2.5", "==", "a<<b", "\"\"=\"\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePredicate(s)
+		if err != nil {
+			return
+		}
+		q, err := ParsePredicate(p.String())
+		if len(p.String()) > MaxPredicate {
+			return // quoting made it longer than the limit
+		}
+		if err != nil || q != p {
+			// A field name containing an operator cannot print back.
+			for _, o := range opSyntax {
+				if strings.Contains(p.Field, o.text) {
+					return
+				}
+			}
+			if p.Field != strings.TrimSpace(p.Field) {
+				return
+			}
+			t.Fatalf("%q parsed to %+v, printed %q, parsed back to %+v, %v", s, p, p.String(), q, err)
+		}
+		p.Match(trace.Details{Label: s, Fields: []trace.Field{{Name: p.Field, Value: trace.StringValue(p.Value)}}})
+	})
 }

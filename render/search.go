@@ -238,6 +238,7 @@ func (x *Index) Search(ctx context.Context, f Filter, from Position, backward bo
 	if len(tracks) == 0 {
 		tracks = x.Tracks()
 	}
+	rr := &runReader{s: x.spill}
 	h := &cursors{backward: backward}
 	for _, tid := range tracks {
 		t := x.track(tid)
@@ -246,6 +247,7 @@ func (x *Index) Search(ctx context.Context, f Filter, from Position, backward bo
 		}
 		c := cursor{t: t, track: tid, want: &want}
 		c.i = c.startIndex(from, backward)
+		c.rr = rr
 		if c.advance(ctx, x, backward, false) {
 			h.items = append(h.items, c)
 		}
@@ -262,7 +264,7 @@ func (x *Index) Search(ctx context.Context, f Filter, from Position, backward bo
 		}
 		c := &h.items[0]
 		id := EventID{Track: c.track, Index: int32(c.i)}
-		match, err := x.check(id, f.Where)
+		match, err := x.check(rr, id, f.Where)
 		if err != nil {
 			return EventID{}, false, err
 		}
@@ -343,11 +345,11 @@ func (x *Index) typeFilter(f Filter) (tf typeFilter, ok bool) {
 
 // check decides the conditions the resident index cannot: the real type
 // of escaped types and the predicates.
-func (x *Index) check(id EventID, where []Predicate) (bool, error) {
+func (x *Index) check(rr *runReader, id EventID, where []Predicate) (bool, error) {
 	if len(where) == 0 {
 		return true, nil
 	}
-	e, err := x.Event(id)
+	e, err := x.event(rr, id)
 	if err != nil {
 		return false, err
 	}
@@ -369,6 +371,7 @@ type cursor struct {
 	track trace.TrackID
 	i     int
 	want  *typeFilter
+	rr    *runReader
 }
 
 // startIndex returns the first index after from (backward: the last
@@ -417,7 +420,7 @@ func (c *cursor) advance(ctx context.Context, x *Index, backward, step bool) boo
 			if ty != typeEscape {
 				return true
 			}
-			e, err := x.Event(EventID{Track: c.track, Index: int32(c.i)})
+			e, err := x.event(c.rr, EventID{Track: c.track, Index: int32(c.i)})
 			if err == nil && c.want.admit(e.Type) {
 				return true
 			}

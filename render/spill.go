@@ -1,86 +1,128 @@
 package render
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 
 	"viewer/trace"
 )
 
 // The spill file holds what the index does not keep resident: the part of
-// every trace.Event beyond its time, grouped per track in runs of records
-// so that the i-th event of a track is found with one binary search over
-// the track's runs and one ReadAt.
-
-// recordSize is the size of one spilled event record.
-const recordSize = 36
-
-// Record layout, little-endian:
+// every trace.Event beyond its time. Records are grouped per track in runs
+// of up to runRecords events; a run is found by binary search over its
+// track's runs, read with one ReadAt and decoded from its start.
 //
-//	0  int32  Type
-//	4  uint32 Seq
-//	8  int32  Capture
-//	12 int32  CPU
-//	16 int32  Stack
-//	20 int32  Labels
-//	24 int64  Payload.Off
-//	32 int32  Payload.Len
-func putRecord(b []byte, e *trace.Event) {
-	_ = b[recordSize-1]
-	binary.LittleEndian.PutUint32(b[0:], uint32(e.Type))
-	binary.LittleEndian.PutUint32(b[4:], e.Seq)
-	binary.LittleEndian.PutUint32(b[8:], uint32(e.Capture))
-	binary.LittleEndian.PutUint32(b[12:], uint32(e.CPU))
-	binary.LittleEndian.PutUint32(b[16:], uint32(e.Stack))
-	binary.LittleEndian.PutUint32(b[20:], uint32(e.Labels))
-	binary.LittleEndian.PutUint64(b[24:], uint64(e.Payload.Off))
-	binary.LittleEndian.PutUint32(b[32:], uint32(e.Payload.Len))
-}
+// A record is eight zigzag varints, each the difference from the same
+// field of the previous record of the run (zero before the first):
+// Type, Seq, Capture, CPU, Stack, Labels, Payload.Off, Payload.Len.
+// Within a thread most fields repeat or step by small amounts, so a
+// record takes about 8–12 bytes instead of 36, which is what writing 100
+// million of them costs in memory bandwidth and disk.
 
-func getRecord(b []byte, e *trace.Event) {
-	_ = b[recordSize-1]
-	e.Type = trace.TypeID(binary.LittleEndian.Uint32(b[0:]))
-	e.Seq = binary.LittleEndian.Uint32(b[4:])
-	e.Capture = trace.TrackID(binary.LittleEndian.Uint32(b[8:]))
-	e.CPU = int32(binary.LittleEndian.Uint32(b[12:]))
-	e.Stack = trace.StackID(binary.LittleEndian.Uint32(b[16:]))
-	e.Labels = trace.LabelsID(binary.LittleEndian.Uint32(b[20:]))
-	e.Payload.Off = int64(binary.LittleEndian.Uint64(b[24:]))
-	e.Payload.Len = int32(binary.LittleEndian.Uint32(b[32:]))
-}
+// maxRecordSize bounds the encoding of one record.
+const maxRecordSize = 8 * binary.MaxVarintLen64
 
 const (
 	// runRecords is how many records a track buffers before writing them
 	// as one run.
 	runRecords = 1024
+	// runBuffer is the capacity of a full-size run buffer: enough for
+	// typical records; a run also ends when its buffer is full.
+	runBuffer = 16 << 10
 	// maxBuffered bounds the bytes buffered over all tracks; past it every
 	// buffer is written out (runs then hold fewer records).
 	maxBuffered = 4 << 20
 )
 
+// appendRecord appends e's record; b must have room for maxRecordSize
+// more bytes.
+func appendRecord(b []byte, prev, e *trace.Event) []byte {
+	n := len(b)
+	b = b[:n+maxRecordSize]
+	n = putVarint(b, n, int64(e.Type)-int64(prev.Type))
+	n = putVarint(b, n, int64(e.Seq)-int64(prev.Seq))
+	n = putVarint(b, n, int64(e.Capture)-int64(prev.Capture))
+	n = putVarint(b, n, int64(e.CPU)-int64(prev.CPU))
+	n = putVarint(b, n, int64(e.Stack)-int64(prev.Stack))
+	n = putVarint(b, n, int64(e.Labels)-int64(prev.Labels))
+	n = putVarint(b, n, e.Payload.Off-prev.Payload.Off)
+	n = putVarint(b, n, int64(e.Payload.Len)-int64(prev.Payload.Len))
+	return b[:n]
+}
+
+// putVarint writes v as binary.AppendVarint would, at b[i:], and returns
+// the index after it.
+func putVarint(b []byte, i int, v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	for u >= 0x80 {
+		b[i] = byte(u) | 0x80
+		u >>= 7
+		i++
+	}
+	b[i] = byte(u)
+	return i + 1
+}
+
+// decodeRun decodes the records of a run into dst.
+func decodeRun(dst []trace.Event, b []byte, n int) ([]trace.Event, error) {
+	var prev trace.Event
+	var d [8]int64
+	for range n {
+		for k := range d {
+			v, m := binary.Varint(b)
+			if m <= 0 {
+				return dst, fmt.Errorf("render: internal error: damaged record in the spill file")
+			}
+			d[k], b = v, b[m:]
+		}
+		e := trace.Event{
+			Type:    trace.TypeID(int64(prev.Type) + d[0]),
+			Seq:     uint32(int64(prev.Seq) + d[1]),
+			Capture: trace.TrackID(int64(prev.Capture) + d[2]),
+			CPU:     int32(int64(prev.CPU) + d[3]),
+			Stack:   trace.StackID(int64(prev.Stack) + d[4]),
+			Labels:  trace.LabelsID(int64(prev.Labels) + d[5]),
+			Payload: trace.Loc{Off: prev.Payload.Off + d[6], Len: int32(int64(prev.Payload.Len) + d[7])},
+		}
+		dst = append(dst, e)
+		prev = e
+	}
+	return dst, nil
+}
+
 // run is a stretch of consecutive records of one track in the spill file.
 type run struct {
 	first int   // index in the track of the run's first record
-	off   int64 // file offset of that record
+	off   int64 // file offset of the run
+	size  int32 // bytes
 }
 
 // spillTrack is one track's part of the spill file.
 type spillTrack struct {
 	runs []run
-	buf  []byte // records not yet written
-	n    int    // records written
+	buf  []byte      // records not yet written
+	k    int         // records in buf
+	prev trace.Event // the last record in buf
+	n    int         // records written
 }
 
-// spill is the temporary file of event records.
+// spill is the temporary file of event records. Full runs are handed to
+// a writer goroutine, so the file system's copy overlaps reading the
+// trace.
 type spill struct {
 	f        *os.File
-	w        *bufio.Writer
-	off      int64 // bytes written
-	buffered int
+	off      int64 // bytes written or queued
+	buffered int   // bytes in the tracks' buffers
+	jobs     chan []byte
+	free     chan []byte // full-size buffers the writer is done with
+	done     chan error
 }
+
+// spillQueue is how many runs may wait for the writer.
+const spillQueue = 16
 
 func newSpill(dir string) (*spill, error) {
 	f, err := os.CreateTemp(dir, "viewer-index-*.spill")
@@ -90,79 +132,157 @@ func newSpill(dir string) (*spill, error) {
 	// The file lives until Close; removing the name now means a crash
 	// leaves nothing behind on systems that allow it.
 	os.Remove(f.Name())
-	return &spill{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	s := &spill{f: f, jobs: make(chan []byte, spillQueue), free: make(chan []byte, spillQueue+2), done: make(chan error, 1)}
+	go s.write(s.jobs)
+	return s, nil
+}
+
+func (s *spill) write(jobs <-chan []byte) {
+	var err error
+	for b := range jobs {
+		if err == nil {
+			if _, werr := s.f.Write(b); werr != nil {
+				err = fmt.Errorf("render: writing the index spill file: %w", werr)
+			}
+		}
+		if cap(b) == runBuffer {
+			select {
+			case s.free <- b[:0]:
+			default:
+			}
+		}
+	}
+	s.done <- err
 }
 
 // add buffers e's record for track st; all reports whether the caller must
 // flush every track's buffer.
-func (s *spill) add(st *spillTrack, e *trace.Event) (all bool, err error) {
-	if st.buf == nil {
-		st.buf = make([]byte, 0, 8*recordSize)
+func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
+	if len(st.buf)+maxRecordSize > cap(st.buf) {
+		if cap(st.buf) == runBuffer {
+			s.flush(st) // leaves an empty full-size buffer
+		} else {
+			st.buf = s.grow(st.buf)
+		}
 	}
-	st.buf = append(st.buf, make([]byte, recordSize)...)
-	putRecord(st.buf[len(st.buf)-recordSize:], e)
-	s.buffered += recordSize
-	if len(st.buf) >= runRecords*recordSize {
-		return false, s.flush(st)
+	n := len(st.buf)
+	st.buf = appendRecord(st.buf, &st.prev, e)
+	st.prev = *e
+	st.k++
+	s.buffered += len(st.buf) - n
+	if st.k == runRecords {
+		s.flush(st)
+		return false
 	}
-	return s.buffered >= maxBuffered, nil
+	return s.buffered >= maxBuffered
 }
 
-func (s *spill) flush(st *spillTrack) error {
-	if len(st.buf) == 0 {
-		return nil
+// grow returns b with room for more records: small buffers double, so a
+// track with few events holds little; a track that fills one takes a
+// full-size buffer.
+func (s *spill) grow(b []byte) []byte {
+	if c := 2 * cap(b); c < runBuffer/4 {
+		return append(make([]byte, 0, max(c, 4*maxRecordSize)), b...)
 	}
-	st.runs = append(st.runs, run{first: st.n, off: s.off})
-	if _, err := s.w.Write(st.buf); err != nil {
-		return fmt.Errorf("render: writing the index spill file: %w", err)
+	return append(s.full(), b...)
+}
+
+// full returns an empty full-size buffer, recycled from the writer when
+// possible.
+func (s *spill) full() []byte {
+	select {
+	case b := <-s.free:
+		return b
+	default:
+		return make([]byte, 0, runBuffer)
 	}
-	k := len(st.buf) / recordSize
-	st.n += k
+}
+
+// flush queues the track's buffered records as one run.
+func (s *spill) flush(st *spillTrack) {
+	if st.k == 0 {
+		return
+	}
+	st.runs = append(st.runs, run{first: st.n, off: s.off, size: int32(len(st.buf))})
+	st.n += st.k
+	st.k = 0
+	st.prev = trace.Event{}
 	s.off += int64(len(st.buf))
 	s.buffered -= len(st.buf)
-	if cap(st.buf) > 64*recordSize && k < runRecords/4 {
-		st.buf = nil // a track that fills slowly keeps a small buffer
-	} else {
-		st.buf = st.buf[:0]
+	full := cap(st.buf) == runBuffer
+	s.jobs <- st.buf
+	st.buf = nil
+	if full {
+		st.buf = s.full() // the track fills runs: give it a full-size buffer at once
 	}
-	return nil
 }
 
-// finish writes every buffer and makes the file readable.
-func (s *spill) finish(tracks []*track) error {
-	for _, t := range tracks {
-		if err := s.flush(&t.spill); err != nil {
-			return err
-		}
-		t.spill.buf = nil
-		t.spill.runs = append([]run(nil), t.spill.runs...)
+// finish writes every buffer, waits for the writer and makes the file
+// readable.
+func (s *spill) finish(tracks []*spillTrack) error {
+	for _, st := range tracks {
+		s.flush(st)
+		st.buf = nil
+		st.runs = slices.Clip(st.runs)
 	}
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("render: writing the index spill file: %w", err)
-	}
-	s.w = nil
-	return nil
+	return s.stop()
 }
 
-// read fills dst with the records of track st from index i on; it returns
-// how many it read (fewer at the end of a run or of the track).
-func (s *spill) read(st *spillTrack, i int, buf []byte) (int, error) {
-	k := sort.Search(len(st.runs), func(k int) bool { return st.runs[k].first > i }) - 1
-	if k < 0 || i >= st.n {
-		return 0, fmt.Errorf("render: internal error: record %d of %d not in the spill file", i, st.n)
+// stop ends the writer goroutine and returns its error.
+func (s *spill) stop() error {
+	if s.jobs == nil {
+		return nil
 	}
-	end := st.n
-	if k+1 < len(st.runs) {
-		end = st.runs[k+1].first
-	}
-	n := min(end-i, len(buf)/recordSize)
-	off := st.runs[k].off + int64(i-st.runs[k].first)*recordSize
-	if _, err := s.f.ReadAt(buf[:n*recordSize], off); err != nil {
-		return 0, fmt.Errorf("render: reading the index spill file: %w", err)
-	}
-	return n, nil
+	close(s.jobs)
+	s.jobs = nil
+	return <-s.done
 }
 
 func (s *spill) close() error {
+	s.stop()
 	return s.f.Close()
+}
+
+// runOf returns the run that holds record i of a track.
+func (st *spillTrack) runOf(i int) (k int, ok bool) {
+	k = sort.Search(len(st.runs), func(k int) bool { return st.runs[k].first > i }) - 1
+	return k, k >= 0 && i < st.n
+}
+
+// runReader decodes runs of the spill file, keeping the last one: a
+// search that checks consecutive events of a track decodes each run once.
+// It is not safe for concurrent use; each caller has its own.
+type runReader struct {
+	s    *spill
+	st   *spillTrack
+	k    int
+	evs  []trace.Event
+	data []byte
+}
+
+// event returns record i of track st (Time and Track are left zero).
+func (rr *runReader) event(st *spillTrack, i int) (trace.Event, error) {
+	k, ok := st.runOf(i)
+	if !ok {
+		return trace.Event{}, fmt.Errorf("render: internal error: record %d of %d not in the spill file", i, st.n)
+	}
+	if rr.st != st || rr.k != k || rr.evs == nil {
+		r := st.runs[k]
+		n := runRecords
+		if k+1 < len(st.runs) {
+			n = st.runs[k+1].first - r.first
+		} else {
+			n = st.n - r.first
+		}
+		rr.data = slices.Grow(rr.data[:0], int(r.size))[:r.size]
+		if _, err := rr.s.f.ReadAt(rr.data, r.off); err != nil {
+			return trace.Event{}, fmt.Errorf("render: reading the index spill file: %w", err)
+		}
+		evs, err := decodeRun(rr.evs[:0], rr.data, n)
+		if err != nil {
+			return trace.Event{}, err
+		}
+		rr.st, rr.k, rr.evs = st, k, evs
+	}
+	return rr.evs[i-st.runs[k].first], nil
 }

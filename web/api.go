@@ -116,13 +116,32 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// delete removes a trace from the library first, so that no new index
+// build can start for it, then stops and closes its index.
 func (s *Server) delete(e Entry) error {
+	err := s.lib.Delete(e.ID)
 	s.ix.drop(e.ID)
-	if err := s.lib.Delete(e.ID); err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("deleting trace", "trace", e.ID, "err", err)
 		return fmt.Errorf("could not delete the trace: %w", err)
 	}
 	return nil
+}
+
+// uploadStatus returns the status and message for a failed upload.
+func (s *Server) uploadStatus(err error, r *http.Request, max int64) (int, string) {
+	var ue *uploadError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ue):
+		return ue.status, ue.msg
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, tooLarge(max)
+	case r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF):
+		return http.StatusBadRequest, "the upload was interrupted"
+	}
+	s.log.Error("storing upload", "err", err)
+	return http.StatusInternalServerError, "could not store the upload: " + err.Error()
 }
 
 // uploadError is a refused upload: a 4xx status and a message for the user.
@@ -147,19 +166,8 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	body := http.MaxBytesReader(w, r.Body, max)
 	e, existing, err := s.lib.Add(body, name, s.check)
 	if err != nil {
-		var ue *uploadError
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &ue):
-			writeError(w, ue.status, ue.msg)
-		case errors.As(err, &mbe):
-			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(max))
-		case r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF):
-			writeError(w, http.StatusBadRequest, "the upload was interrupted")
-		default:
-			s.log.Error("storing upload", "name", name, "err", err)
-			writeError(w, http.StatusInternalServerError, "could not store the upload: "+err.Error())
-		}
+		status, msg := s.uploadStatus(err, r, max)
+		writeError(w, status, msg)
 		return
 	}
 	s.ix.get(e)
@@ -168,6 +176,54 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, map[string]any{"id": e.ID, "existing": existing})
+}
+
+// handleUploadForm serves the library page's upload form, which works
+// without script: the file part of a multipart body is streamed to the
+// library like a raw upload, then the browser is sent to the viewer.
+func (s *Server) handleUploadForm(w http.ResponseWriter, r *http.Request) {
+	max := s.cfg.MaxUpload
+	if r.ContentLength > max+64<<10 {
+		s.errorPage(w, r, http.StatusRequestEntityTooLarge, tooLarge(max))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, max+64<<10) // the form's own bytes too
+	mr, err := r.MultipartReader()
+	if err != nil {
+		s.errorPage(w, r, http.StatusBadRequest, "the upload is not a form: "+err.Error())
+		return
+	}
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			s.errorPage(w, r, http.StatusBadRequest, "the form holds no file")
+			return
+		}
+		if part.FormName() != "file" {
+			part.Close()
+			continue
+		}
+		e, _, err := s.lib.Add(io.LimitReader(part, max+1), part.FileName(), s.checkMax(max))
+		part.Close()
+		if err != nil {
+			status, msg := s.uploadStatus(err, r, max)
+			s.errorPage(w, r, status, msg)
+			return
+		}
+		s.ix.get(e)
+		http.Redirect(w, r, "/t/"+e.ID.String(), http.StatusSeeOther)
+		return
+	}
+}
+
+// checkMax is check for bodies that cannot enforce the limit themselves.
+func (s *Server) checkMax(max int64) Checker {
+	return func(f *os.File, size int64) (string, error) {
+		if size > max {
+			return "", &uploadError{http.StatusRequestEntityTooLarge, tooLarge(max)}
+		}
+		return s.check(f, size)
+	}
 }
 
 func tooLarge(max int64) string {

@@ -28,24 +28,30 @@ type index struct {
 	types []int64 // events per trace.TypeID
 }
 
-// statsReader counts the events a reader hands out, so that the index
-// build yields the `viewer stats` object in the same pass.
-type statsReader struct {
+// typeCounter counts the events of each type a reader hands out, for the
+// event-type selector, in the index build's pass. It also turns a panic in
+// the reader into an error: render reads on a goroutine of its own, where
+// no handler would recover it.
+type typeCounter struct {
 	trace.Reader
-	c     trace.Counter
 	types []int64 // events per trace.TypeID
+	log   *slog.Logger
+	id    uuid.UUID
 }
 
-func (r *statsReader) ReadEvent() (trace.Event, error) {
-	e, err := r.Reader.ReadEvent()
-	if err == nil {
-		r.c.Add(e)
-		if e.Type >= 0 {
-			if int(e.Type) >= len(r.types) {
-				r.types = append(r.types, make([]int64, int(e.Type)+1-len(r.types))...)
-			}
-			r.types[e.Type]++
+func (r *typeCounter) ReadEvent() (e trace.Event, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("panic in trace reader", "trace", r.id, "panic", p, "stack", string(debug.Stack()))
+			e, err = trace.Event{}, fmt.Errorf("internal error in the %s reader: %v", r.Meta().Format, p)
 		}
+	}()
+	e, err = r.Reader.ReadEvent()
+	if err == nil && e.Type >= 0 {
+		if int(e.Type) >= len(r.types) {
+			r.types = append(r.types, make([]int64, int(e.Type)+1-len(r.types))...)
+		}
+		r.types[e.Type]++
 	}
 	return e, err
 }
@@ -95,13 +101,12 @@ func (j *job) snapshot() (Progress, *index) {
 }
 
 // subscribe returns a channel that receives a value whenever the job's
-// progress changes (coalesced), and a func to stop.
+// progress changes after the call (coalesced), and a func to stop.
 func (j *job) subscribe() (<-chan struct{}, func()) {
 	c := make(chan struct{}, 1)
 	j.mu.Lock()
 	j.subs[c] = struct{}{}
 	j.mu.Unlock()
-	c <- struct{}{} // the current state
 	return c, func() {
 		j.mu.Lock()
 		delete(j.subs, c)
@@ -132,6 +137,8 @@ type indexer struct {
 	// resident is how many built indexes stay in memory while no one
 	// uses them; the least recently used beyond it are closed.
 	resident int
+	// every is how often a build reports progress.
+	every time.Duration
 
 	mu   sync.Mutex
 	jobs map[uuid.UUID]*job
@@ -326,7 +333,7 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	if err != nil {
 		return nil, f, err
 	}
-	sr := &statsReader{Reader: r}
+	sr := &typeCounter{Reader: r, log: ix.log, id: e.ID}
 	start := time.Now()
 	var last time.Time
 	j.update(func(p *Progress) { p.State = StateIndexing })
@@ -334,7 +341,7 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 		SpillDir: ix.spill,
 		Progress: func(rp render.Progress) {
 			now := time.Now()
-			if now.Sub(last) < progressEvery || rp.Done {
+			if now.Sub(last) < ix.every || rp.Done {
 				return
 			}
 			last = now
@@ -352,7 +359,7 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	if err != nil {
 		return nil, f, err
 	}
-	return &index{x: x, r: sr, stats: sr.c.Stats(r.Meta(), x.ReadErr()), types: sr.types}, f, nil
+	return &index{x: x, r: sr, stats: x.Stats(), types: sr.types}, f, nil
 }
 
 func formatByName(formats []trace.Format, name string) trace.Format {

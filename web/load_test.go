@@ -84,7 +84,7 @@ func TestLoad(t *testing.T) {
 	}()
 
 	type result struct {
-		lat              []time.Duration
+		lat, query       []time.Duration
 		sent, got, fails int
 	}
 	results := make([]result, clients)
@@ -105,7 +105,7 @@ func TestLoad(t *testing.T) {
 			readDone := make(chan struct{})
 			go func() {
 				defer close(readDone)
-				var hdr [wire.HeaderSize]byte
+				var hdr [wire.HeaderSize + 24]byte // the header and the reply's fields up to micros
 				for {
 					typ, rd, err := conn.NextReader()
 					if err != nil {
@@ -135,6 +135,9 @@ func TestLoad(t *testing.T) {
 						if at, ok := sentAt[seq]; ok {
 							r.lat = append(r.lat, now.Sub(at))
 							r.got++
+						}
+						if len(b) >= wire.HeaderSize+24 {
+							r.query = append(r.query, time.Duration(binary.LittleEndian.Uint32(b[wire.HeaderSize+20:]))*time.Microsecond)
 						}
 						// older requests were superseded ("latest wins")
 						for s := range sentAt {
@@ -191,24 +194,28 @@ func TestLoad(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	heapEnd = ms.HeapInuse
 
-	var all []time.Duration
+	var all, query []time.Duration
 	sent, got, fails := 0, 0, 0
 	for _, r := range results {
 		all = append(all, r.lat...)
+		query = append(query, r.query...)
 		sent += r.sent
 		got += r.got
 		fails += r.fails
 	}
 	slices.Sort(all)
-	pct := func(p float64) time.Duration {
-		if len(all) == 0 {
+	slices.Sort(query)
+	at := func(d []time.Duration, p float64) time.Duration {
+		if len(d) == 0 {
 			return 0
 		}
-		return all[min(len(all)-1, int(p*float64(len(all))))]
+		return d[min(len(d)-1, int(p*float64(len(d))))]
 	}
+	pct := func(p float64) time.Duration { return at(all, p) }
 	t.Logf("%d clients x %d req/s x %ds: sent %d, answered %d (%.1f%%; the rest superseded by newer requests), errors %d",
 		clients, rate, seconds, sent, got, 100*float64(got)/float64(max(sent, 1)), fails)
 	t.Logf("reply latency: p50 %v, p90 %v, p99 %v, max %v", pct(0.5), pct(0.9), pct(0.99), pct(1))
+	t.Logf("server query time: p50 %v, p90 %v, p99 %v", at(query, 0.5), at(query, 0.9), at(query, 0.99))
 	t.Logf("heap in use: %.1f MiB after indexing, %.1f MiB peak, %.1f MiB after the run", mib(heap0), mib(heapMax), mib(heapEnd))
 	if fails > 0 {
 		t.Errorf("%d errors", fails)

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"runtime/debug"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -16,6 +17,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/", s.handleLibraryPage)
 	r.Get("/t/{id}", s.handleViewerPage)
 	r.Post("/t/{id}/delete", s.handleDeleteForm)
+	r.Post("/upload", s.handleUploadForm)
 	r.Handle("/static/*", s.static)
 
 	r.Route("/api/traces", func(r chi.Router) {
@@ -82,7 +84,11 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			}
 			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path,
 				"trace", chiParam(r, "id"), "panic", p, "stack", string(debug.Stack()))
-			http.Error(w, "internal error", http.StatusInternalServerError)
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				writeError(w, http.StatusInternalServerError, "internal error")
+			} else {
+				s.errorPage(w, r, http.StatusInternalServerError, "Something went wrong on the server; it has been logged.")
+			}
 		}()
 		next.ServeHTTP(w, r)
 	})

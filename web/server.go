@@ -143,6 +143,7 @@ func New(cfg Config) (*Server, error) {
 		formats:  cfg.Formats,
 		spill:    filepath.Join(cfg.DataDir, tmpDir),
 		resident: cfg.ResidentIndexes,
+		every:    progressEvery,
 		log:      log,
 		sem:      make(chan struct{}, 1),
 		jobs:     map[uuid.UUID]*job{},

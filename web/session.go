@@ -24,14 +24,21 @@ import (
 
 // Websocket session limits and timings (PROTOCOL.md §4).
 const (
-	writeWait      = 10 * time.Second
-	pongWait       = 60 * time.Second
-	pingPeriod     = pongWait * 9 / 10
-	MaxMessage     = 64 << 10 // bytes of one client message
-	MaxWidth       = 1 << 15  // pixels of one viewport
-	searchBatch    = 1000     // hits per pushed search message
-	maxSearchSent  = 10000    // hits pushed per search; the rest are only counted
-	outQueueLength = 16
+	writeWait  = 10 * time.Second
+	pongWait   = 60 * time.Second
+	pingPeriod = pongWait * 9 / 10
+	MaxMessage = 64 << 10 // bytes of one client message
+	MaxWidth   = 1 << 15  // pixels of one viewport
+
+	// MaxViewportTracks bounds the tracks of one viewport request: the
+	// page asks only for the rows it shows.
+	MaxViewportTracks = 4096
+	// MaxViewportCells bounds tracks × (width+1), the most items a reply
+	// can hold (16 bytes each on the wire).
+	MaxViewportCells = 1 << 22
+	searchBatch      = 1000  // hits per pushed search message
+	maxSearchSent    = 10000 // hits pushed per search; the rest are only counted
+	outQueueLength   = 16
 )
 
 // sessionTime is a time in a client request: a decimal string or, when
@@ -193,8 +200,10 @@ func (ss *session) accept(req *request) error {
 			return errors.New("viewport: end must be after start")
 		case req.Width < 1 || req.Width > MaxWidth:
 			return fmt.Errorf("viewport: width must be from 1 to %d", MaxWidth)
-		case len(req.Tracks) > MaxViewIDs || len(req.Types) > MaxViewIDs:
-			return fmt.Errorf("viewport: more than %d ids", MaxViewIDs)
+		case len(req.Tracks) > MaxViewportTracks || len(req.Types) > MaxViewIDs:
+			return fmt.Errorf("viewport: more than %d tracks", MaxViewportTracks)
+		case len(req.Tracks)*(req.Width+1) > MaxViewportCells:
+			return fmt.Errorf("viewport: tracks × width exceeds %d", MaxViewportCells)
 		}
 		switch req.Mode {
 		case "":
@@ -255,6 +264,9 @@ func (ss *session) writeLoop() {
 	defer ping.Stop()
 	progress, unsubscribe := ss.job.subscribe()
 	defer unsubscribe()
+	if err := ss.writeProgress(); err != nil { // the state at connection
+		return
+	}
 	for {
 		var err error
 		select {
@@ -297,27 +309,32 @@ func (ss *session) writeJSON(v any) error {
 // waiting for the index.
 func (ss *session) writeProgress() error {
 	p, idx := ss.job.snapshot()
-	var err error
 	switch p.State {
 	case StateReady:
-		err = ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.info(ss.e)})
-		if err == nil && !ss.sentTables {
-			ss.sentTables = true
-			tables := wire.NewTables(idx.x.Meta(), idx.x.Tracks())
-			err = ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
+		if idx != nil {
+			return ss.serve() // sends ready and the tables first
 		}
 	case StateFailed:
-		err = ss.writeJSON(map[string]any{"type": "failed", "error": p.Error})
-	default:
-		err = ss.writeJSON(struct {
-			Type string `json:"type"`
-			Progress
-		}{"progress", p})
+		return ss.writeJSON(map[string]any{"type": "failed", "error": p.Error})
 	}
-	if err == nil && idx != nil {
-		err = ss.serve()
+	return ss.writeJSON(struct {
+		Type string `json:"type"`
+		Progress
+	}{"progress", p})
+}
+
+// writeReady tells the page the index is built and sends the name tables
+// every reply refers to; once per session, before any reply.
+func (ss *session) writeReady(idx *index) error {
+	if ss.sentTables {
+		return nil
 	}
-	return err
+	ss.sentTables = true
+	if err := ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.info(ss.e)}); err != nil {
+		return err
+	}
+	tables := wire.NewTables(idx.x.Meta(), idx.x.Tracks())
+	return ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
 }
 
 // serve answers the newest pending hit and viewport requests, once the
@@ -326,6 +343,15 @@ func (ss *session) serve() error {
 	_, idx := ss.job.snapshot()
 	if idx == nil {
 		return nil // kept pending until the index is ready
+	}
+	if err := ss.writeReady(idx); err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	pending := ss.hit != nil || ss.viewport != nil
+	ss.mu.Unlock()
+	if !pending {
+		return nil
 	}
 	// Wait for a query slot before taking the requests, so that a session
 	// that waited answers the newest request it has by then.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -814,4 +815,183 @@ func TestIdleIndexesEvicted(t *testing.T) {
 	if n != 5000 {
 		t.Errorf("reopened trace draws %d events", n)
 	}
+}
+
+func TestUploadForm(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, dir, nil)
+	post := func(data []byte) *http.Response {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("note", "ignored")
+		fw, _ := mw.CreateFormFile("file", `C:\traces\form.synth`)
+		fw.Write(data)
+		mw.Close()
+		req, _ := http.NewRequest("POST", ts.hs.URL+"/upload", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	resp := post(synthFile(100, 1))
+	l := ts.list()
+	if resp.StatusCode != http.StatusSeeOther || len(l) != 1 || resp.Header.Get("Location") != "/t/"+l[0].ID.String() || l[0].Name != "form.synth" {
+		t.Fatalf("form upload: %d %q, library %+v", resp.StatusCode, resp.Header.Get("Location"), l)
+	}
+	if resp := post([]byte("not a trace at all")); resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("bad form upload: %d", resp.StatusCode)
+	}
+	if resp := post(append(synthFile(1, 2), make([]byte, 2<<20)...)); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversize form upload: %d", resp.StatusCode)
+	}
+	if l := ts.list(); len(l) != 1 {
+		t.Errorf("library holds %d traces", len(l))
+	}
+	if f := libraryFiles(t, dir); len(f) != 1 {
+		t.Errorf("data directory holds %v", f)
+	}
+}
+
+// panicFormat is a reader that panics on its Nth event ("PANIC1 N").
+type panicFormat struct{}
+
+func (panicFormat) Name() string           { return "panic" }
+func (panicFormat) Match(head []byte) bool { return bytes.HasPrefix(head, []byte("PANIC1 ")) }
+func (panicFormat) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
+	b := make([]byte, size)
+	r.ReadAt(b, 0)
+	var n int
+	fmt.Sscan(string(b[7:]), &n)
+	return &panicReader{Trace: gen.New(gen.Config{Events: 100}), at: n}, nil
+}
+
+type panicReader struct {
+	*gen.Trace
+	n, at int
+}
+
+func (r *panicReader) ReadEvent() (trace.Event, error) {
+	if r.n++; r.n == r.at {
+		panic("reader bug")
+	}
+	return r.Trace.ReadEvent()
+}
+
+func TestPanicsRecovered(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, dir, func(c *Config) { c.Formats = append(c.Formats, panicFormat{}) })
+	// A panic while checking an upload: 500, nothing stored.
+	status, _, msg := ts.upload("p", []byte("PANIC1 1\n"))
+	if status != http.StatusInternalServerError {
+		t.Errorf("panic in upload: %d %q", status, msg)
+	}
+	if f := libraryFiles(t, dir); len(f) != 0 {
+		t.Errorf("data directory holds %v", f)
+	}
+	// A panic while indexing: the trace is stored and marked failed.
+	status, id, _ := ts.upload("p", []byte("PANIC1 50\n"))
+	if status != http.StatusCreated {
+		t.Fatalf("upload: %d", status)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, b := ts.do("GET", "/api/traces/"+id, nil)
+		var ti TraceInfo
+		json.Unmarshal(b, &ti)
+		if ti.State == StateFailed {
+			if !strings.Contains(ti.Error, "internal error") {
+				t.Errorf("error %q", ti.Error)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state %s", ti.State)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The server still serves.
+	if l := ts.list(); len(l) != 1 {
+		t.Errorf("library %+v", l)
+	}
+}
+
+func TestLibraryIgnoresDebris(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, dir, nil)
+	_, id, _ := ts.upload("good", synthFile(10, 1))
+	ts.close()
+	// What a crash could leave: a staged upload, a trace directory
+	// without its info, one whose info is damaged, one whose file is short.
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, tmpDir, "upload-123"), 0o700))
+	must(os.WriteFile(filepath.Join(dir, tmpDir, "upload-123", traceFile), []byte("half"), 0o600))
+	for i, info := range []string{"", "{not json", `{"id":"00000000-0000-0000-0000-000000000000"}`} {
+		d := filepath.Join(dir, tracesDir, fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i))
+		must(os.MkdirAll(d, 0o700))
+		must(os.WriteFile(filepath.Join(d, traceFile), synthFile(10, 9), 0o600))
+		if info != "" {
+			must(os.WriteFile(filepath.Join(d, infoFile), []byte(info), 0o600))
+		}
+	}
+	ts2 := newTestServer(t, dir, nil)
+	l := ts2.list()
+	if len(l) != 1 || l[0].ID.String() != id {
+		t.Errorf("library after debris: %+v", l)
+	}
+	if des, _ := os.ReadDir(filepath.Join(dir, tmpDir)); len(des) != 0 {
+		t.Errorf("tmp not cleared: %v", des)
+	}
+}
+
+func TestProgressPushed(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), nil)
+	ts.s.ix.every = time.Millisecond // several reports even on a fast machine
+	_, id, _ := ts.upload("big", synthFile(3_000_000, 8))
+	c, _, err := ts.dial(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	var progress []Progress
+	for {
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Type string `json:"type"`
+			Progress
+		}
+		json.Unmarshal(b, &m)
+		if m.Type == "progress" {
+			progress = append(progress, m.Progress)
+			continue
+		}
+		if m.Type != "ready" {
+			t.Fatalf("message %s", b)
+		}
+		break
+	}
+	var last Progress
+	for _, p := range progress {
+		if p.State == StateIndexing && p.Events > 0 {
+			if p.Events < last.Events || p.EventsPerS <= 0 || p.Percent < 0 || p.Percent > 100 {
+				t.Errorf("progress %+v after %+v", p, last)
+			}
+			last = p
+		}
+	}
+	if last.Events == 0 {
+		t.Errorf("no progress with events before ready: %+v", progress)
+	}
+	t.Logf("%d progress messages, last %+v", len(progress), last)
 }

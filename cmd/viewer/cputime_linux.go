@@ -6,13 +6,13 @@ import (
 	"unsafe"
 )
 
-// threadCPU returns the CPU time the calling OS thread has used
-// (CLOCK_THREAD_CPUTIME_ID), so that timings on a busy machine count only
-// the work done; ok is false when the clock is not available.
-func threadCPU() (d time.Duration, ok bool) {
-	const clockThreadCPUTimeID = 3
+// processCPU returns the CPU time the process has used in all its
+// threads (CLOCK_PROCESS_CPUTIME_ID), so that timings on a busy machine
+// count only the work done; ok is false when the clock is not available.
+func processCPU() (d time.Duration, ok bool) {
+	const clockProcessCPUTimeID = 2
 	var ts syscall.Timespec
-	_, _, errno := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0)
+	_, _, errno := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockProcessCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0)
 	if errno != 0 {
 		return 0, false
 	}

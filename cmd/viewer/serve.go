@@ -62,8 +62,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *listen != "" {
 		addr = *listen
-		if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {
+		h, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return fmt.Errorf("--listen %q: %w", addr, err)
+		}
+		if ip := net.ParseIP(h); h != "" && (ip == nil || !ip.IsUnspecified()) {
 			hosts = append(hosts, h)
+		} else if len(hosts) == 0 {
+			fmt.Fprintln(stderr, "viewer: listening on every interface; name the host names browsers will use with --allow-host, or only localhost works")
 		}
 	}
 
