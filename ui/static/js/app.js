@@ -778,6 +778,21 @@ export class App {
     const from = sel ? sel.time : d > 0 ? this.vp.start : this.vp.end;
     const now = this.pendingRef ?? sel?.ref;
     const cur = now ? h.findIndex((x) => x.ref === now) : -1;
+    // Past the end of a list the source cut short: ask for the next hit.
+    if (this.hitsMore && cur === h.length - 1 && d > 0 && this.source.searchFrom) {
+      this.source.searchFrom(this.query, h[cur].ref, 1).then((hit) => {
+        if (!hit) {
+          this.status('Search wrapped around.');
+          this.ui.hitCount.textContent = `1 / ${h.length}+`;
+          this.selectRef(h[0].ref, { push: true, reveal: true, popup: false, center: true });
+          return;
+        }
+        h.push(hit);
+        this.ui.hitCount.textContent = `${h.length} / ${h.length}+`;
+        this.selectRef(hit.ref, { push: true, reveal: true, popup: false, center: true });
+      }, (e) => this.banner(`search: ${errText(e)}`));
+      return;
+    }
     let i;
     if (cur >= 0) i = (cur + d + h.length) % h.length;
     else if (d > 0) {

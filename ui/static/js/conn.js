@@ -14,6 +14,9 @@ import { decodeHeader, decodeReply, decodeTables, KIND_REPLY, KIND_TABLES } from
 /** @typedef {import('./source.js').Frame} Frame */
 /** @typedef {import('./source.js').Details} Details */
 
+/** How long a viewport request may wait for its reply. */
+const VIEW_TIMEOUT_MS = 15000;
+
 /** Converts a decimal-string (or number) time to BigInt. @param {unknown} v */
 function big(v) {
   if (typeof v === 'bigint') return v;
@@ -152,6 +155,15 @@ export class WsSource {
     const seq = this.seq;
     return new Promise((resolve, reject) => {
       this.waiting.set(seq, { resolve, reject, q });
+      // A reply that never comes (a request the server could not parse)
+      // must not stall the queue behind it.
+      setTimeout(() => {
+        const w = this.waiting.get(seq);
+        if (w) {
+          this.waiting.delete(seq);
+          w.reject(new Error(`no reply to viewport request ${seq}`));
+        }
+      }, VIEW_TIMEOUT_MS);
       ws.send(JSON.stringify({
         type: 'viewport', seq, start: String(q.start), end: String(q.end), width: q.width,
         tracks: q.tracks, types: q.hidden, mode: q.mode ?? 'event',
@@ -215,6 +227,17 @@ export class WsSource {
       raw,
     };
     return d;
+  }
+
+  /**
+   * The next (dir 1) or previous hit after event `after`, or null at the end.
+   * @param {string} query @param {string} after @param {number} dir
+   */
+  async searchFrom(query, after, dir) {
+    const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&after=${after}&dir=${dir > 0 ? 'next' : 'prev'}&limit=1`;
+    const { json: j } = await fetch(u).then(jsonOrError);
+    const h = (j.hits ?? [])[0];
+    return h ? { ref: String(h.ev), time: big(h.time), track: Number(h.track) } : null;
   }
 
   /** @param {string} query */

@@ -97,6 +97,8 @@
  * @property {(req: ViewRequest) => Promise<Frame>} view
  * @property {(ref: string) => Promise<Details>} details
  * @property {(query: string) => Promise<SearchResult>} search
+ * @property {(query: string, after: string, dir: number) => Promise<Hit | null>} [searchFrom]
+ *           the hit after (dir 1) or before (dir -1) an event, for lists the source cut short
  */
 
 /** The event id of a track's i-th event (PROTOCOL.md: "TRACK:INDEX"). @param {number} track @param {number} i */
