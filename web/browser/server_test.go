@@ -23,7 +23,7 @@ import (
 // bytes stands for a large trace with stacks, labels, lost events and
 // decoded fields.
 //
-//	SYNTH1 events=N seed=S tracks=T\n
+//	SYNTH1 events=N seed=S tracks=T [truncate]\n
 type synthFormat struct{}
 
 const synthMagic = "SYNTH1 "
@@ -55,6 +55,8 @@ func (synthFormat) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
 			_, err = fmt.Sscan(v, &cfg.Seed)
 		case "tracks":
 			_, err = fmt.Sscan(v, &cfg.Tracks)
+		case "truncate":
+			cfg.Truncate = true
 		default:
 			err = fmt.Errorf("unknown key %q", k)
 		}
