@@ -22,6 +22,18 @@ func plotXY(t *testing.T, ctx context.Context, fx float64, row int) (x, y float6
 	return p.X, p.Y
 }
 
+// labelXY returns page coordinates of a row's track label.
+func labelXY(t *testing.T, ctx context.Context, row int) (x, y float64) {
+	t.Helper()
+	var p struct{ X, Y float64 }
+	js := `(() => { const v = window.__viewer, r = v.ui.canvas.getBoundingClientRect();
+	  return {X: r.left + 10, Y: r.top + 38 + ` + itoa(row) + ` * v.rowH + v.rowH / 2}; })()`
+	if err := chromedp.Run(ctx, eval(js, &p)); err != nil {
+		t.Fatal(err)
+	}
+	return p.X, p.Y
+}
+
 // drag presses a button at (x0, y), moves to x1 in steps and releases.
 func drag(x0, x1, y float64, button input.MouseButton, mods input.Modifier) chromedp.Tasks {
 	opt := func(p *input.DispatchMouseEventParams) *input.DispatchMouseEventParams {
@@ -108,6 +120,32 @@ func TestFakeMouse(t *testing.T) {
 	}
 	if d := absDiff(before, after); d > 0.01*span2 {
 		t.Errorf("ctrl+wheel moved the time under the pointer from %s to %s", before, after)
+	}
+
+	// Shift+click on a track label raises the track, Ctrl+click sinks it.
+	var order1, order2 string
+	var rows int
+	lx, ly := labelXY(t, ctx, 4)
+	err = chromedp.Run(ctx,
+		eval(`window.__viewer.rows.length`, &rows),
+		chromedp.MouseClickXY(lx, ly, chromedp.ButtonModifiers(input.ModifierShift)),
+		waitJS(`window.__viewer.order.length > 0`),
+		eval(`window.__viewer.rows.slice(0, 2).join(',') + '/' + window.__viewer.selTrack`, &order1),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lx, ly = labelXY(t, ctx, 0)
+	err = chromedp.Run(ctx,
+		chromedp.MouseClickXY(lx, ly, chromedp.ButtonModifiers(input.ModifierCtrl)),
+		waitJS(`window.__viewer.rows.at(-1) === window.__viewer.selTrack`),
+		eval(`window.__viewer.rows.at(-1) + '/' + window.__viewer.selTrack`, &order2),
+	)
+	if err != nil {
+		t.Fatalf("ctrl+click sink: %v", err)
+	}
+	if !strings.HasPrefix(order1, "4,") || !strings.HasSuffix(order1, "/4") {
+		t.Errorf("shift+click on row 4 gave top rows/selection %s, want track 4 first", order1)
 	}
 
 	// The overlay lists the mouse bindings the test just used.

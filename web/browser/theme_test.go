@@ -33,3 +33,29 @@ func TestFakeDarkTheme(t *testing.T) {
 		t.Errorf("%d glyph pixels in the dark theme", painted)
 	}
 }
+
+// TestFakeHighDPI draws at the device's pixel ratio: the backing store is
+// twice the CSS size at devicePixelRatio 2, and glyphs still land.
+func TestFakeHighDPI(t *testing.T) {
+	ctx := tab(t)
+	srv := staticServer(t)
+	var ratio float64
+	var painted int
+	err := chromedp.Run(ctx,
+		emulation.SetDeviceMetricsOverride(1280, 800, 2, false),
+		chromedp.Navigate(srv.URL+"/dev.html"),
+		waitJS(ready),
+		eval(`new Promise(r => requestAnimationFrame(() => r()))`, nil),
+		eval(`window.__viewer.ui.canvas.width / window.__viewer.ui.canvas.getBoundingClientRect().width`, &ratio),
+		eval(paintedPixels, &painted),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ratio < 1.99 || ratio > 2.01 {
+		t.Errorf("backing store is %.3f× the CSS width, want 2", ratio)
+	}
+	if painted < 8000 {
+		t.Errorf("%d glyph pixels at 2× (want four times the 1× minimum)", painted)
+	}
+}
