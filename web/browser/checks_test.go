@@ -250,6 +250,11 @@ func checkSearchNext(t *testing.T, ctx context.Context, url, query string) {
 		waitJS(`window.__viewer.selEvent !== null`),
 		eval(`window.__viewer.hits.length`, &hits),
 		eval(`window.__viewer.selEvent.ref`, &first),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Run(ctx,
 		chromedp.KeyEvent(kb.Escape), // leave the search box
 		chromedp.KeyEvent("n"),
 		waitJS(`window.__viewer.selEvent.ref !== `+jsString(first)),
@@ -266,7 +271,7 @@ func checkSearchNext(t *testing.T, ctx context.Context, url, query string) {
 		t.Errorf("Enter selected %s, want the first hit", first)
 	}
 	if second != want {
-		t.Errorf("N selected %s, want the second hit %s", second, want)
+		t.Errorf("N selected %s, want the second hit %s (the first was %s)", second, want, first)
 	}
 	var wrapped string
 	err = chromedp.Run(ctx,

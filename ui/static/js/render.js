@@ -94,6 +94,10 @@ export class Renderer {
     this.densityRGBA = new Uint32Array(0);
     this.bg = 0;
     this.bgKey = '';
+    /** @type {Map<string, number>} */
+    this.cssCache = new Map();
+    /** @type {Map<string, Uint32Array>} */
+    this.densCache = new Map();
     /** @type {Map<string, Sprite>} */
     this.sprites = new Map();
     /** @type {HTMLCanvasElement | null} */
@@ -248,7 +252,12 @@ export class Renderer {
     const barH = Math.max(3, Math.round(rowH * 0.8));
     const boxH = Math.min(rowH - 4, 15);
     const rgba = this.rgba;
-    const dens = this.densityRGBA;
+    // Density colours pre-blended over each row's background, so that
+    // the stretched strips hold only opaque or empty pixels (the canvas
+    // copies those without blending).
+    const densBg = this.densityOver(this.cssRGBA(s.theme.bg));
+    const densAlt = this.densityOver(this.cssRGBA(s.theme.rowAlt));
+    const densSel = this.densityOver(this.cssRGBA(s.theme.selRow));
     const grey = packRGBA(128, 128, 128, 255);
     const bg = this.bgRGBA(s.theme);
     const hidden = s.hidden;
@@ -279,6 +288,7 @@ export class Renderer {
       if (!sl) continue;
       const trackRGB = s.colorBy === 'track' ? rgbOf(hashString(s.meta.tracks[id]?.name ?? ''), s.theme.dark) : null;
       used[r] = (sl.an > 0 ? 1 : 0) | (sl.n > 0 ? (boxes ? 4 : 2) : 0);
+      const dens = id === s.selTrack ? densSel : r % 2 === 1 ? densAlt : densBg;
       const dRow = STRIPS * r * W;
       const tRow = dRow + W;
       if (bpx && sl.n > 0) bpx.fill(0, r * bandH * bandW, (r + 1) * bandH * bandW);
@@ -432,6 +442,49 @@ export class Renderer {
     sp = { w, h: hh, cssW, data };
     this.sprites.set(key, sp);
     return sp;
+  }
+
+  /**
+   * Packed colour of a CSS colour (cached).
+   * @param {string} css
+   */
+  cssRGBA(css) {
+    let c = this.cssCache.get(css);
+    if (c === undefined) {
+      const cv = document.createElement('canvas');
+      cv.width = cv.height = 1;
+      const g = /** @type {CanvasRenderingContext2D} */ (cv.getContext('2d', { willReadFrequently: true }));
+      g.fillStyle = css;
+      g.fillRect(0, 0, 1, 1);
+      const d = g.getImageData(0, 0, 1, 1).data;
+      c = packRGBA(d[0], d[1], d[2], 255);
+      this.cssCache.set(css, c);
+    }
+    return c;
+  }
+
+  /**
+   * Density colours (type × level) blended over an opaque background.
+   * @param {number} bg packed
+   */
+  densityOver(bg) {
+    const key = bg + ':' + this.colorKey;
+    let d = this.densCache.get(key);
+    if (d) return d;
+    const a = this.densityRGBA;
+    d = new Uint32Array(a.length);
+    const br = bg & 255, bgg = (bg >>> 8) & 255, bb = (bg >>> 16) & 255;
+    for (let i = 0; i < a.length; i++) {
+      const c = a[i];
+      const al = (c >>> 24) / 255;
+      d[i] = packRGBA(
+        Math.round((c & 255) * al + br * (1 - al)),
+        Math.round(((c >>> 8) & 255) * al + bgg * (1 - al)),
+        Math.round(((c >>> 16) & 255) * al + bb * (1 - al)), 255);
+    }
+    if (this.densCache.size > 16) this.densCache.clear();
+    this.densCache.set(key, d);
+    return d;
   }
 
   /** The theme's background as a packed colour. @param {Theme} theme */
