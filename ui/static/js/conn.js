@@ -140,6 +140,7 @@ export class WsSource {
       types: (j.types ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), provider: String(t.provider ?? ''), name: String(t.name ?? ''), code: Number(t.code ?? 0) })),
       lost: (j.lost ?? []).map((/** @type {any} */ g) => ({ time: big(g.time), track: Number(g.track ?? -1), count: Number(g.count ?? 0) })),
       truncatedAt: j.truncated_at == null ? null : big(j.truncated_at),
+      wall: typeof j.wall === 'string' ? j.wall : '',
       error: String(j.error || st.error || (j.truncated_at != null ? 'the file is cut short' : '')),
     };
     if (!meta.events) for (const t of j.tracks ?? []) meta.events += Number(t.events ?? 0);

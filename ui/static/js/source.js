@@ -36,6 +36,7 @@
  * @property {Gap[]} lost
  * @property {bigint | null} truncatedAt time of the last event before damage, or null
  * @property {string} error       why reading stopped early, or ""
+ * @property {string} [wall]      RFC 3339 wall-clock time at time 0, when the trace knows it
  *
  * @typedef {object} TrackSlice
  * Individual events (drawn as glyphs):
