@@ -37,8 +37,11 @@ const (
 	// can hold (16 bytes each on the wire).
 	MaxViewportCells = 1 << 22
 	searchBatch      = 1000  // hits per pushed search message
-	maxSearchSent    = 10000 // hits pushed per search; the rest are only counted
+	maxSearchSent    = 10000 // hits pushed per search
 	outQueueLength   = 16
+
+	// searchFlush is how often hits that come slowly are pushed anyway.
+	searchFlush = 100 * time.Millisecond
 )
 
 // sessionTime is a time in a client request: a decimal string or, when
@@ -444,6 +447,7 @@ func (ss *session) runSearch(ctx context.Context, req *request) {
 	}
 	hits := make([]SearchHit, 0, searchBatch)
 	total, more := 0, false
+	flushed := time.Now()
 	from := render.At(math.MinInt64)
 	if req.From != nil {
 		from = render.At(trace.Time(*req.From))
@@ -455,7 +459,8 @@ func (ss *session) runSearch(ctx context.Context, req *request) {
 		}
 		hits = append(hits, h)
 		total++
-		if len(hits) == searchBatch {
+		if len(hits) == searchBatch || time.Since(flushed) >= searchFlush {
+			flushed = time.Now()
 			if !ss.send(batch{"search", req.Seq, hits, total, false, false}) {
 				return false
 			}
