@@ -1175,9 +1175,9 @@ function buildDOM(root) {
   if (title.parentElement !== bar) library.after(title);
   bar.append(
     info, progress, progressText,
-    button('Start', 'toStart', 'Home'), button('−', 'zoomOut', 'zoom out (S)'), button('+', 'zoomIn', 'zoom in (W)'),
-    button('End', 'toEnd', 'End'), button('All', 'zoomAll', 'whole trace (0)'), button('Zoom to selection', 'zoomSelection', 'Z'),
-    mode, button('Chase', 'chase', 'M'), button('No chase', 'noChase', 'Shift+M'),
+    button('⇤', 'toStart', 'start (Home)'), button('−', 'zoomOut', 'zoom out (S)'), button('+', 'zoomIn', 'zoom in (W)'),
+    button('⇥', 'toEnd', 'end (End)'), button('All', 'zoomAll', 'whole trace (0)'), button('Zoom sel.', 'zoomSelection', 'zoom to the ruler or the selected event (Z)'),
+    mode, button('Chase', 'chase', 'order tracks by the selected event type (M)'), button('Unchase', 'noChase', 'natural track order (Shift+M)'),
     search, button('◀', 'searchPrev', 'previous hit (Shift+N)'), button('▶', 'searchNext', 'next hit (N)'), hitCount,
     button('Copy link', 'copyLink', 'K'), link, button('?', 'help', 'keys (?)'),
   );
