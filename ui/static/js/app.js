@@ -255,6 +255,7 @@ export class App {
       colorBy: this.colorBy,
       hidden: this.hideTypes,
       selTrack: this.selTrack,
+      pinned: new Set(this.pins),
       selEvent: this.selEvent,
       popups: this.popups,
       hits: this.hits.map((h) => h.time),

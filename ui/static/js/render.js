@@ -63,6 +63,7 @@ const STRIPS = 2; // pixel strips per track: density, ticks
  *           send them anyway; aggregates whose dominant type is hidden are
  *           left out too)
  * @property {number} selTrack      -1 for none
+ * @property {Set<number>} [pinned] tracks pinned to the top
  * @property {{ref: string, time: bigint, track: number} | null} selEvent
  * @property {Popup[]} popups
  * @property {bigint[]} hits        search hits for the overview strip
@@ -622,8 +623,16 @@ export class Renderer {
         ctx.fillStyle = th.sel;
         ctx.fillRect(0, y - s.rowH / 2, 3, s.rowH);
       }
+      const pin = s.pinned?.has(shown[r]) ? 10 : 0;
       ctx.fillStyle = shown[r] === s.selTrack ? th.sel : th.fg;
-      if (s.rowH >= 9) ctx.fillText(this.fit(t.name, s.labelW - 10), 6, y + 0.5);
+      if (s.rowH >= 9) ctx.fillText(this.fit(t.name, s.labelW - 10 - pin), 6, y + 0.5);
+      if (pin) {
+        // A small pin mark at the right of a pinned track's label.
+        ctx.beginPath();
+        ctx.arc(s.labelW - 8, y - 1, 3, 0, 2 * Math.PI);
+        ctx.fill();
+        ctx.fillRect(s.labelW - 8, y + 1, 1, 4);
+      }
     }
   }
 
