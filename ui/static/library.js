@@ -36,6 +36,35 @@ enableUpload({
   input: /** @type {HTMLInputElement | null} */ (document.getElementById('upload-file')),
 });
 
+// With script the file uploads as soon as it is chosen (raw body, with
+// progress); the form's own submit stays for pages without script.
+document.getElementById('upload-form')?.addEventListener('submit', (e) => {
+  e.preventDefault();
+  document.getElementById('upload-file')?.dispatchEvent(new Event('change'));
+});
+
+// Rows still indexing: poll the list and reload when one is done.
+const pending = new Set(
+  [...document.querySelectorAll('#traces tr[data-id]')]
+    .filter((tr) => tr.querySelector('.state'))
+    .map((tr) => tr.getAttribute('data-id')),
+);
+if (pending.size) {
+  const timer = setInterval(async () => {
+    try {
+      const r = await fetch('/api/traces');
+      if (!r.ok) return;
+      const list = await r.json();
+      if (list.some((/** @type {any} */ t) => pending.has(t.id) && (t.state === 'ready' || t.state === 'failed'))) {
+        clearInterval(timer);
+        location.reload();
+      }
+    } catch {
+      // the server may be restarting: try again on the next tick
+    }
+  }, 1500);
+}
+
 for (const form of document.querySelectorAll('#traces form')) {
   form.addEventListener('submit', async (e) => {
     e.preventDefault();

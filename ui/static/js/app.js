@@ -103,6 +103,8 @@ export class App {
   async start() {
     const ui = this.ui;
     this.enableUpload();
+    const src = /** @type {any} */ (this.source);
+    if ('onClose' in src) src.onClose = (/** @type {string} */ why) => this.banner(`${why}. Reload the page to reconnect.`);
     ui.progress.hidden = false;
     try {
       this.meta = await this.source.open((pct, text) => {
@@ -121,7 +123,10 @@ export class App {
     if (!ui.title.textContent) ui.title.textContent = m.name;
     ui.info.textContent = `${m.format} · ${m.events.toLocaleString()} events · ${m.tracks.length} tracks`;
     if (m.error) this.banner(`The trace is damaged: ${m.error}. Events up to the dashed line are shown.`);
-    this.natural = m.tracks.map((t) => t.id);
+    // Natural order: by track id, tracks without events last (a perf.data
+    // file names every thread of the machine, most of them silent).
+    this.natural = m.tracks.filter((t) => t.events !== 0).map((t) => t.id)
+      .concat(m.tracks.filter((t) => t.events === 0).map((t) => t.id));
     this.buildTypeSelector();
     this.renderer.resize();
     this.vp = this.fullView();
@@ -248,7 +253,9 @@ export class App {
       frame: this.frame,
       mode: this.mode,
       colorBy: this.colorBy,
+      hidden: this.hideTypes,
       selTrack: this.selTrack,
+      pinned: new Set(this.pins),
       selEvent: this.selEvent,
       popups: this.popups,
       hits: this.hits.map((h) => h.time),
@@ -453,8 +460,9 @@ export class App {
     const sl = f?.tracks.get(track);
     if (!f || !sl) return [];
     const out = [];
-    for (let i = 0; i < sl.n; i++) out.push({ time: f.base + BigInt(Math.round(sl.off[i])), ref: eventID(track, sl.first[i]) });
-    for (let i = 0; i < sl.an; i++) out.push({ time: f.base + BigInt(Math.round(sl.aoff[i])), ref: eventID(track, sl.afirst[i]) });
+    const hid = this.hideTypes;
+    for (let i = 0; i < sl.n; i++) if (!hid.has(sl.type[i])) out.push({ time: f.base + BigInt(Math.round(sl.off[i])), ref: eventID(track, sl.first[i]) });
+    for (let i = 0; i < sl.an; i++) if (!hid.has(sl.atype[i])) out.push({ time: f.base + BigInt(Math.round(sl.aoff[i])), ref: eventID(track, sl.afirst[i]) });
     return out.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
   }
 
@@ -652,14 +660,19 @@ export class App {
     const m = /** @type {Meta} */ (this.meta);
     this.selSeq = (this.selSeq ?? 0) + 1;
     const seq = this.selSeq;
+    this.pendingRef = ref; // the selection to be, for keys pressed meanwhile
     let d;
     try {
       d = await this.source.details(ref);
     } catch (e) {
-      if (seq === this.selSeq) this.banner(`event ${ref}: ${errText(e)}`);
+      if (seq === this.selSeq) {
+        this.pendingRef = undefined;
+        this.banner(`event ${ref}: ${errText(e)}`);
+      }
       return;
     }
     if (seq !== this.selSeq) return;
+    this.pendingRef = undefined;
     this.details = d;
     this.selEvent = { ref: d.ref, time: d.time, track: d.track };
     this.selTrack = d.track;
@@ -697,7 +710,9 @@ export class App {
     const npp = this.vp.nsPerPx;
     let best = '';
     let bestD = 5;
+    const hid = this.hideTypes;
     for (let i = 0; i < sl.n; i++) {
+      if (hid.has(sl.type[i])) continue;
       const gx = (dx0 + sl.off[i]) / npp;
       const boxW = this.mode === 'event' ? 14 : 0;
       const d = x >= gx && x <= gx + boxW ? 0 : Math.abs(x - gx);
@@ -707,6 +722,7 @@ export class App {
       }
     }
     for (let i = 0; i < sl.an; i++) {
+      if (hid.has(sl.atype[i])) continue;
       const a = (dx0 + sl.aoff[i]) / npp;
       const b = Math.max(a + 1, (dx0 + sl.aoff[i] + sl.adur[i]) / npp);
       const d = x >= a && x <= b ? 0 : Math.min(Math.abs(x - a), Math.abs(x - b));
@@ -761,7 +777,23 @@ export class App {
     const h = this.hits;
     const sel = this.selEvent;
     const from = sel ? sel.time : d > 0 ? this.vp.start : this.vp.end;
-    const cur = sel ? h.findIndex((x) => x.ref === sel.ref) : -1;
+    const now = this.pendingRef ?? sel?.ref;
+    const cur = now ? h.findIndex((x) => x.ref === now) : -1;
+    // Past the end of a list the source cut short: ask for the next hit.
+    if (this.hitsMore && cur === h.length - 1 && d > 0 && this.source.searchFrom) {
+      this.source.searchFrom(this.query, h[cur].ref, 1).then((hit) => {
+        if (!hit) {
+          this.status('Search wrapped around.');
+          this.ui.hitCount.textContent = `1 / ${h.length}+`;
+          this.selectRef(h[0].ref, { push: true, reveal: true, popup: false, center: true });
+          return;
+        }
+        h.push(hit);
+        this.ui.hitCount.textContent = `${h.length} / ${h.length}+`;
+        this.selectRef(hit.ref, { push: true, reveal: true, popup: false, center: true });
+      }, (e) => this.banner(`search: ${errText(e)}`));
+      return;
+    }
     let i;
     if (cur >= 0) i = (cur + d + h.length) % h.length;
     else if (d > 0) {
@@ -1144,9 +1176,9 @@ function buildDOM(root) {
   if (title.parentElement !== bar) library.after(title);
   bar.append(
     info, progress, progressText,
-    button('Start', 'toStart', 'Home'), button('−', 'zoomOut', 'zoom out (S)'), button('+', 'zoomIn', 'zoom in (W)'),
-    button('End', 'toEnd', 'End'), button('All', 'zoomAll', 'whole trace (0)'), button('Zoom to selection', 'zoomSelection', 'Z'),
-    mode, button('Chase', 'chase', 'M'), button('No chase', 'noChase', 'Shift+M'),
+    button('⇤', 'toStart', 'start (Home)'), button('−', 'zoomOut', 'zoom out (S)'), button('+', 'zoomIn', 'zoom in (W)'),
+    button('⇥', 'toEnd', 'end (End)'), button('All', 'zoomAll', 'whole trace (0)'), button('Zoom sel.', 'zoomSelection', 'zoom to the ruler or the selected event (Z)'),
+    mode, button('Chase', 'chase', 'order tracks by the selected event type (M)'), button('Unchase', 'noChase', 'natural track order (Shift+M)'),
     search, button('◀', 'searchPrev', 'previous hit (Shift+N)'), button('▶', 'searchNext', 'next hit (N)'), hitCount,
     button('Copy link', 'copyLink', 'K'), link, button('?', 'help', 'keys (?)'),
   );

@@ -14,6 +14,9 @@ import { decodeHeader, decodeReply, decodeTables, KIND_REPLY, KIND_TABLES } from
 /** @typedef {import('./source.js').Frame} Frame */
 /** @typedef {import('./source.js').Details} Details */
 
+/** How long a viewport request may wait for its reply. */
+const VIEW_TIMEOUT_MS = 15000;
+
 /** Converts a decimal-string (or number) time to BigInt. @param {unknown} v */
 function big(v) {
   if (typeof v === 'bigint') return v;
@@ -128,11 +131,17 @@ export class WsSource {
       first: big(j.first),
       last: big(j.last),
       events: Number(st.events ?? 0),
-      tracks: (j.tracks ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), name: String(t.name || `${t.kind} ${t.tid >= 0 ? t.tid : t.cpu >= 0 ? t.cpu : t.id}`), kind: String(t.kind) })),
+      tracks: (j.tracks ?? []).map((/** @type {any} */ t) => ({
+        id: Number(t.id),
+        name: String(t.name || `${t.kind} ${t.tid >= 0 ? t.tid : t.cpu >= 0 ? t.cpu : t.id}`),
+        kind: String(t.kind),
+        events: typeof t.events === 'number' ? t.events : undefined,
+      })),
       types: (j.types ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), provider: String(t.provider ?? ''), name: String(t.name ?? ''), code: Number(t.code ?? 0) })),
       lost: (j.lost ?? []).map((/** @type {any} */ g) => ({ time: big(g.time), track: Number(g.track ?? -1), count: Number(g.count ?? 0) })),
       truncatedAt: j.truncated_at == null ? null : big(j.truncated_at),
-      error: String(st.error ?? (j.truncated_at != null ? 'the file is cut short' : '')),
+      wall: typeof j.wall === 'string' ? j.wall : '',
+      error: String(j.error || st.error || (j.truncated_at != null ? 'the file is cut short' : '')),
     };
     if (!meta.events) for (const t of j.tracks ?? []) meta.events += Number(t.events ?? 0);
     this.meta = meta;
@@ -147,6 +156,15 @@ export class WsSource {
     const seq = this.seq;
     return new Promise((resolve, reject) => {
       this.waiting.set(seq, { resolve, reject, q });
+      // A reply that never comes (a request the server could not parse)
+      // must not stall the queue behind it.
+      setTimeout(() => {
+        const w = this.waiting.get(seq);
+        if (w) {
+          this.waiting.delete(seq);
+          w.reject(new Error(`no reply to viewport request ${seq}`));
+        }
+      }, VIEW_TIMEOUT_MS);
       ws.send(JSON.stringify({
         type: 'viewport', seq, start: String(q.start), end: String(q.end), width: q.width,
         tracks: q.tracks, types: q.hidden, mode: q.mode ?? 'event',
@@ -190,7 +208,8 @@ export class WsSource {
 
   /** @param {string} ref */
   async details(ref) {
-    const { text, json: j } = await fetch(`/api/traces/${this.id}/events/${encodeURIComponent(ref)}`).then(jsonOrError);
+    if (!/^-?\d{1,10}:\d{1,10}$/.test(ref)) throw new Error(`not an event id: ${ref}`);
+    const { text, json: j } = await fetch(`/api/traces/${this.id}/events/${ref}`).then(jsonOrError);
     // time_ns is a JSON number there and may pass 2^53: read its digits.
     const tm = /"time_ns"\s*:\s*"?(-?\d+)/.exec(text);
     const raw = typeof j.raw === 'string' && /^([0-9a-f]{2})*$/i.test(j.raw)
@@ -209,6 +228,17 @@ export class WsSource {
       raw,
     };
     return d;
+  }
+
+  /**
+   * The next (dir 1) or previous hit after event `after`, or null at the end.
+   * @param {string} query @param {string} after @param {number} dir
+   */
+  async searchFrom(query, after, dir) {
+    const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&after=${after}&dir=${dir > 0 ? 'next' : 'prev'}&limit=1`;
+    const { json: j } = await fetch(u).then(jsonOrError);
+    const h = (j.hits ?? [])[0];
+    return h ? { ref: String(h.ev), time: big(h.time), track: Number(h.track) } : null;
   }
 
   /** @param {string} query */

@@ -101,6 +101,7 @@ export function renderDetails(box, d, m) {
   /** @type {import('./source.js').Field[]} */
   const facts = [
     { name: 'time', value: `${formatDuration(Number(d.time - m.first))} after the first event (${d.time} ns)` },
+    ...(m.wall ? [{ name: 'wall clock', value: wallTime(m.wall, d.time) }] : []),
     { name: 'track', value: tr ? tr.name : String(d.track) },
     { name: 'event id', value: d.ref },
   ];
@@ -113,6 +114,23 @@ export function renderDetails(box, d, m) {
   }
   if (d.labels.length) box.append(section('Labels', fieldList(d.labels.map((l) => ({ name: l.key, value: l.value })))));
   if (d.raw.length) box.append(section(`Raw bytes (${d.raw.length})`, textEl(hexdump(d.raw), 'pre', 'raw')));
+}
+
+/**
+ * The wall-clock time of t ns after the RFC 3339 origin, to the
+ * nanosecond (Date alone keeps milliseconds).
+ * @param {string} origin @param {bigint} t
+ */
+export function wallTime(origin, t) {
+  const m = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/.exec(origin);
+  if (!m) return origin;
+  const base = Date.parse(m[1] + m[3]);
+  if (Number.isNaN(base)) return origin;
+  const ns = BigInt(base) * 1000000n + BigInt((m[2] ?? '').padEnd(9, '0') || '0') + t;
+  const ms = ns / 1000000n - (ns % 1000000n < 0n ? 1n : 0n);
+  const frac = ns - ms * 1000000n;
+  const iso = new Date(Number(ms)).toISOString(); // ...T..:..:..sssZ in UTC
+  return iso.slice(0, 23) + frac.toString().padStart(6, '0') + 'Z';
 }
 
 /** @param {string} title @param {Node} body */

@@ -26,7 +26,7 @@ export const FONT = '12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
 const TICK_MIN_PX = 90;
 const POPUP_RISE = 20; // g2 draws detail boxes 20 px above the event
 const DENSITY_LEVELS = 4;
-const STRIPS = 4; // pixel strips per track: density, ticks, box edge, box middle
+const STRIPS = 2; // pixel strips per track: density, ticks
 
 /**
  * @typedef {object} Theme
@@ -59,7 +59,11 @@ const STRIPS = 4; // pixel strips per track: density, ticks, box edge, box middl
  * @property {Frame | null} frame
  * @property {'summary' | 'event'} mode
  * @property {'type' | 'track'} colorBy
+ * @property {Set<number>} hidden   event types not drawn (the server may
+ *           send them anyway; aggregates whose dominant type is hidden are
+ *           left out too)
  * @property {number} selTrack      -1 for none
+ * @property {Set<number>} [pinned] tracks pinned to the top
  * @property {{ref: string, time: bigint, track: number} | null} selEvent
  * @property {Popup[]} popups
  * @property {bigint[]} hits        search hits for the overview strip
@@ -91,6 +95,16 @@ export class Renderer {
     this.densityRGBA = new Uint32Array(0);
     this.bg = 0;
     this.bgKey = '';
+    /** @type {Map<string, number>} */
+    this.cssCache = new Map();
+    /** @type {Map<string, Uint32Array>} */
+    this.densCache = new Map();
+    /** @type {Map<string, Sprite>} */
+    this.sprites = new Map();
+    /** @type {HTMLCanvasElement | null} */
+    this.band = null;
+    /** @type {ImageData | null} */
+    this.bandImg = null;
     /** @type {HTMLCanvasElement | null} */
     this.strip = null;
     /** @type {ImageData | null} */
@@ -212,15 +226,15 @@ export class Renderer {
   }
 
   /**
-   * Glyphs. Nothing is drawn one rectangle at a time: bars, ticks and the
-   * frames of event boxes are written as pixels into one-pixel-high strips,
-   * four per track (density, ticks, box top/bottom edge, box middle), and
-   * each strip is stretched to its height with one drawImage. A software
-   * canvas (headless Chromium, machines without a GPU) spends microseconds
-   * per fillRect or drawImage, and a dense view has one glyph per pixel
-   * column per track; this way a frame costs a pass over W × 4 × tracks
-   * pixels and four drawImage calls per track. Box labels are fillText
-   * calls grouped by colour.
+   * Glyphs. Nothing is drawn one rectangle at a time: bars and ticks are
+   * written as pixels into one-pixel-high strips, two per track (density,
+   * ticks), and each strip is stretched to its height with one drawImage.
+   * Event boxes (frame and text) are rendered once per text and colour into
+   * a pixel sprite and copied into a band of box-high rows, one drawImage
+   * per track. A software canvas (headless Chromium, machines without a
+   * GPU) spends microseconds per fillRect, fillText or drawImage, and a
+   * dense view has one glyph per pixel column per track; this way a frame
+   * costs a pass over the pixels and a few drawImage calls per track.
    * @param {Scene} s @param {number[]} shown
    */
   drawGlyphs(s, shown) {
@@ -228,7 +242,7 @@ export class Renderer {
     const f = s.frame;
     if (!f) return;
     const vp = s.vp;
-    const npp = vp.nsPerPx;
+    const inv = 1 / vp.nsPerPx; // multiplying beats dividing in the loops below
     const dx0 = Number(f.base - vp.start);
     const W = Math.max(1, Math.ceil(vp.width));
     const rowH = s.rowH;
@@ -239,79 +253,99 @@ export class Renderer {
     const barH = Math.max(3, Math.round(rowH * 0.8));
     const boxH = Math.min(rowH - 4, 15);
     const rgba = this.rgba;
-    const dens = this.densityRGBA;
+    // Density colours pre-blended over each row's background, so that
+    // the stretched strips hold only opaque or empty pixels (the canvas
+    // copies those without blending).
+    const densBg = this.densityOver(this.cssRGBA(s.theme.bg));
+    const densAlt = this.densityOver(this.cssRGBA(s.theme.rowAlt));
+    const densSel = this.densityOver(this.cssRGBA(s.theme.selRow));
     const grey = packRGBA(128, 128, 128, 255);
     const bg = this.bgRGBA(s.theme);
+    const hidden = s.hidden;
 
     const nRows = shown.length;
+    // Which strips hold anything, so that empty ones are not drawn.
+    const used = new Uint8Array(nRows);
     const img = this.stripImage(W, STRIPS * nRows);
     const px = new Uint32Array(img.data.buffer);
     px.fill(0);
-    /** @type {Map<number, {x: number, y: number, text: string}[]>} */
-    const labels = new Map();
+    const dpr = this.dpr;
+    const bandW = Math.ceil(W * dpr);
+    const bandH = Math.max(1, Math.round(boxH * dpr));
+    const band = boxes ? this.bandImage(bandW, bandH * nRows) : null;
+    const bpx = band ? new Uint32Array(band.data.buffer) : null;
+    // Per-type sprites and name widths for this frame (the common case of
+    // colour by type), so a box costs no string building or map lookup.
+    /** @type {(Sprite | undefined)[]} */
+    const codeSprite = [];
+    /** @type {(Sprite | undefined)[]} */
+    const nameSprite = [];
+    /** @type {number[]} */
+    const nameW = [];
 
     for (let r = 0; r < nRows; r++) {
       const id = shown[r];
       const sl = f.tracks.get(id);
       if (!sl) continue;
       const trackRGB = s.colorBy === 'track' ? rgbOf(hashString(s.meta.tracks[id]?.name ?? ''), s.theme.dark) : null;
+      used[r] = (sl.an > 0 ? 1 : 0) | (sl.n > 0 ? (boxes ? 4 : 2) : 0);
+      const dens = id === s.selTrack ? densSel : r % 2 === 1 ? densAlt : densBg;
       const dRow = STRIPS * r * W;
       const tRow = dRow + W;
-      const eRow = tRow + W;
-      const mRow = eRow + W;
+      if (bpx && sl.n > 0) bpx.fill(0, r * bandH * bandW, (r + 1) * bandH * bandW);
 
       // Aggregates: colour of the dominant type, opacity by event count.
       for (let i = 0; i < sl.an; i++) {
-        let x0 = Math.floor((dx0 + sl.aoff[i]) / npp);
+        let x0 = Math.floor((dx0 + sl.aoff[i]) * inv);
         if (x0 >= W) break;
-        let x1 = Math.ceil((dx0 + sl.aoff[i] + sl.adur[i]) / npp);
+        let x1 = Math.ceil((dx0 + sl.aoff[i] + sl.adur[i]) * inv);
         if (x1 <= x0) x1 = x0 + 1;
         if (x1 <= 0) continue;
         if (x0 < 0) x0 = 0;
         if (x1 > W) x1 = W;
-        const level = Math.min(DENSITY_LEVELS - 1, Math.floor(Math.log2(sl.count[i]) / 3));
         const t = sl.atype[i];
+        if (hidden.size && hidden.has(t)) continue;
+        // Density level: one per factor of 8 events (log2 by clz32, which
+        // is several times faster than Math.log2 in this loop).
+        const lg = 31 - Math.clz32(sl.count[i]);
+        const level = lg >= 3 * (DENSITY_LEVELS - 1) ? DENSITY_LEVELS - 1 : (lg / 3) | 0;
         const c = trackRGB ? packRGBA(trackRGB[0], trackRGB[1], trackRGB[2], 90 + 55 * level)
           : t >= 0 && t < nTypes ? dens[t * DENSITY_LEVELS + level] : grey;
-        px.fill(c, dRow + x0, dRow + x1);
+        // Runs are mostly a pixel or two: a loop beats a fill() call.
+        for (let p = dRow + x0, e = dRow + x1; p < e; p++) px[p] = c;
       }
 
       // Individual events: g2 glyphs, decimated per track (a glyph is
       // skipped when it would start inside the previous one).
       let lastEnd = -Infinity;
-      const y = ROWS_Y + r * rowH + ((rowH - boxH) >> 1);
       for (let i = 0; i < sl.n; i++) {
-        const x = (dx0 + sl.off[i]) / npp;
+        const x = (dx0 + sl.off[i]) * inv;
         if (x < -100) continue;
         if (x >= W) break;
         if (x < lastEnd) continue;
         const t = sl.type[i];
+        if (hidden.size && hidden.has(t)) continue;
         const c = trackRGB ? packRGBA(trackRGB[0], trackRGB[1], trackRGB[2], 255) : t >= 0 && t < nTypes ? rgba[t] : grey;
         const xi = Math.floor(x);
-        if (boxes) {
+        if (bpx) {
           // g2 event box: lower-left corner at the event's time.
           const ty = s.meta.types[t];
-          let text = ty ? String(ty.code) : '?';
-          const next = i + 1 < sl.n ? (dx0 + sl.off[i + 1]) / npp : Infinity;
-          if (ty && ty.name && this.measure(ty.name) + 8 < next - x) text = ty.name;
-          const w = Math.ceil(this.measure(text) + 6);
-          const a = Math.max(0, xi);
-          const b = Math.min(W, xi + w);
-          if (b > a) {
-            px.fill(c, eRow + a, eRow + b);
-            px.fill(bg, mRow + a, mRow + b);
-            if (xi >= 0) px[mRow + xi] = c;
-            if (xi + w - 1 < W) px[mRow + xi + w - 1] = c;
+          const next = i + 1 < sl.n ? (dx0 + sl.off[i + 1]) * inv : Infinity;
+          let nw = nameW[t];
+          if (nw === undefined) nw = nameW[t] = ty && ty.name ? this.measure(ty.name) + 8 : Infinity;
+          const useName = nw < next - x;
+          let sp = trackRGB ? undefined : useName ? nameSprite[t] : codeSprite[t];
+          if (!sp) {
+            sp = this.sprite(useName && ty ? ty.name : ty ? String(ty.code) : '?', c, boxH, bg, s.theme);
+            if (!trackRGB) (useName ? nameSprite : codeSprite)[t] = sp;
           }
-          let g = labels.get(c);
-          if (!g) labels.set(c, (g = []));
-          g.push({ x: xi + 3, y: y + boxH / 2 + 0.5, text });
-          lastEnd = x + w;
+          blit(bpx, bandW, r * bandH, Math.floor(xi * dpr), sp);
+          lastEnd = x + sp.cssW;
         } else {
           const w = eventMode ? 3 : 1;
           const a = Math.max(0, xi - (w >> 1));
           const b = Math.min(W, xi - (w >> 1) + w);
-          if (b > a) px.fill(c, tRow + a, tRow + b);
+          for (let p = tRow + a; p < tRow + b; p++) px[p] = c;
           lastEnd = xi + w;
         }
       }
@@ -323,22 +357,19 @@ export class Renderer {
     ctx.imageSmoothingEnabled = false;
     const tickDrawH = eventMode ? 3 : tickH;
     for (let r = 0; r < nRows; r++) {
-      if (!f.tracks.has(shown[r])) continue;
       const mid = ROWS_Y + r * rowH + (rowH >> 1);
       const k = STRIPS * r;
-      ctx.drawImage(strip, 0, k, W, 1, 0, mid - (barH >> 1), W, barH);
-      ctx.drawImage(strip, 0, k + 1, W, 1, 0, mid - (tickDrawH >> 1), W, tickDrawH);
-      if (boxes) {
-        const y = ROWS_Y + r * rowH + ((rowH - boxH) >> 1);
-        ctx.drawImage(strip, 0, k + 2, W, 1, 0, y, W, 1);
-        ctx.drawImage(strip, 0, k + 2, W, 1, 0, y + boxH - 1, W, 1);
-        ctx.drawImage(strip, 0, k + 3, W, 1, 0, y + 1, W, boxH - 2);
-      }
+      if (used[r] & 1) ctx.drawImage(strip, 0, k, W, 1, 0, mid - (barH >> 1), W, barH);
+      if (used[r] & 2) ctx.drawImage(strip, 0, k + 1, W, 1, 0, mid - (tickDrawH >> 1), W, tickDrawH);
     }
-    ctx.textAlign = 'left';
-    for (const [c, g] of labels) {
-      ctx.fillStyle = cssOf(c);
-      for (const l of g) ctx.fillText(l.text, l.x, l.y);
+    if (band) {
+      const bc = /** @type {HTMLCanvasElement} */ (this.band);
+      /** @type {CanvasRenderingContext2D} */ (bc.getContext('2d')).putImageData(band, 0, 0);
+      for (let r = 0; r < nRows; r++) {
+        if (!(used[r] & 4)) continue;
+        const y = ROWS_Y + r * rowH + ((rowH - boxH) >> 1);
+        ctx.drawImage(bc, 0, r * bandH, bandW, bandH, 0, y, bandW / dpr, bandH / dpr);
+      }
     }
 
     // Selected event ring.
@@ -364,6 +395,97 @@ export class Renderer {
       this.stripImg = new ImageData(w, hh);
     }
     return this.stripImg;
+  }
+
+  /** The box band canvas and its pixel buffer (device pixels). @param {number} w @param {number} h */
+  bandImage(w, h) {
+    if (!this.band) this.band = document.createElement('canvas');
+    if (!this.bandImg || this.bandImg.width !== w || this.bandImg.height !== h) {
+      this.band.width = w;
+      this.band.height = h;
+      this.bandImg = new ImageData(w, h);
+    }
+    return this.bandImg;
+  }
+
+  /**
+   * An event box as pixels (device resolution): the text in a frame of the
+   * event's colour on the background, rendered once and cached.
+   * @param {string} text @param {number} c packed colour @param {number} h box height, CSS px
+   * @param {number} bg packed background @param {Theme} theme
+   * @returns {Sprite}
+   */
+  sprite(text, c, h, bg, theme) {
+    const key = `${text}\u0000${c}\u0000${h}\u0000${bg}\u0000${this.dpr}`;
+    let sp = this.sprites.get(key);
+    if (sp) return sp;
+    if (this.sprites.size > 2000) this.sprites.clear();
+    const dpr = this.dpr;
+    const cssW = Math.ceil(this.measure(text) + 6);
+    const w = Math.max(1, Math.round(cssW * dpr));
+    const hh = Math.max(1, Math.round(h * dpr));
+    const cv = document.createElement('canvas');
+    cv.width = w;
+    cv.height = hh;
+    const g = /** @type {CanvasRenderingContext2D} */ (cv.getContext('2d', { willReadFrequently: true }));
+    g.scale(dpr, dpr);
+    const css = cssOf(c);
+    g.fillStyle = theme.bg;
+    g.fillRect(0, 0, cssW, h);
+    g.strokeStyle = css;
+    g.lineWidth = 1;
+    g.strokeRect(0.5, 0.5, cssW - 1, h - 1);
+    g.font = FONT;
+    g.textBaseline = 'middle';
+    g.fillStyle = css;
+    g.fillText(text, 3, h / 2 + 0.5);
+    const data = new Uint32Array(g.getImageData(0, 0, w, hh).data.buffer);
+    sp = { w, h: hh, cssW, data };
+    this.sprites.set(key, sp);
+    return sp;
+  }
+
+  /**
+   * Packed colour of a CSS colour (cached).
+   * @param {string} css
+   */
+  cssRGBA(css) {
+    let c = this.cssCache.get(css);
+    if (c === undefined) {
+      const cv = document.createElement('canvas');
+      cv.width = cv.height = 1;
+      const g = /** @type {CanvasRenderingContext2D} */ (cv.getContext('2d', { willReadFrequently: true }));
+      g.fillStyle = css;
+      g.fillRect(0, 0, 1, 1);
+      const d = g.getImageData(0, 0, 1, 1).data;
+      c = packRGBA(d[0], d[1], d[2], 255);
+      this.cssCache.set(css, c);
+    }
+    return c;
+  }
+
+  /**
+   * Density colours (type × level) blended over an opaque background.
+   * @param {number} bg packed
+   */
+  densityOver(bg) {
+    const key = bg + ':' + this.colorKey;
+    let d = this.densCache.get(key);
+    if (d) return d;
+    const a = this.densityRGBA;
+    d = new Uint32Array(a.length);
+    const br = bg & 255, bgg = (bg >>> 8) & 255, bb = (bg >>> 16) & 255;
+    for (let i = 0; i < a.length; i++) {
+      const c = a[i];
+      const al = (c >>> 24) / 255;
+      d[i] = packRGBA(
+        Math.round((c & 255) * al + br * (1 - al)),
+        Math.round(((c >>> 8) & 255) * al + bgg * (1 - al)),
+        Math.round(((c >>> 16) & 255) * al + bb * (1 - al)), 255);
+    }
+    if (this.densCache.size > 16) this.densCache.clear();
+    this.densCache.set(key, d);
+    return d;
   }
 
   /** The theme's background as a packed colour. @param {Theme} theme */
@@ -501,8 +623,16 @@ export class Renderer {
         ctx.fillStyle = th.sel;
         ctx.fillRect(0, y - s.rowH / 2, 3, s.rowH);
       }
+      const pin = s.pinned?.has(shown[r]) ? 10 : 0;
       ctx.fillStyle = shown[r] === s.selTrack ? th.sel : th.fg;
-      if (s.rowH >= 9) ctx.fillText(this.fit(t.name, s.labelW - 10), 6, y + 0.5);
+      if (s.rowH >= 9) ctx.fillText(this.fit(t.name, s.labelW - 10 - pin), 6, y + 0.5);
+      if (pin) {
+        // A small pin mark at the right of a pinned track's label.
+        ctx.beginPath();
+        ctx.arc(s.labelW - 8, y - 1, 3, 0, 2 * Math.PI);
+        ctx.fill();
+        ctx.fillRect(s.labelW - 8, y + 1, 1, 4);
+      }
     }
   }
 
@@ -522,13 +652,13 @@ export class Renderer {
     const unit = unitFor(rel0 < 0n ? (-rel0 > rel1 ? -rel0 : rel1) : rel1);
     // Widen the spacing until the widest label fits between ticks.
     let minPx = TICK_MIN_PX;
-    let tk = s.vp.ticks(minPx);
+    let tk = s.vp.ticks(minPx, first);
     for (let k = 0; k < 4; k++) {
       const sample = formatTime(s.vp.end - first, unit, tk.step);
       const need = this.measure(sample) + 16;
       if (need <= minPx) break;
       minPx = need;
-      tk = s.vp.ticks(minPx);
+      tk = s.vp.ticks(minPx, first);
     }
     ctx.textAlign = 'left';
     for (const t of tk.ticks) {
@@ -574,6 +704,31 @@ export class Renderer {
     ctx.fillStyle = th.muted;
     ctx.textAlign = 'left';
     ctx.fillText(s.hits.length ? `${s.hits.length} hits` : 'overview', 4, OVERVIEW_H / 2 + 0.5);
+  }
+}
+
+/**
+ * @typedef {object} Sprite
+ * @property {number} w     device pixels
+ * @property {number} h
+ * @property {number} cssW  width in CSS pixels
+ * @property {Uint32Array} data
+ */
+
+/**
+ * Copies a sprite into a pixel buffer of width bw at row y0, column x,
+ * clipped to the buffer.
+ * @param {Uint32Array} dst @param {number} bw @param {number} y0 @param {number} x @param {Sprite} sp
+ */
+function blit(dst, bw, y0, x, sp) {
+  const a = Math.max(0, -x);
+  const b = Math.min(sp.w, bw - x);
+  if (b <= a) return;
+  const d = sp.data;
+  for (let y = 0; y < sp.h; y++) {
+    // A plain loop: subarray() would allocate an object per line.
+    let o = (y0 + y) * bw + x + a;
+    for (let i = y * sp.w + a, e = y * sp.w + b; i < e; i++) dst[o++] = d[i];
   }
 }
 

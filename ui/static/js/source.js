@@ -12,6 +12,7 @@
  * @property {number} id    TrackID on the server
  * @property {string} name  display name
  * @property {string} kind  "thread", "cpu", "process", "track"
+ * @property {number} [events] events on the track, when the source knows
  *
  * @typedef {object} EventType
  * @property {number} id       TypeID
@@ -35,6 +36,7 @@
  * @property {Gap[]} lost
  * @property {bigint | null} truncatedAt time of the last event before damage, or null
  * @property {string} error       why reading stopped early, or ""
+ * @property {string} [wall]      RFC 3339 wall-clock time at time 0, when the trace knows it
  *
  * @typedef {object} TrackSlice
  * Individual events (drawn as glyphs):
@@ -96,6 +98,8 @@
  * @property {(req: ViewRequest) => Promise<Frame>} view
  * @property {(ref: string) => Promise<Details>} details
  * @property {(query: string) => Promise<SearchResult>} search
+ * @property {(query: string, after: string, dir: number) => Promise<Hit | null>} [searchFrom]
+ *           the hit after (dir 1) or before (dir -1) an event, for lists the source cut short
  */
 
 /** The event id of a track's i-th event (PROTOCOL.md: "TRACK:INDEX"). @param {number} track @param {number} i */

@@ -104,11 +104,12 @@ export class Viewport {
   }
 
   /**
-   * Axis ticks: at least minPx apart, on multiples of 1, 2 or 5 × 10^k ns.
-   * @param {number} minPx
+   * Axis ticks: at least minPx apart, on multiples of 1, 2 or 5 × 10^k ns
+   * counted from origin (the time the axis labels count from).
+   * @param {number} minPx @param {bigint} [origin]
    * @returns {{step: bigint, ticks: bigint[]}}
    */
-  ticks(minPx) {
+  ticks(minPx, origin = 0n) {
     const want = this.nsPerPx * minPx;
     let step = 1n;
     outer: for (let p = 1n; ; p *= 10n) {
@@ -120,7 +121,8 @@ export class Viewport {
         }
       }
     }
-    const first = floorDiv(this.start, step) * step + (mod(this.start, step) === 0n ? 0n : step);
+    const rel = this.start - origin;
+    const first = origin + floorDiv(rel, step) * step + (mod(rel, step) === 0n ? 0n : step);
     const ticks = [];
     for (let t = first; t <= this.end; t += step) ticks.push(t);
     return { step, ticks };
