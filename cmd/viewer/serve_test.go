@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -143,24 +144,7 @@ func TestServeRealTraces(t *testing.T) {
 	}
 
 	dataDir := t.TempDir()
-	start := func() (*web.Server, *httptest.Server) {
-		s, err := web.New(web.Config{
-			DataDir: dataDir, Formats: formats(), Static: ui.Static(),
-			MaxUpload: maxRealUpload, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs := httptest.NewServer(s.Handler())
-		return s, hs
-	}
-	stop := func(s *web.Server, hs *httptest.Server) {
-		s.CloseSessions()
-		hs.Close()
-		s.Close()
-	}
-
-	s, hs := start()
+	hs, stop := startServer(t, dataDir)
 	frames := map[string][]byte{} // by trace id
 	ids := map[string]string{}    // file → id
 	for _, p := range picked {
@@ -210,10 +194,10 @@ func TestServeRealTraces(t *testing.T) {
 		f.Reply.Micros = 0
 		frames[id] = wire.AppendReply(nil, 0, f.Reply)
 	}
-	stop(s, hs)
+	stop()
 
-	s, hs = start()
-	defer stop(s, hs)
+	hs, stop = startServer(t, dataDir)
+	defer stop()
 	for p, id := range ids {
 		want, ok := frames[id]
 		if !ok {
@@ -225,6 +209,106 @@ func TestServeRealTraces(t *testing.T) {
 		if got := wire.AppendReply(nil, 0, f.Reply); !bytes.Equal(got, want) {
 			t.Errorf("%s: a different frame after a restart", p)
 		}
+	}
+}
+
+// startServer starts the web server with the registered formats on a
+// data directory; stop closes it.
+func startServer(t *testing.T, dataDir string) (hs *httptest.Server, stop func()) {
+	t.Helper()
+	s, err := web.New(web.Config{
+		DataDir: dataDir, Formats: formats(), Static: ui.Static(),
+		MaxUpload: maxRealUpload, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs = httptest.NewServer(s.Handler())
+	return hs, func() {
+		s.CloseSessions()
+		hs.Close()
+		s.Close()
+	}
+}
+
+// TestServeDamagedUploads uploads damaged copies of real traces of every
+// format (cut short, bytes and bits changed): each is refused with a 4xx
+// and a message, or stored and then indexed or failed with an error, and
+// the server keeps serving: afterwards a good trace uploads and draws.
+func TestServeDamagedUploads(t *testing.T) {
+	root := tracetest.RealData(t, "")
+	sources := []string{
+		"nettrace/perfview/only_managed_samples.nettrace",
+		"nettrace/perfview/eventpipe-dotnetcore2.1-linux-x64-tracelogging.netperf",
+		"cpel/vpp_rich.cpel",
+		"cpel/vpp_rich.elog",
+		"perf/local-recordings/sched-zstd.data",
+		"perf/LinuxTracepoints/TestOutput/pipe.data",
+	}
+	hs, stop := startServer(t, t.TempDir())
+	defer stop()
+	rng := rand.New(rand.NewPCG(9, 9))
+	upload := func(name string, data []byte) (int, string, string) {
+		resp, err := http.Post(hs.URL+"/api/traces?name="+name, "application/octet-stream", bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r struct{ ID, Error string }
+		json.NewDecoder(resp.Body).Decode(&r)
+		return resp.StatusCode, r.ID, r.Error
+	}
+	stored, refused := 0, 0
+	for _, src := range sources {
+		data, err := os.ReadFile(filepath.Join(root, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var damaged [][]byte
+		for _, cut := range []int{len(data) / 3, len(data) * 2 / 3, len(data) - 1} {
+			damaged = append(damaged, data[:cut])
+		}
+		for range 6 {
+			b := bytes.Clone(data)
+			for range 1 + rng.IntN(8) {
+				b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
+			}
+			damaged = append(damaged, b)
+		}
+		for i, b := range damaged {
+			code, id, msg := upload(fmt.Sprintf("damaged-%d-%s", i, filepath.Base(src)), b)
+			switch {
+			case code >= 400 && code < 500 && msg != "":
+				refused++
+			case code == 200 || code == 201:
+				stored++
+				if info := waitIndexed(t, hs.URL, id); info.State == web.StateFailed && info.Error == "" {
+					t.Errorf("%s copy %d: failed without a message", src, i)
+				}
+			default:
+				t.Errorf("%s copy %d: status %d, message %q", src, i, code, msg)
+			}
+		}
+	}
+	t.Logf("%d damaged uploads stored (shown with what is readable), %d refused with a message", stored, refused)
+	good, err := os.ReadFile(filepath.Join(root, "cpel/vpp_new.cpel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, id, msg := upload("good.cpel", good)
+	if code != 200 && code != 201 {
+		t.Fatalf("good upload after damaged ones: %d %s", code, msg)
+	}
+	info := waitIndexed(t, hs.URL, id)
+	f := viewport(t, hs.URL, id, info.Stats.FirstNS, info.Stats.LastNS+1)
+	var n int64
+	for _, tr := range f.Reply.Tracks {
+		for _, c := range tr.Count {
+			n += int64(c)
+		}
+	}
+	if n != info.Stats.Events || n == 0 {
+		t.Errorf("good trace after damaged uploads draws %d events, stats %d", n, info.Stats.Events)
 	}
 }
 
