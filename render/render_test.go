@@ -396,6 +396,7 @@ func TestSearchBruteForce(t *testing.T) {
 		{},
 		{Types: []trace.TypeID{3}},
 		{Types: []trace.TypeID{3, 5}, Tracks: []trace.TrackID{2, 4}},
+		{Types: []trace.TypeID{2, 70000, -5}, Tracks: []trace.TrackID{5, 1, 5, 99, -7}},
 		{Name: "synthetic-2/"},
 		{Name: "EVENT7"},
 		{Name: "no such event"},
@@ -424,6 +425,10 @@ func TestSearchBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	first, last := x.Span()
 	for fi, f := range filters {
+		match := make(map[Position]bool, len(all))
+		for _, a := range all {
+			match[a.pos] = matches(f, a.e)
+		}
 		for range 60 {
 			var from Position
 			if rng.IntN(2) == 0 {
@@ -439,14 +444,14 @@ func TestSearchBruteForce(t *testing.T) {
 			want, wok := EventID{}, false
 			if backward {
 				for i := len(all) - 1; i >= 0; i-- {
-					if all[i].pos.less(from) && matches(f, all[i].e) {
+					if all[i].pos.less(from) && match[all[i].pos] {
 						want, wok = all[i].pos.ID, true
 						break
 					}
 				}
 			} else {
 				for _, a := range all {
-					if from.less(a.pos) && matches(f, a.e) {
+					if from.less(a.pos) && match[a.pos] {
 						want, wok = a.pos.ID, true
 						break
 					}
@@ -455,7 +460,51 @@ func TestSearchBruteForce(t *testing.T) {
 			if ok != wok || got != want {
 				t.Fatalf("filter %d from %+v backward %v: %v %v, want %v %v", fi, from, backward, got, ok, want, wok)
 			}
+			// Hits, read up to a limit, is every match in order.
+			limit := 1 + rng.IntN(300)
+			var hits, wantHits []Position
+			for pos, err := range x.Hits(context.Background(), f, from, backward) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if hits = append(hits, pos); len(hits) == limit {
+					break
+				}
+			}
+			for i := range all {
+				a := all[i]
+				if backward {
+					a = all[len(all)-1-i]
+				}
+				if len(wantHits) < limit && (backward && a.pos.less(from) || !backward && from.less(a.pos)) && match[a.pos] {
+					wantHits = append(wantHits, a.pos)
+				}
+			}
+			if !slices.Equal(hits, wantHits) {
+				t.Fatalf("filter %d from %+v backward %v limit %d: Hits gave %d hits %v…, want %d %v…", fi, from, backward, limit, len(hits), hits[:min(len(hits), 3)], len(wantHits), wantHits[:min(len(wantHits), 3)])
+			}
 		}
+	}
+}
+
+// TestHitsCanceled checks that a canceled scan ends with the context's
+// error rather than with fewer hits.
+func TestHitsCanceled(t *testing.T) {
+	x := build(t, gen.Config{Events: 4000, Tracks: 6, Types: 8, Seed: 9, MeanGap: 20})
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	var last error
+	for _, err := range x.Hits(ctx, Filter{}, At(math.MinInt64), false) {
+		if err != nil {
+			last = err
+			break
+		}
+		if n++; n == 10 {
+			cancel()
+		}
+	}
+	if !errors.Is(last, context.Canceled) || n >= 4000 {
+		t.Errorf("after cancel: %d hits, error %v; want context.Canceled well before the end", n, last)
 	}
 }
 
