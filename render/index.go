@@ -175,10 +175,8 @@ const batchEvents = 4096
 func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
-	var spills []*spillTrack // by track id + 1
-	var all []*spillTrack
-	defer func() { x.spills, x.spillAll = spills, all }()
-	bytes := int64(0)
+	var rs reading
+	defer func() { x.spills, x.spillAll = rs.spills, rs.all }()
 	for {
 		var b *batch
 		select {
@@ -187,37 +185,8 @@ func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan str
 		default:
 			b = &batch{evs: make([]entry, 0, batchEvents)}
 		}
-		for len(b.evs) < batchEvents {
-			e, err := x.readEvent()
-			if err != nil {
-				b.err = err
-				break
-			}
-			if e.Track < 0 || int(e.Track) >= len(x.meta.Tracks) {
-				e.Track = trace.NoTrack
-			}
-			if end := e.Payload.Off + int64(e.Payload.Len); end > bytes {
-				bytes = end
-			}
-			k := int(e.Track) + 1
-			for k >= len(spills) {
-				spills = append(spills, nil)
-			}
-			st := spills[k]
-			if st == nil {
-				st = &spillTrack{}
-				spills[k] = st
-				all = append(all, st)
-			}
-			if x.spill.add(st, &e) {
-				for _, st := range all {
-					x.spill.flush(st)
-				}
-			}
-			x.counter.Add(e)
-			b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
-		}
-		b.bytes = bytes
+		b.err = x.fill(b, &rs)
+		b.bytes = rs.bytes
 		select {
 		case out <- b:
 		case <-stop:
@@ -229,17 +198,57 @@ func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan str
 	}
 }
 
-// readEvent reads one event, turning a panic in the reader into an error,
-// so that a reader bug fails the load of one trace rather than the
-// process (this runs on the read-ahead goroutine, where no caller could
-// recover it).
-func (x *Index) readEvent() (e trace.Event, err error) {
+// reading is the reading goroutine's state.
+type reading struct {
+	spills []*spillTrack // by track id + 1
+	all    []*spillTrack // in order of appearance
+	bytes  int64         // furthest payload end
+}
+
+// fill reads events into b until it is full or reading ends, and returns
+// the error that ended it. A panic in the reader becomes an error, so
+// that a reader bug fails the load of one trace rather than the process
+// (this runs on the read-ahead goroutine, where no caller could recover
+// it); the events read before it stay in b.
+func (x *Index) fill(b *batch, rs *reading) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: the %s reader panicked: %v", x.meta.Format, p)
 		}
 	}()
-	return x.r.ReadEvent()
+	tracks := trace.TrackID(len(x.meta.Tracks))
+	for len(b.evs) < batchEvents {
+		e, err := x.r.ReadEvent()
+		if err != nil {
+			return err
+		}
+		if e.Track < 0 || e.Track >= tracks {
+			if tracks = trace.TrackID(len(x.meta.Tracks)); e.Track < 0 || e.Track >= tracks {
+				e.Track = trace.NoTrack
+			}
+		}
+		if end := e.Payload.Off + int64(e.Payload.Len); end > rs.bytes {
+			rs.bytes = end
+		}
+		k := int(e.Track) + 1
+		for k >= len(rs.spills) {
+			rs.spills = append(rs.spills, nil)
+		}
+		st := rs.spills[k]
+		if st == nil {
+			st = &spillTrack{}
+			rs.spills[k] = st
+			rs.all = append(rs.all, st)
+		}
+		if x.spill.add(st, &e) {
+			for _, st := range rs.all {
+				x.spill.flush(st)
+			}
+		}
+		x.counter.Add(e)
+		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
+	}
+	return nil
 }
 
 func (x *Index) read(ctx context.Context, progress func(Progress)) error {

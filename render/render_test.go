@@ -492,6 +492,7 @@ func TestSearchBruteForce(t *testing.T) {
 func TestHitsCanceled(t *testing.T) {
 	x := build(t, gen.Config{Events: 4000, Tracks: 6, Types: 8, Seed: 9, MeanGap: 20})
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	n := 0
 	var last error
 	for _, err := range x.Hits(ctx, Filter{}, At(math.MinInt64), false) {
@@ -596,7 +597,26 @@ type failReader struct{ trace.Reader }
 
 func (failReader) ReadEvent() (trace.Event, error) { return trace.Event{}, io.ErrUnexpectedEOF }
 
+// panicReader panics after n events.
+type panicReader struct {
+	trace.Reader
+	n int
+}
+
+func (r *panicReader) ReadEvent() (trace.Event, error) {
+	if r.n--; r.n < 0 {
+		panic("reader bug")
+	}
+	return r.Reader.ReadEvent()
+}
+
 func TestBuildErrors(t *testing.T) {
+	for _, n := range []int{0, 5000} {
+		_, err := Build(context.Background(), &panicReader{gen.New(gen.Config{Events: 10000}), n}, Options{SpillDir: t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), "reader panicked: reader bug") {
+			t.Errorf("a reader panicking after %d events: Build error %v", n, err)
+		}
+	}
 	if _, err := Build(context.Background(), failReader{gen.New(gen.Config{})}, Options{SpillDir: t.TempDir()}); err == nil {
 		t.Error("a non-format error did not fail Build")
 	}
