@@ -203,25 +203,53 @@ type reading struct {
 	spills []*spillTrack // by track id + 1
 	all    []*spillTrack // in order of appearance
 	bytes  int64         // furthest payload end
+	evs    []trace.Event // the batch being read
+}
+
+// batchReader is a trace.Reader that can also return many events per
+// call (render/gen does): ReadEvents fills dst with the next events and
+// returns how many; err, nil while events remain, is the error that
+// ended reading after them.
+type batchReader interface {
+	ReadEvents(dst []trace.Event) (n int, err error)
 }
 
 // fill reads events into b until it is full or reading ends, and returns
 // the error that ended it. A panic in the reader becomes an error, so
 // that a reader bug fails the load of one trace rather than the process
 // (this runs on the read-ahead goroutine, where no caller could recover
-// it); the events read before it stay in b.
+// it).
 func (x *Index) fill(b *batch, rs *reading) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: the %s reader panicked: %v", x.meta.Format, p)
 		}
 	}()
-	tracks := trace.TrackID(len(x.meta.Tracks))
-	for len(b.evs) < batchEvents {
-		e, err := x.r.ReadEvent()
-		if err != nil {
-			return err
+	if rs.evs == nil {
+		rs.evs = make([]trace.Event, batchEvents)
+	}
+	n := 0
+	if br, ok := x.r.(batchReader); ok {
+		n, err = br.ReadEvents(rs.evs)
+		n = min(max(n, 0), len(rs.evs))
+	} else {
+		for n < len(rs.evs) {
+			if rs.evs[n], err = x.r.ReadEvent(); err != nil {
+				break
+			}
+			n++
 		}
+	}
+	x.add(b, rs, rs.evs[:n])
+	return err
+}
+
+// add spills and counts events and appends what indexing needs of them
+// to b.
+func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
+	tracks := trace.TrackID(len(x.meta.Tracks))
+	for i := range evs {
+		e := &evs[i]
 		if e.Track < 0 || e.Track >= tracks {
 			if tracks = trace.TrackID(len(x.meta.Tracks)); e.Track < 0 || e.Track >= tracks {
 				e.Track = trace.NoTrack
@@ -240,15 +268,14 @@ func (x *Index) fill(b *batch, rs *reading) (err error) {
 			rs.spills[k] = st
 			rs.all = append(rs.all, st)
 		}
-		if x.spill.add(st, &e) {
+		if x.spill.add(st, e) {
 			for _, st := range rs.all {
 				x.spill.flush(st)
 			}
 		}
-		x.counter.Add(e)
+		x.counter.Add(*e)
 		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
 	}
-	return nil
 }
 
 func (x *Index) read(ctx context.Context, progress func(Progress)) error {
