@@ -383,11 +383,24 @@ func (t *track) push(tm trace.Time, typ trace.TypeID) {
 	if typ >= 0 && typ < typeEscape {
 		ty = uint16(typ)
 	}
-	t.times.push(tm)
-	t.types.push(ty)
-	n := t.types.len()
-	if n&(1<<minLevel-1) == 0 {
-		t.grow(n)
+	// The columns have the same length and chunk sizes: one index
+	// computation and one capacity check serve both.
+	n := t.times.n
+	k, j := n>>chunkBits, n&chunkMask
+	if k < len(t.times.chunks) && k < len(t.types.chunks) {
+		if tc, yc := t.times.chunks[k], t.types.chunks[k]; j < len(tc) && j < len(yc) {
+			tc[j], yc[j] = tm, ty
+			t.times.n, t.types.n = n+1, n+1
+			if (n+1)&(1<<minLevel-1) == 0 {
+				t.grow(n + 1)
+			}
+			return
+		}
+	}
+	t.times.pushSlow(tm)
+	t.types.pushSlow(ty)
+	if (n+1)&(1<<minLevel-1) == 0 {
+		t.grow(n + 1)
 	}
 }
 
