@@ -141,11 +141,7 @@ func BenchmarkIndexBatches(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		var sc cellScratch
-		for _, t := range all {
-			t.clip()
-			t.buildCells(&sc)
-		}
+		finishTracks(all)
 	}
 	cpu.report(b, 1_000_000)
 }

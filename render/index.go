@@ -50,7 +50,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"viewer/trace"
 )
@@ -318,11 +321,7 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 		}
 	}
 	x.spills, x.spillAll = nil, nil
-	var sc cellScratch
-	for _, t := range all {
-		t.clip()
-		t.buildCells(&sc)
-	}
+	finishTracks(all)
 	x.collectMarkers()
 	if progress != nil {
 		progress(Progress{Events: x.events, Bytes: x.bytes, Done: true})
@@ -376,6 +375,27 @@ func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, al
 	}
 	x.bytes = b.bytes
 	return nil
+}
+
+// finishTracks clips the tracks' columns and builds their time cells,
+// one track at a time on each of up to GOMAXPROCS goroutines: the pass
+// over every event's time runs after reading has ended, so it is the
+// part of Build that spreads over the cores.
+func finishTracks(all []*track) {
+	// Largest first, so that the last track to finish is a small one.
+	all = slices.SortedFunc(slices.Values(all), func(a, b *track) int { return b.times.len() - a.times.len() })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(all)) {
+		wg.Go(func() {
+			var sc cellScratch
+			for i := next.Add(1) - 1; i < int64(len(all)); i = next.Add(1) - 1 {
+				all[i].clip()
+				all[i].buildCells(&sc)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func (t *track) push(tm trace.Time, typ trace.TypeID) {
