@@ -1,8 +1,10 @@
 package render
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math"
@@ -820,4 +822,30 @@ func FuzzParsePredicate(f *testing.F) {
 		}
 		p.Match(trace.Details{Label: s, Fields: []trace.Field{{Name: p.Field, Value: trace.StringValue(p.Value)}}})
 	})
+}
+
+// TestPutVarint compares putVarint with encoding/binary at every length
+// boundary and on random values, written into buffers with exactly the
+// room it needs and with more.
+func TestPutVarint(t *testing.T) {
+	var vs []int64
+	for k := range 64 {
+		for _, d := range []int64{-1, 0, 1} {
+			vs = append(vs, int64(1)<<k+d, -(int64(1)<<k + d))
+		}
+	}
+	vs = append(vs, math.MaxInt64, math.MinInt64, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		vs = append(vs, rng.Int64()>>rng.IntN(64)*(1-2*int64(rng.IntN(2))))
+	}
+	for _, v := range vs {
+		want := binary.AppendVarint(nil, v)
+		for _, room := range []int{len(want), binary.MaxVarintLen64 + 8} {
+			b := make([]byte, 3+room)
+			if n := putVarint(b, 3, v); n != 3+len(want) || !bytes.Equal(b[3:n], want) {
+				t.Fatalf("putVarint(%d) with %d bytes of room = % x, want % x", v, room, b[3:n], want)
+			}
+		}
+	}
 }
