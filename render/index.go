@@ -40,7 +40,9 @@
 // and is the type holding more than half of it whenever one does.
 //
 // Build reads the trace in a goroutine of its own, a batch ahead of the
-// indexing. An Index is immutable once Build returns and all its methods
+// indexing (a reader with a ReadEvents method fills the batch in one call
+// instead of one ReadEvent per event), and builds the time cells on every
+// core once reading has ended. An Index is immutable once Build returns and all its methods
 // are safe for concurrent use, except Close, which must come last.
 // Queries cannot run while Build is still reading.
 package render
