@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"testing"
+	"time"
 
 	"viewer/render/gen"
 	"viewer/trace"
@@ -19,10 +20,30 @@ func benchIndex(b *testing.B, n int64) *Index {
 }
 
 func BenchmarkBuild(b *testing.B) {
+	cpu := startCPU()
 	for b.Loop() {
 		benchIndex(b, 1_000_000)
 	}
 	b.ReportMetric(float64(1_000_000*b.N)/b.Elapsed().Seconds(), "events/s")
+	cpu.report(b, 1_000_000)
+}
+
+// cpuMeter reports the process CPU time per event of a benchmark.
+type cpuMeter struct {
+	start time.Duration
+	ok    bool
+}
+
+func startCPU() cpuMeter {
+	d, ok := processCPU()
+	return cpuMeter{d, ok}
+}
+
+// report adds the metric cpu-ns/event for b.N runs of events each.
+func (m cpuMeter) report(b *testing.B, events int) {
+	if d, ok := processCPU(); ok && m.ok {
+		b.ReportMetric(float64(d-m.start)/float64(events*b.N), "cpu-ns/event")
+	}
 }
 
 func BenchmarkGenerate(b *testing.B) {
@@ -88,4 +109,39 @@ func BenchmarkQueryMid(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(items), "items")
+}
+
+// BenchmarkIndexBatches is the indexing goroutine's share of Build alone
+// (columns and pyramids, then time cells) on 1M events read beforehand,
+// without the reader, the spill file or a second goroutine.
+func BenchmarkIndexBatches(b *testing.B) {
+	g := gen.New(gen.Config{Events: 1_000_000, Tracks: 64, Seed: 1})
+	var batches []*batch
+	for {
+		bt := &batch{evs: make([]entry, 0, batchEvents)}
+		var err error
+		for len(bt.evs) < batchEvents && err == nil {
+			var e trace.Event
+			if e, err = g.ReadEvent(); err == nil {
+				bt.evs = append(bt.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
+			}
+		}
+		batches = append(batches, bt)
+		if err != nil {
+			break
+		}
+	}
+	cpu := startCPU()
+	for b.Loop() {
+		x := &Index{none: &track{}}
+		var all []*track
+		last := trace.Time(-1 << 63)
+		for _, bt := range batches {
+			if err := x.index(context.Background(), nil, bt, &all, &last); err != nil {
+				b.Fatal(err)
+			}
+		}
+		finishTracks(all)
+	}
+	cpu.report(b, 1_000_000)
 }

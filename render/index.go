@@ -40,7 +40,9 @@
 // and is the type holding more than half of it whenever one does.
 //
 // Build reads the trace in a goroutine of its own, a batch ahead of the
-// indexing. An Index is immutable once Build returns and all its methods
+// indexing (a reader with a ReadEvents method fills the batch in one call
+// instead of one ReadEvent per event), and builds the time cells on every
+// core once reading has ended. An Index is immutable once Build returns and all its methods
 // are safe for concurrent use, except Close, which must come last.
 // Queries cannot run while Build is still reading.
 package render
@@ -50,7 +52,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"viewer/trace"
 )
@@ -175,10 +180,8 @@ const batchEvents = 4096
 func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
-	var spills []*spillTrack // by track id + 1
-	var all []*spillTrack
-	defer func() { x.spills, x.spillAll = spills, all }()
-	bytes := int64(0)
+	var rs reading
+	defer func() { x.spills, x.spillAll = rs.spills, rs.all }()
 	for {
 		var b *batch
 		select {
@@ -187,37 +190,8 @@ func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan str
 		default:
 			b = &batch{evs: make([]entry, 0, batchEvents)}
 		}
-		for len(b.evs) < batchEvents {
-			e, err := x.readEvent()
-			if err != nil {
-				b.err = err
-				break
-			}
-			if e.Track < 0 || int(e.Track) >= len(x.meta.Tracks) {
-				e.Track = trace.NoTrack
-			}
-			if end := e.Payload.Off + int64(e.Payload.Len); end > bytes {
-				bytes = end
-			}
-			k := int(e.Track) + 1
-			for k >= len(spills) {
-				spills = append(spills, nil)
-			}
-			st := spills[k]
-			if st == nil {
-				st = &spillTrack{}
-				spills[k] = st
-				all = append(all, st)
-			}
-			if x.spill.add(st, &e) {
-				for _, st := range all {
-					x.spill.flush(st)
-				}
-			}
-			x.counter.Add(e)
-			b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
-		}
-		b.bytes = bytes
+		b.err = x.fill(b, &rs)
+		b.bytes = rs.bytes
 		select {
 		case out <- b:
 		case <-stop:
@@ -229,17 +203,84 @@ func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan str
 	}
 }
 
-// readEvent reads one event, turning a panic in the reader into an error,
-// so that a reader bug fails the load of one trace rather than the
-// process (this runs on the read-ahead goroutine, where no caller could
-// recover it).
-func (x *Index) readEvent() (e trace.Event, err error) {
+// reading is the reading goroutine's state.
+type reading struct {
+	spills []*spillTrack // by track id + 1
+	all    []*spillTrack // in order of appearance
+	bytes  int64         // furthest payload end
+	evs    []trace.Event // the batch being read
+}
+
+// batchReader is a trace.Reader that can also return many events per
+// call (render/gen does): ReadEvents fills dst with the next events and
+// returns how many; err, nil while events remain, is the error that
+// ended reading after them.
+type batchReader interface {
+	ReadEvents(dst []trace.Event) (n int, err error)
+}
+
+// fill reads events into b until it is full or reading ends, and returns
+// the error that ended it. A panic in the reader becomes an error, so
+// that a reader bug fails the load of one trace rather than the process
+// (this runs on the read-ahead goroutine, where no caller could recover
+// it).
+func (x *Index) fill(b *batch, rs *reading) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: the %s reader panicked: %v", x.meta.Format, p)
 		}
 	}()
-	return x.r.ReadEvent()
+	if rs.evs == nil {
+		rs.evs = make([]trace.Event, batchEvents)
+	}
+	n := 0
+	if br, ok := x.r.(batchReader); ok {
+		n, err = br.ReadEvents(rs.evs)
+		n = min(max(n, 0), len(rs.evs))
+	} else {
+		for n < len(rs.evs) {
+			if rs.evs[n], err = x.r.ReadEvent(); err != nil {
+				break
+			}
+			n++
+		}
+	}
+	x.add(b, rs, rs.evs[:n])
+	return err
+}
+
+// add spills and counts events and appends what indexing needs of them
+// to b.
+func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
+	tracks := trace.TrackID(len(x.meta.Tracks))
+	for i := range evs {
+		e := &evs[i]
+		if e.Track < 0 || e.Track >= tracks {
+			if tracks = trace.TrackID(len(x.meta.Tracks)); e.Track < 0 || e.Track >= tracks {
+				e.Track = trace.NoTrack
+			}
+		}
+		if end := e.Payload.Off + int64(e.Payload.Len); end > rs.bytes {
+			rs.bytes = end
+		}
+		k := int(e.Track) + 1
+		for k >= len(rs.spills) {
+			rs.spills = append(rs.spills, nil)
+		}
+		st := rs.spills[k]
+		if st == nil {
+			st = &spillTrack{}
+			rs.spills[k] = st
+			rs.all = append(rs.all, st)
+		}
+		if x.spill.add(st, e) {
+			for _, st := range rs.all {
+				x.spill.flush(st)
+			}
+		}
+		x.counter.Add(*e)
+		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
+	}
 }
 
 func (x *Index) read(ctx context.Context, progress func(Progress)) error {
@@ -282,11 +323,7 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 		}
 	}
 	x.spills, x.spillAll = nil, nil
-	var sc cellScratch
-	for _, t := range all {
-		t.clip()
-		t.buildCells(&sc)
-	}
+	finishTracks(all)
 	x.collectMarkers()
 	if progress != nil {
 		progress(Progress{Events: x.events, Bytes: x.bytes, Done: true})
@@ -342,16 +379,50 @@ func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, al
 	return nil
 }
 
+// finishTracks clips the tracks' columns and builds their time cells,
+// one track at a time on each of up to GOMAXPROCS goroutines: the pass
+// over every event's time runs after reading has ended, so it is the
+// part of Build that spreads over the cores.
+func finishTracks(all []*track) {
+	// Largest first, so that the last track to finish is a small one.
+	all = slices.SortedFunc(slices.Values(all), func(a, b *track) int { return b.times.len() - a.times.len() })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(all)) {
+		wg.Go(func() {
+			var sc cellScratch
+			for i := next.Add(1) - 1; i < int64(len(all)); i = next.Add(1) - 1 {
+				all[i].clip()
+				all[i].buildCells(&sc)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func (t *track) push(tm trace.Time, typ trace.TypeID) {
 	ty := uint16(typeEscape)
 	if typ >= 0 && typ < typeEscape {
 		ty = uint16(typ)
 	}
-	t.times.push(tm)
-	t.types.push(ty)
-	n := t.types.len()
-	if n&(1<<minLevel-1) == 0 {
-		t.grow(n)
+	// The columns have the same length and chunk sizes: one index
+	// computation and one capacity check serve both.
+	n := t.times.n
+	k, j := n>>chunkBits, n&chunkMask
+	if k < len(t.times.chunks) && k < len(t.types.chunks) {
+		if tc, yc := t.times.chunks[k], t.types.chunks[k]; j < len(tc) && j < len(yc) {
+			tc[j], yc[j] = tm, ty
+			t.times.n, t.types.n = n+1, n+1
+			if (n+1)&(1<<minLevel-1) == 0 {
+				t.grow(n + 1)
+			}
+			return
+		}
+	}
+	t.times.pushSlow(tm)
+	t.types.pushSlow(ty)
+	if (n+1)&(1<<minLevel-1) == 0 {
+		t.grow(n + 1)
 	}
 }
 

@@ -43,11 +43,21 @@ func vote(a, b node) node {
 // grow adds the nodes completed by the n-th event (n a multiple of
 // 2^minLevel).
 func (t *track) grow(n int) {
+	// The block lies in one chunk: chunks hold a multiple of 2^minLevel.
 	lo := n - 1<<minLevel
-	s := makeNode(t.types.at(lo), 1)
-	for i := lo + 1; i < n; i++ {
-		s = vote(s, makeNode(t.types.at(i), 1))
+	ty := t.types.chunks[lo>>chunkBits][lo&chunkMask:][:1<<minLevel]
+	c, w := ty[0], uint32(1)
+	for _, x := range ty[1:] {
+		switch {
+		case x == c:
+			w++
+		case w == 0:
+			c, w = x, 1
+		default:
+			w--
+		}
 	}
+	s := makeNode(c, w)
 	for k := 0; ; k++ {
 		if k == len(t.nodes) {
 			t.nodes = append(t.nodes, column[node]{})

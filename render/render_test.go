@@ -1,8 +1,10 @@
 package render
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math"
@@ -396,6 +398,7 @@ func TestSearchBruteForce(t *testing.T) {
 		{},
 		{Types: []trace.TypeID{3}},
 		{Types: []trace.TypeID{3, 5}, Tracks: []trace.TrackID{2, 4}},
+		{Types: []trace.TypeID{2, 70000, -5}, Tracks: []trace.TrackID{5, 1, 5, 99, -7}},
 		{Name: "synthetic-2/"},
 		{Name: "EVENT7"},
 		{Name: "no such event"},
@@ -424,6 +427,10 @@ func TestSearchBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	first, last := x.Span()
 	for fi, f := range filters {
+		match := make(map[Position]bool, len(all))
+		for _, a := range all {
+			match[a.pos] = matches(f, a.e)
+		}
 		for range 60 {
 			var from Position
 			if rng.IntN(2) == 0 {
@@ -439,14 +446,14 @@ func TestSearchBruteForce(t *testing.T) {
 			want, wok := EventID{}, false
 			if backward {
 				for i := len(all) - 1; i >= 0; i-- {
-					if all[i].pos.less(from) && matches(f, all[i].e) {
+					if all[i].pos.less(from) && match[all[i].pos] {
 						want, wok = all[i].pos.ID, true
 						break
 					}
 				}
 			} else {
 				for _, a := range all {
-					if from.less(a.pos) && matches(f, a.e) {
+					if from.less(a.pos) && match[a.pos] {
 						want, wok = a.pos.ID, true
 						break
 					}
@@ -455,7 +462,52 @@ func TestSearchBruteForce(t *testing.T) {
 			if ok != wok || got != want {
 				t.Fatalf("filter %d from %+v backward %v: %v %v, want %v %v", fi, from, backward, got, ok, want, wok)
 			}
+			// Hits, read up to a limit, is every match in order.
+			limit := 1 + rng.IntN(300)
+			var hits, wantHits []Position
+			for pos, err := range x.Hits(context.Background(), f, from, backward) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if hits = append(hits, pos); len(hits) == limit {
+					break
+				}
+			}
+			for i := range all {
+				a := all[i]
+				if backward {
+					a = all[len(all)-1-i]
+				}
+				if len(wantHits) < limit && (backward && a.pos.less(from) || !backward && from.less(a.pos)) && match[a.pos] {
+					wantHits = append(wantHits, a.pos)
+				}
+			}
+			if !slices.Equal(hits, wantHits) {
+				t.Fatalf("filter %d from %+v backward %v limit %d: Hits gave %d hits %v…, want %d %v…", fi, from, backward, limit, len(hits), hits[:min(len(hits), 3)], len(wantHits), wantHits[:min(len(wantHits), 3)])
+			}
 		}
+	}
+}
+
+// TestHitsCanceled checks that a canceled scan ends with the context's
+// error rather than with fewer hits.
+func TestHitsCanceled(t *testing.T) {
+	x := build(t, gen.Config{Events: 4000, Tracks: 6, Types: 8, Seed: 9, MeanGap: 20})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	var last error
+	for _, err := range x.Hits(ctx, Filter{}, At(math.MinInt64), false) {
+		if err != nil {
+			last = err
+			break
+		}
+		if n++; n == 10 {
+			cancel()
+		}
+	}
+	if !errors.Is(last, context.Canceled) || n >= 4000 {
+		t.Errorf("after cancel: %d hits, error %v; want context.Canceled well before the end", n, last)
 	}
 }
 
@@ -547,7 +599,26 @@ type failReader struct{ trace.Reader }
 
 func (failReader) ReadEvent() (trace.Event, error) { return trace.Event{}, io.ErrUnexpectedEOF }
 
+// panicReader panics after n events.
+type panicReader struct {
+	trace.Reader
+	n int
+}
+
+func (r *panicReader) ReadEvent() (trace.Event, error) {
+	if r.n--; r.n < 0 {
+		panic("reader bug")
+	}
+	return r.Reader.ReadEvent()
+}
+
 func TestBuildErrors(t *testing.T) {
+	for _, n := range []int{0, 5000} {
+		_, err := Build(context.Background(), &panicReader{gen.New(gen.Config{Events: 10000}), n}, Options{SpillDir: t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), "reader panicked: reader bug") {
+			t.Errorf("a reader panicking after %d events: Build error %v", n, err)
+		}
+	}
 	if _, err := Build(context.Background(), failReader{gen.New(gen.Config{})}, Options{SpillDir: t.TempDir()}); err == nil {
 		t.Error("a non-format error did not fail Build")
 	}
@@ -751,4 +822,30 @@ func FuzzParsePredicate(f *testing.F) {
 		}
 		p.Match(trace.Details{Label: s, Fields: []trace.Field{{Name: p.Field, Value: trace.StringValue(p.Value)}}})
 	})
+}
+
+// TestPutVarint compares putVarint with encoding/binary at every length
+// boundary and on random values, written into buffers with exactly the
+// room it needs and with more.
+func TestPutVarint(t *testing.T) {
+	var vs []int64
+	for k := range 64 {
+		for _, d := range []int64{-1, 0, 1} {
+			vs = append(vs, int64(1)<<k+d, -(int64(1)<<k + d))
+		}
+	}
+	vs = append(vs, math.MaxInt64, math.MinInt64, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		vs = append(vs, rng.Int64()>>rng.IntN(64)*(1-2*int64(rng.IntN(2))))
+	}
+	for _, v := range vs {
+		want := binary.AppendVarint(nil, v)
+		for _, room := range []int{len(want), binary.MaxVarintLen64 + 8} {
+			b := make([]byte, 3+room)
+			if n := putVarint(b, 3, v); n != 3+len(want) || !bytes.Equal(b[3:n], want) {
+				t.Fatalf("putVarint(%d) with %d bytes of room = % x, want % x", v, room, b[3:n], want)
+			}
+		}
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"iter"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -224,63 +226,85 @@ func (p Position) less(q Position) bool {
 }
 
 // Search returns the first event after from (backward: the last event
-// before from) that matches f, in the order of [Position]. Type, name and
-// track conditions are checked on the resident index; predicates decode
-// the payloads of the candidates one by one, in order, so a search costs
-// what it scans, never the whole trace in memory. ok is false when no
-// event matches. Search checks ctx while it scans.
+// before from) that matches f, in the order of [Position]. ok is false
+// when no event matches. It is the first of [Index.Hits].
 func (x *Index) Search(ctx context.Context, f Filter, from Position, backward bool) (id EventID, ok bool, err error) {
-	want, ok := x.typeFilter(f)
-	if !ok {
-		return EventID{}, false, nil
-	}
-	tracks := f.Tracks
-	if len(tracks) == 0 {
-		tracks = x.Tracks()
-	}
-	rr := &runReader{s: x.spill}
-	h := &cursors{backward: backward}
-	for _, tid := range tracks {
-		t := x.track(tid)
-		if t == nil || t.times.len() == 0 {
-			continue
-		}
-		c := cursor{t: t, track: tid, want: &want}
-		c.i = c.startIndex(from, backward)
-		c.rr = rr
-		if c.advance(ctx, x, backward, false) {
-			h.items = append(h.items, c)
-		}
-		if err := ctx.Err(); err != nil {
-			return EventID{}, false, err
-		}
-	}
-	heap.Init(h)
-	for scanned := 0; h.Len() > 0; scanned++ {
-		if scanned&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return EventID{}, false, err
-			}
-		}
-		c := &h.items[0]
-		id := EventID{Track: c.track, Index: int32(c.i)}
-		match, err := x.check(rr, id, f.Where)
+	for pos, err := range x.Hits(ctx, f, from, backward) {
 		if err != nil {
 			return EventID{}, false, err
 		}
-		if match {
-			return id, true, nil
-		}
-		if c.advance(ctx, x, backward, true) {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
-		}
-		if err := ctx.Err(); err != nil {
-			return EventID{}, false, err
-		}
+		return pos.ID, true, nil
 	}
 	return EventID{}, false, nil
+}
+
+// Hits returns the events after from (backward: before from, latest
+// first) that match f, in the order of [Position], as one resumable scan:
+// the filter is compiled once and every track's cursor stays where the
+// previous hit left it, so n hits cost what the scan passes over, not n
+// searches. Type, name and track conditions are checked on the resident
+// index; predicates decode the payloads of the candidates one by one, in
+// order, so a search costs what it scans, never the whole trace in
+// memory. The scan checks ctx as it goes; an error (the context's, or
+// reading the spill file) is yielded once, with a zero Position, and
+// ends the sequence. Stop early by breaking out of the range loop.
+func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool) iter.Seq2[Position, error] {
+	return func(yield func(Position, error) bool) {
+		want, ok := x.typeFilter(f)
+		if !ok {
+			return
+		}
+		tracks := x.Tracks()
+		if len(f.Tracks) > 0 {
+			tracks = slices.Compact(slices.Sorted(slices.Values(f.Tracks))) // one cursor per track
+		}
+		rr := &runReader{s: x.spill}
+		h := &cursors{backward: backward}
+		for _, tid := range tracks {
+			t := x.track(tid)
+			if t == nil || t.times.len() == 0 {
+				continue
+			}
+			c := cursor{t: t, track: tid, want: &want}
+			c.i = c.startIndex(from, backward)
+			c.rr = rr
+			if c.advance(ctx, x, backward, false) {
+				h.items = append(h.items, c)
+			}
+			if err := ctx.Err(); err != nil {
+				yield(Position{}, err)
+				return
+			}
+		}
+		heap.Init(h)
+		for scanned := 0; h.Len() > 0; scanned++ {
+			if scanned&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					yield(Position{}, err)
+					return
+				}
+			}
+			c := &h.items[0]
+			id := EventID{Track: c.track, Index: int32(c.i)}
+			match, err := x.check(rr, id, f.Where)
+			if err != nil {
+				yield(Position{}, err)
+				return
+			}
+			if match && !yield(Position{Time: c.t.times.at(c.i), ID: id}, nil) {
+				return
+			}
+			if c.advance(ctx, x, backward, true) {
+				heap.Fix(h, 0)
+				continue
+			}
+			if err := ctx.Err(); err != nil { // advance gave up early
+				yield(Position{}, err)
+				return
+			}
+			heap.Pop(h)
+		}
+	}
 }
 
 // typeFilter is the type and name conditions of a Filter: admit decides
@@ -321,26 +345,30 @@ func (x *Index) typeFilter(f Filter) (tf typeFilter, ok bool) {
 		return strings.Contains(strings.ToLower(full), name)
 	}
 	tf.mask = make([]bool, typeEscape+1)
-	for code := range typeEscape {
-		if tf.admit(trace.TypeID(code)) {
-			tf.mask[code], ok = true, true
+	switch {
+	case set == nil && name == "": // every type, negative ids too
+		for code := range tf.mask {
+			tf.mask[code] = true
+		}
+		return tf, true
+	case set != nil: // only the listed ids can match
+		for id := range set {
+			code := uint16(typeEscape)
+			if id >= 0 && id < typeEscape {
+				code = uint16(id)
+			}
+			if tf.admit(id) {
+				tf.mask[code], ok = true, true
+			}
+		}
+	default: // a name matches only the ids the table names
+		for id := range x.meta.Types {
+			if tf.admit(trace.TypeID(id)) {
+				tf.mask[min(id, typeEscape)], ok = true, true
+			}
 		}
 	}
-	if set == nil && name == "" {
-		tf.mask[typeEscape] = true // negative ids too
-	}
-	for id := range set {
-		if (id < 0 || id >= typeEscape) && tf.admit(id) {
-			tf.mask[typeEscape] = true
-		}
-	}
-	for id := typeEscape; set == nil && id < len(x.meta.Types); id++ {
-		if tf.admit(trace.TypeID(id)) {
-			tf.mask[typeEscape] = true
-			break
-		}
-	}
-	return tf, ok || tf.mask[typeEscape]
+	return tf, ok
 }
 
 // check decides the conditions the resident index cannot: the real type

@@ -352,17 +352,15 @@ func (idx *index) search(ctx context.Context, q string, from render.Position, ba
 	if err != nil {
 		return err
 	}
-	for {
-		id, ok, err := idx.x.Search(ctx, f, from, backward)
-		if err != nil || !ok {
+	for pos, err := range idx.x.Hits(ctx, f, from, backward) {
+		if err != nil {
 			return err
 		}
-		pos, _ := idx.x.PositionOf(id)
-		if !yield(SearchHit{Ev: EventRef(id), Time: pos.Time, Track: id.Track}) {
+		if !yield(SearchHit{Ev: EventRef(pos.ID), Time: pos.Time, Track: pos.ID.Track}) {
 			return nil
 		}
-		from = pos
 	}
+	return nil
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {

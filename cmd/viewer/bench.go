@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"time"
@@ -78,6 +79,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tracks := fs.Int("tracks", 64, "tracks of the synthetic trace")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic trace and of the viewport sweep")
 	spillDir := fs.String("spill", "", "directory of the index spill file (default: the system's temporary directory)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load (reading and indexing) to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -102,8 +104,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	status := procStatus()
 	rep.BaseRSSBytes = status["VmRSS"]
 	cpu0, cpuOK := processCPU()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	x, err := render.Build(ctx, r, render.Options{SpillDir: *spillDir})
+	if *cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -11,8 +13,12 @@ import (
 // checks the report's shape.
 func TestBenchGenerate(t *testing.T) {
 	var out, errs bytes.Buffer
-	if err := run(context.Background(), []string{"bench", "--generate", "30000", "--tracks", "7", "--spill", t.TempDir()}, &out, &errs); err != nil {
+	prof := filepath.Join(t.TempDir(), "load.prof")
+	if err := run(context.Background(), []string{"bench", "--generate", "30000", "--tracks", "7", "--spill", t.TempDir(), "--cpuprofile", prof}, &out, &errs); err != nil {
 		t.Fatal(err, errs.String())
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("--cpuprofile wrote no profile: %v", err)
 	}
 	var rep benchReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {

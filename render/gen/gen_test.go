@@ -55,3 +55,33 @@ func TestInvariantsAndDeterminism(t *testing.T) {
 		t.Errorf("empty trace: %v", err)
 	}
 }
+
+// TestReadEvents checks that ReadEvents yields what ReadEvent does, in
+// batches of any size, and ends with the same error.
+func TestReadEvents(t *testing.T) {
+	cfg := Config{Events: 5000, Tracks: 7, Seed: 5, LostEvery: 333, MarkEvery: 100, Truncate: true}
+	want := tracetest.Check(t, New(cfg), true)
+	g := New(cfg)
+	var got []trace.Event
+	var err error
+	for size := 1; err == nil; size = size*3%1000 + 1 {
+		buf := make([]trace.Event, size)
+		var n int
+		n, err = g.ReadEvents(buf)
+		if n < 0 || n > size || err == nil && n != size {
+			t.Fatalf("ReadEvents(%d) = %d, %v", size, n, err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if len(got) != len(want.Events) || !errors.Is(err, trace.ErrTruncated) {
+		t.Fatalf("%d events ending with %v, want %d ending with %v", len(got), err, len(want.Events), want.Err)
+	}
+	for i := range got {
+		if got[i] != want.Events[i] {
+			t.Fatalf("event %d: %+v, want %+v", i, got[i], want.Events[i])
+		}
+	}
+	if m := g.Meta(); len(m.Lost) != 15 || len(m.Markers) != 50 {
+		t.Errorf("%d gaps, %d markers", len(m.Lost), len(m.Markers))
+	}
+}
