@@ -66,3 +66,45 @@ func TestJSONWall(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONPlain compares the eight-bytes-at-a-time check with a byte loop
+// over random strings biased towards the bytes that need escaping.
+func TestJSONPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := []byte("\x00\x1f\x20\x7f\x80\xff\"\\<>&=;?^|~a0")
+	for range 100000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			if rng.IntN(4) == 0 {
+				b[i] = special[rng.IntN(len(special))]
+			} else {
+				b[i] = byte(rng.IntN(256))
+			}
+			if rng.IntN(3) == 0 {
+				b[i] = 'a' + byte(rng.IntN(26))
+			}
+		}
+		if len(b) > 0 && rng.IntN(2) == 0 { // plain but for at most one byte
+			for i := range b {
+				b[i] = ' ' + byte(rng.IntN(0x60))
+			}
+			b[rng.IntN(len(b))] = special[rng.IntN(len(special))]
+		}
+		want := true
+		for _, c := range b {
+			if c < 0x20 || c >= 0x80 || strings.IndexByte(`"\<>&`, c) >= 0 {
+				want = false
+			}
+		}
+		if got := jsonPlain(b); got != want {
+			t.Fatalf("jsonPlain(%q) = %v", b, got)
+		}
+		if got := jsonPlain(string(b)); got != want {
+			t.Fatalf("jsonPlain(string %q) = %v", b, got)
+		}
+		enc, _ := json.Marshal(strings.ToValidUTF8(string(b), "\uFFFD"))
+		if got := string(appendJSONString(nil, b)); got != string(enc) {
+			t.Fatalf("appendJSONString(%q) = %s, want %s", b, got, enc)
+		}
+	}
+}

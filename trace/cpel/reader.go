@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"viewer/symbols"
 	"viewer/trace"
@@ -571,20 +570,33 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	defer a.mu.Unlock()
 	label := ti.name
 	if ti.hasText {
-		if cap(a.buf)-len(a.buf) < arenaSlack {
-			a.buf = make([]byte, 0, arenaBytes)
-		}
-		start := len(a.buf)
-		b := r.appendLabel(a.buf, ti, es, d)
-		a.buf = b
-		label = unsafe.String(&b[start], len(b)-start)
+		a.scratch = r.appendLabel(a.scratch[:0], ti, es, d)
+		label = a.string(a.scratch)
 	}
 	if len(a.fields) == cap(a.fields) {
 		a.fields = make([]trace.Field, 0, arenaFields)
 	}
 	n := len(a.fields)
-	a.fields = append(a.fields, trace.Field{Name: "datum", Value: trace.UintValue(uint64(d))})
+	a.fields = append(a.fields, datumField(d))
 	return trace.Details{Fields: a.fields[n : n+1 : n+1], Label: label}, nil
+}
+
+func datumField(d uint32) trace.Field {
+	return trace.Field{Name: "datum", Value: trace.UintValue(uint64(d))}
+}
+
+// AppendDetails appends the datum field and the label Details would return
+// to fields and label, without allocating once they have room.
+func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
+	ti, es, d, err := r.locate(e)
+	if err != nil {
+		return fields, label, err
+	}
+	fields = append(fields, datumField(d))
+	if !ti.hasText {
+		return fields, append(label, ti.name...), nil
+	}
+	return fields, r.appendLabel(label, ti, es, d), nil
 }
 
 // AppendLabel appends the label Details would return to dst, without
@@ -625,11 +637,13 @@ func (r *Reader) appendLabel(b []byte, ti *typeInfo, es *eventSection, d uint32)
 
 // arena hands out labels and fields carved from large blocks, so that
 // Details allocates once per thousand events rather than twice per event.
-// What it has handed out is never written again.
+// Labels are substrings of a strings.Builder's text: what it has handed
+// out is never written again, and a full builder is replaced, not reused.
 type arena struct {
-	mu     sync.Mutex
-	buf    []byte
-	fields []trace.Field
+	mu      sync.Mutex
+	text    strings.Builder
+	scratch []byte
+	fields  []trace.Field
 }
 
 const (
@@ -637,6 +651,17 @@ const (
 	arenaSlack  = 1 << 10 // a block with less room left is replaced
 	arenaFields = 1 << 10
 )
+
+// string returns b as a string carved from the arena's text.
+func (a *arena) string(b []byte) string {
+	if a.text.Cap()-a.text.Len() < max(arenaSlack, len(b)) {
+		a.text = strings.Builder{}
+		a.text.Grow(max(arenaBytes, len(b)))
+	}
+	start := a.text.Len()
+	a.text.Write(b)
+	return a.text.String()[start:]
+}
 
 // appendDatum renders a datum with its type's format: %s reads the event
 // section's string table; every other conversion gets the number.
