@@ -81,7 +81,6 @@ func (enc *JSONEncoder) AppendEvent(b []byte, e Event) ([]byte, error) {
 	}
 	b = enc.appendHead(b, e)
 	b = enc.appendFields(b, fields)
-	clear(fields) // drop references into the reader's memory
 	b = enc.appendTail(b, e, nil)
 	b = appendJSONString(b, label)
 	return append(b, '}'), nil
@@ -91,7 +90,7 @@ func (enc *JSONEncoder) AppendEvent(b []byte, e Event) ([]byte, error) {
 func (enc *JSONEncoder) appendHead(b []byte, e Event) []byte {
 	m := enc.r.Meta()
 	b = append(b, `{"time_ns":`...)
-	b = strconv.AppendInt(b, int64(e.Time), 10)
+	b = appendInt(b, int64(e.Time))
 	if !m.Clock.Wall.IsZero() {
 		b = enc.appendWall(b, m.Clock, e.Time)
 	}
@@ -100,12 +99,12 @@ func (enc *JSONEncoder) appendHead(b []byte, e Event) []byte {
 	}
 	if m.Has&HasCPU != 0 && e.CPU != NoCPU {
 		b = append(b, `,"cpu":`...)
-		b = strconv.AppendInt(b, int64(e.CPU), 10)
+		b = appendInt(b, int64(e.CPU))
 	}
 	b = append(b, enc.eventType(m, e.Type)...)
 	if m.Has&HasSeq != 0 {
 		b = append(b, `,"seq":`...)
-		b = strconv.AppendUint(b, uint64(e.Seq), 10)
+		b = appendUint(b, uint64(e.Seq))
 	}
 	return append(b, `,"fields":`...)
 }
@@ -224,11 +223,11 @@ func (enc *JSONEncoder) track(m *Meta, id TrackID) []byte {
 		b = AppendJSONString(b, t.Name)
 		if t.PID >= 0 {
 			b = append(b, `,"pid":`...)
-			b = strconv.AppendInt(b, t.PID, 10)
+			b = appendInt(b, t.PID)
 		}
 		if t.TID >= 0 {
 			b = append(b, `,"tid":`...)
-			b = strconv.AppendInt(b, t.TID, 10)
+			b = appendInt(b, t.TID)
 		}
 		c.enc = b
 	}
@@ -262,18 +261,18 @@ func (enc *JSONEncoder) eventType(m *Meta, id TypeID) []byte {
 	b = append(b, `,"event":`...)
 	b = AppendJSONString(b, et.Name)
 	b = append(b, `,"id":`...)
-	b = strconv.AppendInt(b, et.ID, 10)
+	b = appendInt(b, et.ID)
 	if m.Has&HasVersion != 0 {
 		b = append(b, `,"version":`...)
-		b = strconv.AppendInt(b, int64(et.Version), 10)
+		b = appendInt(b, int64(et.Version))
 	}
 	if m.Has&HasOpcode != 0 {
 		b = append(b, `,"opcode":`...)
-		b = strconv.AppendInt(b, int64(et.Opcode), 10)
+		b = appendInt(b, int64(et.Opcode))
 	}
 	if m.Has&HasLevel != 0 {
 		b = append(b, `,"level":`...)
-		b = strconv.AppendInt(b, int64(et.Level), 10)
+		b = appendInt(b, int64(et.Level))
 	}
 	if m.Has&HasKeywords != 0 {
 		b = append(b, `,"keywords":"0x`...)

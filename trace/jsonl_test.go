@@ -2,7 +2,9 @@ package trace
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +107,24 @@ func TestJSONPlain(t *testing.T) {
 		enc, _ := json.Marshal(strings.ToValidUTF8(string(b), "\uFFFD"))
 		if got := string(appendJSONString(nil, b)); got != string(enc) {
 			t.Fatalf("appendJSONString(%q) = %s, want %s", b, got, enc)
+		}
+	}
+}
+
+// TestAppendInt compares the decimal formatting with strconv at every
+// length and at the edges.
+func TestAppendInt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	vals := []uint64{0, 9, 10, 99, 100, 1e8 - 1, 1e8, 1e16 - 1, 1e16, math.MaxUint64, math.MaxInt64, 1 << 63}
+	for range 100000 {
+		vals = append(vals, rng.Uint64()>>rng.IntN(64))
+	}
+	for _, v := range vals {
+		if got, want := string(appendUint([]byte("x"), v)), "x"+strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("appendUint(%d) = %s", v, got)
+		}
+		if got, want := string(appendInt(nil, int64(v))), strconv.FormatInt(int64(v), 10); got != want {
+			t.Fatalf("appendInt(%d) = %s", int64(v), got)
 		}
 	}
 }

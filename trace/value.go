@@ -219,9 +219,9 @@ func (v Value) MarshalJSON() ([]byte, error) {
 func (v Value) AppendJSON(b []byte) []byte {
 	switch v.kind {
 	case KindInt:
-		return strconv.AppendInt(b, int64(v.num), 10)
+		return appendInt(b, int64(v.num))
 	case KindUint:
-		return strconv.AppendUint(b, v.num, 10)
+		return appendUint(b, v.num)
 	case KindFloat:
 		f := v.Float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {

@@ -20,7 +20,7 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer f.Close()
-	return dump(ctx, f, stdout, stderr)
+	return dump(ctx, f.Reader, stdout, stderr) // the format's own reader, for its DetailsAppender
 }
 
 // dumpBuffer is how much output dump gathers before each write.
