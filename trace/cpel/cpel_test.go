@@ -405,3 +405,32 @@ func TestTickClock(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxLabel checks that a format padding one datum to thousands of
+// bytes gives a label cut at MaxLabel, the same through Details,
+// AppendLabel and AppendDetails; short labels are left whole.
+func TestMaxLabel(t *testing.T) {
+	w := &Writer{}
+	tab := w.StringTable("T")
+	w.EventDefs(tab, []EventDef{{Code: 1, Name: "wide", Format: "%u " + strings.Repeat("é", 1500)}, {Code: 2, Name: "short", Format: "%u"}})
+	w.EventList(tab, 1e6, []Record{{Ticks: 1, Code: 1, Datum: 17}, {Ticks: 2, Code: 2, Datum: 8}})
+	r := openBytes(t, bytesOf(t, w))
+	long := "wide: 17 " + strings.Repeat("é", (MaxLabel-len("wide: 17 "))/2) // cut back to a rune boundary
+	want := []string{long + "…", "short: 8"}
+	for i := range want {
+		e, err := r.ReadEvent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.Details(e)
+		if err != nil || d.Label != want[i] {
+			t.Errorf("Details label %q (%v), want %q", d.Label, err, want[i])
+		}
+		if b, _ := r.AppendLabel(nil, e); string(b) != want[i] {
+			t.Errorf("AppendLabel %q", b)
+		}
+		if f, b, _ := r.AppendDetails(nil, nil, e); string(b) != want[i] || len(f) != 1 || f[0].Value.Uint() != []uint64{17, 8}[i] {
+			t.Errorf("AppendDetails %q %v", b, f)
+		}
+	}
+}

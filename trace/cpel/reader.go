@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"viewer/symbols"
 	"viewer/trace"
@@ -630,9 +631,18 @@ func (r *Reader) locate(e trace.Event) (*typeInfo, *eventSection, uint32, error)
 
 // appendLabel appends "name: datum" for a type whose format has text.
 func (r *Reader) appendLabel(b []byte, ti *typeInfo, es *eventSection, d uint32) []byte {
+	start := len(b)
 	b = append(b, ti.name...)
 	b = append(b, ": "...)
-	return r.appendDatum(b, ti, es, d)
+	b = r.appendDatum(b, ti, es, d)
+	if len(b)-start > MaxLabel {
+		n := start + MaxLabel
+		for n > start && !utf8.RuneStart(b[n]) {
+			n--
+		}
+		b = append(b[:n], "…"...)
+	}
+	return b
 }
 
 // arena hands out labels and fields carved from large blocks, so that
@@ -668,7 +678,11 @@ func (a *arena) string(b []byte) string {
 func (r *Reader) appendDatum(b []byte, ti *typeInfo, es *eventSection, d uint32) []byte {
 	arg := symbols.Uint(uint64(d), 32)
 	if ti.verb == 's' && es.hasTab {
-		if s, ok := lookup(es.strtab, d); ok {
+		// Search at most MaxLabel+1 bytes for the string's NUL: no more
+		// can show, and a table without NULs must not make every event
+		// scan megabytes.
+		tab := es.strtab[:min(len(es.strtab), int(min(d, math.MaxInt32))+MaxLabel+1)]
+		if s, ok := lookup(tab, d); ok {
 			arg = symbols.String(s)
 		}
 	}
