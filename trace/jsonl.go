@@ -17,13 +17,15 @@ func AppendEventJSON(b []byte, r Reader, e Event, d Details, frames []Frame) []b
 // caches the encoded keys of each track and event type, and the date part
 // of wall-clock times, so that dumping costs little beyond the fields.
 type JSONEncoder struct {
-	r      Reader
-	tracks []cachedTrack
-	types  []cachedType
-	fields []Field // AppendEvent's scratch
-	keys   []cachedKey
-	label  []byte
-	wall   struct {
+	r       Reader
+	tracks  []cachedTrack
+	types   []cachedType
+	da      DetailsAppender // r as one, or nil; known once daKnown
+	daKnown bool
+	fields  []Field // AppendEvent's scratch
+	keys    []cachedKey
+	label   []byte
+	wall    struct {
 		sec    int64
 		prefix []byte // `,"wall":"2006-01-02T15:04:05`
 	}
@@ -66,8 +68,12 @@ func (enc *JSONEncoder) Append(b []byte, e Event, d Details, frames []Frame) []b
 // is allocated per event. On a Details error b is returned unchanged with
 // the error.
 func (enc *JSONEncoder) AppendEvent(b []byte, e Event) ([]byte, error) {
-	da, ok := enc.r.(DetailsAppender)
-	if !ok {
+	if !enc.daKnown {
+		enc.da, _ = enc.r.(DetailsAppender)
+		enc.daKnown = true
+	}
+	da := enc.da
+	if da == nil {
 		d, err := enc.r.Details(e)
 		if err != nil {
 			return b, err
