@@ -134,7 +134,7 @@ func (enc *JSONEncoder) appendFields(b []byte, fields []Field) []byte {
 			k := &enc.keys[i]
 			if k.enc == nil || k.name != f.Name {
 				k.name = f.Name
-				k.enc = append(append(append(k.enc[:0], `{"name":`...), AppendJSONString(nil, f.Name)...), `,"value":`...)
+				k.enc = append(AppendJSONString(append(k.enc[:0], `{"name":`...), f.Name), `,"value":`...)
 			}
 			b = append(b, k.enc...)
 		}
