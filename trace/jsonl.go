@@ -17,10 +17,15 @@ func AppendEventJSON(b []byte, r Reader, e Event, d Details, frames []Frame) []b
 // caches the encoded keys of each track and event type, and the date part
 // of wall-clock times, so that dumping costs little beyond the fields.
 type JSONEncoder struct {
-	r      Reader
-	tracks []cachedTrack
-	types  []cachedType
-	wall   struct {
+	r       Reader
+	tracks  []cachedTrack
+	types   []cachedType
+	da      DetailsAppender // r as one, or nil; known once daKnown
+	daKnown bool
+	fields  []Field // AppendEvent's scratch
+	keys    []cachedKey
+	label   []byte
+	wall    struct {
 		sec    int64
 		prefix []byte // `,"wall":"2006-01-02T15:04:05`
 	}
@@ -29,6 +34,12 @@ type JSONEncoder struct {
 type cachedTrack struct {
 	t   Track
 	enc []byte
+}
+
+// cachedKey is `{"name":…,"value":` for the field at one position.
+type cachedKey struct {
+	name string
+	enc  []byte
 }
 
 type cachedType struct {
@@ -44,10 +55,48 @@ func NewJSONEncoder(r Reader) *JSONEncoder { return &JSONEncoder{r: r} }
 // stack frames come from frames when non-nil (symbolized), else from the
 // reader's addresses.
 func (enc *JSONEncoder) Append(b []byte, e Event, d Details, frames []Frame) []byte {
-	r := enc.r
-	m := r.Meta()
+	b = enc.appendHead(b, e)
+	b = enc.appendFields(b, d.Fields)
+	b = enc.appendTail(b, e, frames)
+	b = appendJSONString(b, d.Label)
+	return append(b, '}')
+}
+
+// AppendEvent appends e as [JSONEncoder.Append] does, with the details the
+// reader decodes and the reader's stack addresses. A reader that is a
+// [DetailsAppender] decodes into the encoder's own buffers, so that nothing
+// is allocated per event. On a Details error b is returned unchanged with
+// the error.
+func (enc *JSONEncoder) AppendEvent(b []byte, e Event) ([]byte, error) {
+	if !enc.daKnown {
+		enc.da, _ = enc.r.(DetailsAppender)
+		enc.daKnown = true
+	}
+	da := enc.da
+	if da == nil {
+		d, err := enc.r.Details(e)
+		if err != nil {
+			return b, err
+		}
+		return enc.Append(b, e, d, nil), nil
+	}
+	fields, label, err := da.AppendDetails(enc.fields[:0], enc.label[:0], e)
+	enc.fields, enc.label = fields, label
+	if err != nil {
+		return b, err
+	}
+	b = enc.appendHead(b, e)
+	b = enc.appendFields(b, fields)
+	b = enc.appendTail(b, e, nil)
+	b = appendJSONString(b, label)
+	return append(b, '}'), nil
+}
+
+// appendHead appends the object's keys up to `"fields":`.
+func (enc *JSONEncoder) appendHead(b []byte, e Event) []byte {
+	m := enc.r.Meta()
 	b = append(b, `{"time_ns":`...)
-	b = strconv.AppendInt(b, int64(e.Time), 10)
+	b = appendInt(b, int64(e.Time))
 	if !m.Clock.Wall.IsZero() {
 		b = enc.appendWall(b, m.Clock, e.Time)
 	}
@@ -56,15 +105,52 @@ func (enc *JSONEncoder) Append(b []byte, e Event, d Details, frames []Frame) []b
 	}
 	if m.Has&HasCPU != 0 && e.CPU != NoCPU {
 		b = append(b, `,"cpu":`...)
-		b = strconv.AppendInt(b, int64(e.CPU), 10)
+		b = appendInt(b, int64(e.CPU))
 	}
 	b = append(b, enc.eventType(m, e.Type)...)
 	if m.Has&HasSeq != 0 {
 		b = append(b, `,"seq":`...)
-		b = strconv.AppendUint(b, uint64(e.Seq), 10)
+		b = appendUint(b, uint64(e.Seq))
 	}
-	b = append(b, `,"fields":`...)
-	b = AppendFieldsJSON(b, d.Fields)
+	return append(b, `,"fields":`...)
+}
+
+// appendFields appends fields as [AppendFieldsJSON] does, caching each
+// position's encoded name: events of a type repeat the same names.
+func (enc *JSONEncoder) appendFields(b []byte, fields []Field) []byte {
+	b = append(b, '[')
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if i >= maxCachedKeys {
+			b = append(b, `{"name":`...)
+			b = AppendJSONString(b, f.Name)
+			b = append(b, `,"value":`...)
+		} else {
+			if i >= len(enc.keys) {
+				enc.keys = append(enc.keys, cachedKey{})
+			}
+			k := &enc.keys[i]
+			if k.enc == nil || k.name != f.Name {
+				k.name = f.Name
+				k.enc = append(AppendJSONString(append(k.enc[:0], `{"name":`...), f.Name), `,"value":`...)
+			}
+			b = append(b, k.enc...)
+		}
+		b = f.Value.AppendJSON(b)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// maxCachedKeys bounds the field positions whose names are cached.
+const maxCachedKeys = 64
+
+// appendTail appends the stack and labels after the fields, up to
+// `"label":`.
+func (enc *JSONEncoder) appendTail(b []byte, e Event, frames []Frame) []byte {
+	r := enc.r
 	if frames != nil {
 		b = append(b, `,"stack":[`...)
 		for i, f := range frames {
@@ -74,33 +160,35 @@ func (enc *JSONEncoder) Append(b []byte, e Event, d Details, frames []Frame) []b
 			b = AppendJSONString(b, f.String())
 		}
 		b = append(b, ']')
-	} else if addrs := r.Stack(e.Stack); addrs != nil {
-		b = append(b, `,"stack":[`...)
-		for i, a := range addrs {
-			if i > 0 {
-				b = append(b, ',')
+	} else if e.Stack != NoStack {
+		if addrs := r.Stack(e.Stack); addrs != nil {
+			b = append(b, `,"stack":[`...)
+			for i, a := range addrs {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `"0x`...)
+				b = strconv.AppendUint(b, a, 16)
+				b = append(b, '"')
 			}
-			b = append(b, `"0x`...)
-			b = strconv.AppendUint(b, a, 16)
-			b = append(b, '"')
+			b = append(b, ']')
 		}
-		b = append(b, ']')
 	}
-	if labels := r.Labels(e.Labels); len(labels) > 0 {
-		b = append(b, `,"labels":{`...)
-		for i, l := range labels {
-			if i > 0 {
-				b = append(b, ',')
+	if e.Labels != NoLabels {
+		if labels := r.Labels(e.Labels); len(labels) > 0 {
+			b = append(b, `,"labels":{`...)
+			for i, l := range labels {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = AppendJSONString(b, l.Key)
+				b = append(b, ':')
+				b = l.Value.AppendJSON(b)
 			}
-			b = AppendJSONString(b, l.Key)
-			b = append(b, ':')
-			b = l.Value.AppendJSON(b)
+			b = append(b, '}')
 		}
-		b = append(b, '}')
 	}
-	b = append(b, `,"label":`...)
-	b = AppendJSONString(b, d.Label)
-	return append(b, '}')
+	return append(b, `,"label":`...)
 }
 
 // appendWall appends `,"wall":"…"` in RFC 3339 with nanoseconds (trailing
@@ -141,11 +229,11 @@ func (enc *JSONEncoder) track(m *Meta, id TrackID) []byte {
 		b = AppendJSONString(b, t.Name)
 		if t.PID >= 0 {
 			b = append(b, `,"pid":`...)
-			b = strconv.AppendInt(b, t.PID, 10)
+			b = appendInt(b, t.PID)
 		}
 		if t.TID >= 0 {
 			b = append(b, `,"tid":`...)
-			b = strconv.AppendInt(b, t.TID, 10)
+			b = appendInt(b, t.TID)
 		}
 		c.enc = b
 	}
@@ -179,18 +267,18 @@ func (enc *JSONEncoder) eventType(m *Meta, id TypeID) []byte {
 	b = append(b, `,"event":`...)
 	b = AppendJSONString(b, et.Name)
 	b = append(b, `,"id":`...)
-	b = strconv.AppendInt(b, et.ID, 10)
+	b = appendInt(b, et.ID)
 	if m.Has&HasVersion != 0 {
 		b = append(b, `,"version":`...)
-		b = strconv.AppendInt(b, int64(et.Version), 10)
+		b = appendInt(b, int64(et.Version))
 	}
 	if m.Has&HasOpcode != 0 {
 		b = append(b, `,"opcode":`...)
-		b = strconv.AppendInt(b, int64(et.Opcode), 10)
+		b = appendInt(b, int64(et.Opcode))
 	}
 	if m.Has&HasLevel != 0 {
 		b = append(b, `,"level":`...)
-		b = strconv.AppendInt(b, int64(et.Level), 10)
+		b = appendInt(b, int64(et.Level))
 	}
 	if m.Has&HasKeywords != 0 {
 		b = append(b, `,"keywords":"0x`...)

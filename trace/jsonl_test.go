@@ -2,7 +2,9 @@ package trace
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +65,66 @@ func TestJSONWall(t *testing.T) {
 		want := `,"wall":"` + w.UTC().Format(time.RFC3339Nano) + `"`
 		if got := string(enc.appendWall(nil, c, at)); got != want {
 			t.Fatalf("at %d: got %s want %s", at, got, want)
+		}
+	}
+}
+
+// TestJSONPlain compares the eight-bytes-at-a-time check with a byte loop
+// over random strings biased towards the bytes that need escaping.
+func TestJSONPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := []byte("\x00\x1f\x20\x7f\x80\xff\"\\<>&=;?^|~a0")
+	for range 100000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			if rng.IntN(4) == 0 {
+				b[i] = special[rng.IntN(len(special))]
+			} else {
+				b[i] = byte(rng.IntN(256))
+			}
+			if rng.IntN(3) == 0 {
+				b[i] = 'a' + byte(rng.IntN(26))
+			}
+		}
+		if len(b) > 0 && rng.IntN(2) == 0 { // plain but for at most one byte
+			for i := range b {
+				b[i] = ' ' + byte(rng.IntN(0x60))
+			}
+			b[rng.IntN(len(b))] = special[rng.IntN(len(special))]
+		}
+		want := true
+		for _, c := range b {
+			if c < 0x20 || c >= 0x80 || strings.IndexByte(`"\<>&`, c) >= 0 {
+				want = false
+			}
+		}
+		if got := jsonPlain(b); got != want {
+			t.Fatalf("jsonPlain(%q) = %v", b, got)
+		}
+		if got := jsonPlain(string(b)); got != want {
+			t.Fatalf("jsonPlain(string %q) = %v", b, got)
+		}
+		enc, _ := json.Marshal(strings.ToValidUTF8(string(b), "\uFFFD"))
+		if got := string(appendJSONString(nil, b)); got != string(enc) {
+			t.Fatalf("appendJSONString(%q) = %s, want %s", b, got, enc)
+		}
+	}
+}
+
+// TestAppendInt compares the decimal formatting with strconv at every
+// length and at the edges.
+func TestAppendInt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	vals := []uint64{0, 9, 10, 99, 100, 1e8 - 1, 1e8, 1e16 - 1, 1e16, math.MaxUint64, math.MaxInt64, 1 << 63}
+	for range 100000 {
+		vals = append(vals, rng.Uint64()>>rng.IntN(64))
+	}
+	for _, v := range vals {
+		if got, want := string(appendUint([]byte("x"), v)), "x"+strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("appendUint(%d) = %s", v, got)
+		}
+		if got, want := string(appendInt(nil, int64(v))), strconv.FormatInt(int64(v), 10); got != want {
+			t.Fatalf("appendInt(%d) = %s", int64(v), got)
 		}
 	}
 }

@@ -291,3 +291,13 @@ type Reader interface {
 	// concurrent use with other Details calls once reading has finished.
 	Details(Event) (Details, error)
 }
+
+// DetailsAppender is implemented by readers that can decode an event's
+// details into storage the caller owns, without allocating: for consumers
+// that format millions of events (`viewer dump`, see
+// [JSONEncoder.AppendEvent]).
+type DetailsAppender interface {
+	// AppendDetails appends the fields and the label text that Details
+	// would return for e to fields and label, and returns both.
+	AppendDetails(fields []Field, label []byte, e Event) ([]Field, []byte, error)
+}

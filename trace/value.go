@@ -219,9 +219,9 @@ func (v Value) MarshalJSON() ([]byte, error) {
 func (v Value) AppendJSON(b []byte) []byte {
 	switch v.kind {
 	case KindInt:
-		return strconv.AppendInt(b, int64(v.num), 10)
+		return appendInt(b, int64(v.num))
 	case KindUint:
-		return strconv.AppendUint(b, v.num, 10)
+		return appendUint(b, v.num)
 	case KindFloat:
 		f := v.Float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -269,16 +269,48 @@ func AppendFieldsJSON(b []byte, fields []Field) []byte {
 
 // AppendJSONString appends s as a JSON string, escaping what JSON and HTML
 // need and replacing invalid UTF-8 with U+FFFD.
-func AppendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			enc, _ := json.Marshal(strings.ToValidUTF8(s, "\uFFFD"))
-			return append(b, enc...)
-		}
+func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s) }
+
+func appendJSONString[S string | []byte](b []byte, s S) []byte {
+	if !jsonPlain(s) {
+		enc, _ := json.Marshal(strings.ToValidUTF8(string(s), "\uFFFD"))
+		return append(b, enc...)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// jsonPlain reports whether s needs no escaping in a JSON string: no
+// control bytes, no non-ASCII, no '"', '\\', '<', '>' or '&'. It tests
+// eight bytes at a time.
+func jsonPlain[S string | []byte](s S) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	// hasZero is nonzero when a byte of x is zero.
+	hasZero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		bad := x & highs                       // non-ASCII
+		bad |= (x - 0x20*ones) &^ x & highs    // a byte below 0x20 (exact for ASCII bytes)
+		bad |= hasZero(x ^ '"'*ones)           // '"'
+		bad |= hasZero(x ^ '\\'*ones)          // '\\'
+		bad |= hasZero(x ^ '&'*ones)           // '&'
+		bad |= hasZero(x&^(2*ones) ^ '<'*ones) // '<' and '>' (0x3c, 0x3e)
+		if bad != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -21,15 +20,23 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer f.Close()
-	return dump(ctx, f, stdout, stderr)
+	return dump(ctx, f.Reader, stdout, stderr) // the format's own reader, for its DetailsAppender
 }
+
+// dumpBuffer is how much output dump gathers before each write.
+const dumpBuffer = 1 << 20
 
 // dump writes every event of r as one JSON object per line. A damaged
 // file's readable events are written, then the damage is reported on
-// stderr and as the command's error.
+// stderr and as the command's error. Lines are appended straight into one
+// output buffer, which is written when it holds dumpBuffer bytes.
 func dump(ctx context.Context, r trace.Reader, stdout, stderr io.Writer) error {
-	bw := bufio.NewWriterSize(stdout, 1<<16)
-	var line []byte
+	buf := make([]byte, 0, dumpBuffer+dumpBuffer/8)
+	flush := func() error {
+		_, err := stdout.Write(buf)
+		buf = buf[:0]
+		return err
+	}
 	enc := trace.NewJSONEncoder(r)
 	for n := 0; ; n++ {
 		if n&0xffff == 0 && ctx.Err() != nil {
@@ -40,25 +47,25 @@ func dump(ctx context.Context, r trace.Reader, stdout, stderr io.Writer) error {
 			break
 		}
 		if err != nil {
-			if ferr := bw.Flush(); ferr != nil {
+			if ferr := flush(); ferr != nil {
 				return ferr
 			}
 			return err
 		}
-		d, err := r.Details(e)
-		if err != nil {
-			d.Label = "error: " + err.Error()
+		if buf, err = enc.AppendEvent(buf, e); err != nil {
+			buf = enc.Append(buf, e, trace.Details{Label: "error: " + err.Error()}, nil)
 		}
-		line = enc.Append(line[:0], e, d, nil)
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
-			if errors.Is(err, io.ErrClosedPipe) {
-				return nil
+		buf = append(buf, '\n')
+		if len(buf) >= dumpBuffer {
+			if err := flush(); err != nil {
+				if errors.Is(err, io.ErrClosedPipe) {
+					return nil
+				}
+				return err
 			}
-			return err
 		}
 	}
-	if err := bw.Flush(); err != nil {
+	if err := flush(); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	return nil

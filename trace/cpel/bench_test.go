@@ -23,6 +23,34 @@ const benchEvents = 8_000_000
 func writeBenchFile(tb testing.TB, hz uint32) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "bench.cpel")
+	writeBench(tb, path, hz)
+	return path
+}
+
+// TestWriteBenchFile writes the benchmark file to $CPEL_BENCH_FILE, for
+// timing the real command (`viewer dump FILE`), and checks its count.
+func TestWriteBenchFile(t *testing.T) {
+	path := os.Getenv("CPEL_BENCH_FILE")
+	if path == "" {
+		t.Skip("CPEL_BENCH_FILE not set")
+	}
+	writeBench(t, path, 1e9)
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	st, _ := fh.Stat()
+	f, err := NewFile(fh, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.events[0].n; n != benchEvents {
+		t.Errorf("%d events, want %d", n, benchEvents)
+	}
+}
+
+func writeBench(tb testing.TB, path string, hz uint32) {
 	fh, err := os.Create(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -61,7 +89,6 @@ func writeBenchFile(tb testing.TB, hz uint32) string {
 	if err := bw.Flush(); err != nil {
 		tb.Fatal(err)
 	}
-	return path
 }
 
 func openBench(b *testing.B, path string) (*os.File, int64) {
@@ -115,39 +142,64 @@ func BenchmarkIndex(b *testing.B) {
 }
 
 // BenchmarkDump does what `viewer dump` does per event: read it, decode
-// its details (datum, formatted label) and append its JSON line.
+// its details (datum, formatted label) and append its JSON line, through
+// AppendEvent (the allocation-free path `viewer dump` takes) and through
+// Details and Append (what the web API does per event).
 func BenchmarkDump(b *testing.B) {
 	path := writeBenchFile(b, 1e9)
 	fh, size := openBench(b, path)
 	defer fh.Close()
-	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
-	n := 0
-	var line []byte
-	for range b.N {
-		r, err := Format{}.Open(fh, size)
-		if err != nil {
-			b.Fatal(err)
+	for _, viaDetails := range []bool{false, true} {
+		name := "AppendEvent"
+		if viaDetails {
+			name = "Details"
 		}
-		enc := trace.NewJSONEncoder(r)
-		for {
-			e, err := r.ReadEvent()
-			if err == io.EOF {
-				break
+		b.Run(name, func(b *testing.B) {
+			var ms0, ms1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+			b.ResetTimer()
+			start, cpu0 := time.Now(), cpuTime()
+			n := 0
+			line := make([]byte, 0, 1<<20)
+			for range b.N {
+				r, err := Format{}.Open(fh, size)
+				if err != nil {
+					b.Fatal(err)
+				}
+				enc := trace.NewJSONEncoder(r)
+				for {
+					e, err := r.ReadEvent()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					if viaDetails {
+						d, err := r.Details(e)
+						if err != nil {
+							b.Fatal(err)
+						}
+						line = enc.Append(line, e, d, nil)
+					} else if line, err = enc.AppendEvent(line, e); err != nil {
+						b.Fatal(err)
+					}
+					line = append(line, '\n')
+					if len(line) >= 1<<20 {
+						line = line[:0]
+					}
+					n++
+				}
 			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			d, err := r.Details(e)
-			if err != nil {
-				b.Fatal(err)
-			}
-			line = enc.Append(line[:0], e, d, nil)
-			n++
-		}
+			el, cpu := time.Since(start), cpuTime()-cpu0
+			b.StopTimer()
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric(float64(n)/el.Seconds()/1e6, "Mevents/s")
+			b.ReportMetric(float64(n)/cpu.Seconds()/1e6, "Mevents/cpu-s")
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n), "heapB/event")
+		})
 	}
-	b.ReportMetric(float64(n)/time.Since(start).Seconds()/1e6, "Mevents/s")
-	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
 }
 
 // BenchmarkLabels reads every event and formats its label, without JSON.

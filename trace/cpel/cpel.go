@@ -95,6 +95,11 @@ const (
 	// MaxUnsortedEvents caps an event section whose times decrease: such
 	// a section is loaded and sorted in memory.
 	MaxUnsortedEvents = 1 << 24
+	// MaxLabel caps an event's label (name and rendered datum; real ones
+	// are under 100 bytes): a 20-byte record whose format pads to
+	// thousands of bytes must not make reading a file allocate hundreds
+	// of times its size. A longer label is cut, with an ellipsis.
+	MaxLabel = 1 << 10
 	// chunkBytes is how much of an event section is read at once.
 	chunkBytes = recordSize * 8192
 	// maxBufferedBytes caps the chunk buffers of all event sections

@@ -405,3 +405,72 @@ func TestTickClock(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxLabel checks that a format padding one datum to thousands of
+// bytes gives a label cut at MaxLabel, the same through Details,
+// AppendLabel and AppendDetails; short labels are left whole.
+func TestMaxLabel(t *testing.T) {
+	w := &Writer{}
+	tab := w.StringTable("T")
+	w.EventDefs(tab, []EventDef{{Code: 1, Name: "wide", Format: "%u " + strings.Repeat("é", 1500)}, {Code: 2, Name: "short", Format: "%u"}})
+	w.EventList(tab, 1e6, []Record{{Ticks: 1, Code: 1, Datum: 17}, {Ticks: 2, Code: 2, Datum: 8}})
+	r := openBytes(t, bytesOf(t, w))
+	long := "wide: 17 " + strings.Repeat("é", (MaxLabel-len("wide: 17 "))/2) // cut back to a rune boundary
+	want := []string{long + "…", "short: 8"}
+	for i := range want {
+		e, err := r.ReadEvent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.Details(e)
+		if err != nil || d.Label != want[i] {
+			t.Errorf("Details label %q (%v), want %q", d.Label, err, want[i])
+		}
+		if b, _ := r.AppendLabel(nil, e); string(b) != want[i] {
+			t.Errorf("AppendLabel %q", b)
+		}
+		if f, b, _ := r.AppendDetails(nil, nil, e); string(b) != want[i] || len(f) != 1 || f[0].Value.Uint() != []uint64{17, 8}[i] {
+			t.Errorf("AppendDetails %q %v", b, f)
+		}
+	}
+}
+
+// TestAppendEvent checks that the allocation-free JSON path (AppendDetails
+// through JSONEncoder.AppendEvent) gives the bytes of Details and Append,
+// on the fixtures with symbols, %s, two sections, undefined ids and a
+// label cut at MaxLabel.
+func TestAppendEvent(t *testing.T) {
+	wide := &Writer{}
+	tab := wide.StringTable("T")
+	wide.EventDefs(tab, []EventDef{{Code: 1, Name: "wide", Format: "%u <&>" + strings.Repeat("é", 1500)}})
+	wide.EventList(tab, 1e6, []Record{{Ticks: 1, Code: 1, Datum: 17}, {Ticks: 2, Code: 9, Datum: 3}})
+	for name, w := range map[string]*Writer{"symtab": symtabFixture(), "unsorted": unsortedFixture(), "wide": wide} {
+		data := bytesOf(t, w)
+		r, fast := openBytes(t, data), openBytes(t, data)
+		enc, fastEnc := trace.NewJSONEncoder(r), trace.NewJSONEncoder(fast)
+		n := 0
+		for {
+			e, err := r.ReadEvent()
+			fe, ferr := fast.ReadEvent()
+			if err != nil || ferr != nil {
+				if err != io.EOF || ferr != io.EOF {
+					t.Fatalf("%s: %v, %v", name, err, ferr)
+				}
+				break
+			}
+			d, err := r.Details(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := string(enc.Append(nil, e, d, nil))
+			got, err := fastEnc.AppendEvent([]byte("x"), fe)
+			if err != nil || string(got) != "x"+want {
+				t.Errorf("%s event %d:\n got %s (%v)\nwant x%s", name, n, got, err, want)
+			}
+			n++
+		}
+		if n < 2 {
+			t.Errorf("%s: %d events", name, n)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
+	"unicode/utf8"
 
 	"viewer/symbols"
 	"viewer/trace"
@@ -571,20 +571,33 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 	defer a.mu.Unlock()
 	label := ti.name
 	if ti.hasText {
-		if cap(a.buf)-len(a.buf) < arenaSlack {
-			a.buf = make([]byte, 0, arenaBytes)
-		}
-		start := len(a.buf)
-		b := r.appendLabel(a.buf, ti, es, d)
-		a.buf = b
-		label = unsafe.String(&b[start], len(b)-start)
+		a.scratch = r.appendLabel(a.scratch[:0], ti, es, d)
+		label = a.string(a.scratch)
 	}
 	if len(a.fields) == cap(a.fields) {
 		a.fields = make([]trace.Field, 0, arenaFields)
 	}
 	n := len(a.fields)
-	a.fields = append(a.fields, trace.Field{Name: "datum", Value: trace.UintValue(uint64(d))})
+	a.fields = append(a.fields, datumField(d))
 	return trace.Details{Fields: a.fields[n : n+1 : n+1], Label: label}, nil
+}
+
+func datumField(d uint32) trace.Field {
+	return trace.Field{Name: "datum", Value: trace.UintValue(uint64(d))}
+}
+
+// AppendDetails appends the datum field and the label Details would return
+// to fields and label, without allocating once they have room.
+func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
+	ti, es, d, err := r.locate(e)
+	if err != nil {
+		return fields, label, err
+	}
+	fields = append(fields, datumField(d))
+	if !ti.hasText {
+		return fields, append(label, ti.name...), nil
+	}
+	return fields, r.appendLabel(label, ti, es, d), nil
 }
 
 // AppendLabel appends the label Details would return to dst, without
@@ -618,18 +631,29 @@ func (r *Reader) locate(e trace.Event) (*typeInfo, *eventSection, uint32, error)
 
 // appendLabel appends "name: datum" for a type whose format has text.
 func (r *Reader) appendLabel(b []byte, ti *typeInfo, es *eventSection, d uint32) []byte {
+	start := len(b)
 	b = append(b, ti.name...)
 	b = append(b, ": "...)
-	return r.appendDatum(b, ti, es, d)
+	b = r.appendDatum(b, ti, es, d)
+	if len(b)-start > MaxLabel {
+		n := start + MaxLabel
+		for n > start && !utf8.RuneStart(b[n]) {
+			n--
+		}
+		b = append(b[:n], "…"...)
+	}
+	return b
 }
 
 // arena hands out labels and fields carved from large blocks, so that
 // Details allocates once per thousand events rather than twice per event.
-// What it has handed out is never written again.
+// Labels are substrings of a strings.Builder's text: what it has handed
+// out is never written again, and a full builder is replaced, not reused.
 type arena struct {
-	mu     sync.Mutex
-	buf    []byte
-	fields []trace.Field
+	mu      sync.Mutex
+	text    strings.Builder
+	scratch []byte
+	fields  []trace.Field
 }
 
 const (
@@ -638,12 +662,27 @@ const (
 	arenaFields = 1 << 10
 )
 
+// string returns b as a string carved from the arena's text.
+func (a *arena) string(b []byte) string {
+	if a.text.Cap()-a.text.Len() < max(arenaSlack, len(b)) {
+		a.text = strings.Builder{}
+		a.text.Grow(max(arenaBytes, len(b)))
+	}
+	start := a.text.Len()
+	a.text.Write(b)
+	return a.text.String()[start:]
+}
+
 // appendDatum renders a datum with its type's format: %s reads the event
 // section's string table; every other conversion gets the number.
 func (r *Reader) appendDatum(b []byte, ti *typeInfo, es *eventSection, d uint32) []byte {
 	arg := symbols.Uint(uint64(d), 32)
 	if ti.verb == 's' && es.hasTab {
-		if s, ok := lookup(es.strtab, d); ok {
+		// Search at most MaxLabel+1 bytes for the string's NUL: no more
+		// can show, and a table without NULs must not make every event
+		// scan megabytes.
+		tab := es.strtab[:min(len(es.strtab), int(min(d, math.MaxInt32))+MaxLabel+1)]
+		if s, ok := lookup(tab, d); ok {
 			arg = symbols.String(s)
 		}
 	}

@@ -332,11 +332,16 @@ func (p *payloadDec) elems(e *Field, n int, depth int) trace.Value {
 	case TypeByte:
 		return trace.BytesValue(p.bytes(n))
 	}
+	c := min(n, 256)
 	if sz := e.Type.fixedSize(p.ptr); sz > 0 && n*sz > p.left() {
 		p.fail()
 		return trace.Value{}
+	} else if sz == 0 {
+		// Variable-size elements: grow with what decodes, not with the
+		// count claimed, which nested arrays multiply.
+		c = min(n, 4)
 	}
-	elems := make([]trace.Value, 0, min(n, 256))
+	elems := make([]trace.Value, 0, c)
 	for range n {
 		v := p.value(e, depth+1)
 		if p.bad {
