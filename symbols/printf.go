@@ -11,7 +11,7 @@ import (
 const MaxWidth = 64
 
 // MaxOutput caps what one [Printer.Append] call writes.
-const MaxOutput = 4096
+const MaxOutput = 1024
 
 // Dialect selects the printf semantics of the program that wrote a trace's
 // formats.
