@@ -156,7 +156,10 @@ type Reader struct {
 	// ordering (order.go)
 	runStarts []int32
 	chains    []chain
-	heap      []cursor // merge in progress (order.go)
+	heads     []cursor // merge in progress (order.go): one per chain
+	tree      []int32  // loser tree over heads
+	win       []int32  // scratch for building tree
+	left      int      // events of the region still to be merged
 
 	types  []typeInfo     // by TypeID
 	metaID []trace.TypeID // by file metadata id (small ids), TypeID+1
@@ -543,14 +546,14 @@ func (r *Reader) Meta() *trace.Meta { return &r.meta }
 
 // ReadEvent returns the next event in time order.
 func (r *Reader) ReadEvent() (trace.Event, error) {
-	var e trace.Event
+	var e *trace.Event
 	for {
-		if len(r.heap) > 0 {
-			e = r.pop()
+		if r.left > 0 {
+			e = &r.region[r.pop()]
 			break
 		}
 		if r.next < len(r.region) {
-			e = r.region[r.next]
+			e = &r.region[r.next]
 			r.next++
 			break
 		}
@@ -570,14 +573,14 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 		e.Time = r.last
 	}
 	r.last = e.Time
-	return e, nil
+	return *e, nil
 }
 
 // fill reads blocks until a region of events is complete: up to a sequence
 // point or the end (nettrace), or one event block (netperf, written
 // sorted).
 func (r *Reader) fill() {
-	r.region, r.next, r.heap = r.region[:0], 0, r.heap[:0]
+	r.region, r.next, r.left = r.region[:0], 0, 0
 	r.runStarts = r.runStarts[:0]
 	for r.err == nil {
 		done, err := r.step()
