@@ -546,26 +546,37 @@ func (r *Reader) Meta() *trace.Meta { return &r.meta }
 
 // ReadEvent returns the next event in time order.
 func (r *Reader) ReadEvent() (trace.Event, error) {
-	var e *trace.Event
-	for {
-		if r.left > 0 {
-			e = &r.region[r.pop()]
-			break
-		}
+	if i := r.next; i < len(r.region) { // a region in order, clamped by fill
+		r.next = i + 1
+		return r.region[i], nil
+	}
+	return r.readMerged()
+}
+
+// readMerged returns the next event of a merge, reading the next region
+// when the current one is done.
+func (r *Reader) readMerged() (trace.Event, error) {
+	for r.left == 0 {
 		if r.next < len(r.region) {
-			e = &r.region[r.next]
+			e := &r.region[r.next]
 			r.next++
-			break
+			return *e, nil
 		}
 		if r.err != nil {
 			return trace.Event{}, r.err
 		}
 		r.fill()
 	}
-	r.started = true
+	e := &r.region[r.pop()]
+	r.clamp(e)
+	return *e, nil
+}
+
+// clamp raises an event's time to the last one handed out. Only damaged
+// files need it: a region earlier than the sequence point before it, or
+// unsorted NetPerf blocks.
+func (r *Reader) clamp(e *trace.Event) {
 	if e.Time < r.last {
-		// Only damaged files get here: a region earlier than the
-		// sequence point before it, or unsorted NetPerf blocks.
 		if r.clamped == 0 {
 			r.notice("events earlier than the events before them (across a sequence point or block) were moved later to keep time order")
 		}
@@ -573,7 +584,6 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 		e.Time = r.last
 	}
 	r.last = e.Time
-	return *e, nil
 }
 
 // fill reads blocks until a region of events is complete: up to a sequence
@@ -596,6 +606,19 @@ func (r *Reader) fill() {
 		}
 	}
 	r.order()
+	if len(r.region) == 0 {
+		return
+	}
+	r.started = true // an event is about to be handed out
+	if r.left == 0 { // in order: only a prefix can be earlier than r.last
+		for i := range r.region {
+			if r.region[i].Time >= r.last {
+				break
+			}
+			r.clamp(&r.region[i])
+		}
+		r.last = r.region[len(r.region)-1].Time
+	}
 }
 
 func byTime(a, b trace.Event) int {
