@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
+
+	"viewer/trace"
 )
 
 // TestUvarint checks dec's varint readers against binary.Uvarint on
@@ -57,4 +59,36 @@ func TestUvarint(t *testing.T) {
 			t.Fatalf("% x: uvarint32 got %d, want %d", b, got32, want)
 		}
 	}
+}
+
+// TestClock checks the multiply fast path of clock against trace.Clock's
+// exact conversion near every limit.
+func TestClock(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	edges := []int64{0, 1, -1, 1<<63 - 1, -1 << 63, 1<<63 - 2, -1<<63 + 1}
+	for _, f := range []uint64{1, 3, 1000, 10_000_000, 1e9, 1e9 + 1, 2_441_406, 1 << 40} {
+		for range 20_000 {
+			c := trace.Clock{TicksPerSecond: f, OriginTicks: pick(rng, edges)}
+			k := newClock(c)
+			ticks := pick(rng, edges)
+			if f <= 1e9 && 1e9%f == 0 && rng.IntN(2) == 0 {
+				lim := (1<<63 - 1) / int64(1e9/f) // around the fast path's limit (may wrap)
+				ticks = c.OriginTicks + []int64{lim, -lim, lim - 1, -lim + 1, lim + 1, -lim - 1}[rng.IntN(6)]
+			}
+			if got, want := k.time(ticks), c.Time(ticks); got != want {
+				t.Fatalf("%d ticks/s, origin %d: time(%d) = %d, want %d", f, c.OriginTicks, ticks, got, want)
+			}
+		}
+	}
+}
+
+// pick returns an edge value, one near it, or a random value.
+func pick(rng *rand.Rand, edges []int64) int64 {
+	switch rng.IntN(3) {
+	case 0:
+		return edges[rng.IntN(len(edges))]
+	case 1:
+		return edges[rng.IntN(len(edges))] + rng.Int64N(2001) - 1000
+	}
+	return int64(rng.Uint64())
 }

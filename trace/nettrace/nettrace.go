@@ -155,6 +155,7 @@ type Reader struct {
 	clamped int        // events whose time was raised to last
 	// ordering (order.go)
 	runStarts []int32
+	tail      trace.Time // time of the region's last event in file order
 	chains    []chain
 	heads     []cursor // merge in progress (order.go): one per chain
 	tree      []int32  // loser tree over heads
