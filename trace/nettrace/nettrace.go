@@ -551,26 +551,29 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 		r.next = i + 1
 		return r.region[i], nil
 	}
-	return r.readMerged()
+	e, err := r.readMerged()
+	if err != nil {
+		return trace.Event{}, err
+	}
+	return *e, nil // one copy: readMerged hands out a pointer
 }
 
 // readMerged returns the next event of a merge, reading the next region
 // when the current one is done.
-func (r *Reader) readMerged() (trace.Event, error) {
+func (r *Reader) readMerged() (*trace.Event, error) {
 	for r.left == 0 {
 		if r.next < len(r.region) {
-			e := &r.region[r.next]
 			r.next++
-			return *e, nil
+			return &r.region[r.next-1], nil
 		}
 		if r.err != nil {
-			return trace.Event{}, r.err
+			return nil, r.err
 		}
 		r.fill()
 	}
 	e := &r.region[r.pop()]
 	r.clamp(e)
-	return *e, nil
+	return e, nil
 }
 
 // clamp raises an event's time to the last one handed out. Only damaged
