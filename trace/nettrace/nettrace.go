@@ -157,10 +157,8 @@ type Reader struct {
 	runStarts []int32
 	tail      trace.Time // time of the region's last event in file order
 	chains    []chain
-	heads     []cursor // merge in progress (order.go): one per chain
-	tree      []int32  // loser tree over heads
-	win       []int32  // scratch for building tree
-	left      int      // events of the region still to be merged
+	m         *merger // merge in progress (order.go)
+	left      int     // events of the region still to be merged
 
 	types  []typeInfo     // by TypeID
 	metaID []trace.TypeID // by file metadata id (small ids), TypeID+1

@@ -21,6 +21,18 @@ import (
 // slices.SortStableFunc instead (adversarial input).
 const maxChains = 64
 
+// maxChains is a power of two: merge indexes its arrays with a mask
+// instead of bounds checks (a uint constant cannot be negative).
+const _ uint = -(maxChains & (maxChains - 1))
+
+// merger is the state of a merge: the heads of k chains and a loser tree
+// over them, in arrays so that masked indexes need no bounds checks.
+type merger struct {
+	heads [maxChains]cursor
+	tree  [maxChains]int32 // tree[0]: the winner; tree[1:k]: losers
+	k     int
+}
+
 type span struct{ start, end int32 }
 
 type chain struct {
@@ -89,39 +101,40 @@ func (r *Reader) order() {
 		chains[best].last = last
 	}
 	r.chains = chains
-	heads := r.heads[:0]
+	if r.m == nil {
+		r.m = new(merger)
+	}
+	m := r.m
+	m.k = len(chains)
 	for i, c := range chains {
 		s := c.spans[0]
-		heads = append(heads, cursor{t: ev[s.start].Time, pos: s.start, end: s.end, chain: int32(i)})
+		m.heads[i] = cursor{t: ev[s.start].Time, pos: s.start, end: s.end, chain: int32(i)}
 	}
-	r.heads = heads
-	r.build()
+	m.build()
 	r.next = len(ev) // the region is handed out through pop
 	r.left = len(ev)
 }
 
-// build sets up the loser tree over r.heads: leaf i is node k+i, node j's
-// children are 2j and 2j+1, tree[j] (0 < j < k) holds the loser of the
-// match played at j, and tree[0] the overall winner.
-func (r *Reader) build() {
-	k := len(r.heads)
-	win := slices.Grow(r.win[:0], 2*k)[:2*k] // winners of the matches
-	tree := slices.Grow(r.tree[:0], k)[:k]
+// build sets up the loser tree over heads[:k]: leaf i is node k+i, node
+// j's children are 2j and 2j+1, tree[j] (0 < j < k) holds the loser of
+// the match played at j, and tree[0] the overall winner.
+func (m *merger) build() {
+	k := m.k
+	var win [2 * maxChains]int32 // winners of the matches
 	for i := range k {
 		win[k+i] = int32(i)
 	}
 	for j := k - 1; j >= 1; j-- {
 		a, b := win[2*j], win[2*j+1]
-		if r.heads[b].before(&r.heads[a]) {
+		if m.heads[b].before(&m.heads[a]) {
 			a, b = b, a
 		}
-		win[j], tree[j] = a, b
+		win[j], m.tree[j] = a, b
 	}
-	tree[0] = 0
+	m.tree[0] = 0
 	if k > 1 {
-		tree[0] = win[1]
+		m.tree[0] = win[1]
 	}
-	r.tree, r.win = tree, win
 }
 
 func (c *cursor) before(d *cursor) bool {
@@ -131,9 +144,10 @@ func (c *cursor) before(d *cursor) bool {
 // pop returns the index in r.region of the next event of a merge; r.left
 // must be > 0.
 func (r *Reader) pop() int32 {
-	tree, heads := r.tree, r.heads
-	w := tree[0]
-	c := &heads[w]
+	const mask = maxChains - 1
+	m := r.m
+	w := m.tree[0]
+	c := &m.heads[w&mask]
 	i := c.pos
 	c.pos++
 	if c.pos == c.end {
@@ -149,12 +163,12 @@ func (r *Reader) pop() int32 {
 		c.t = r.region[c.pos].Time
 	}
 	r.left--
-	for j := (int(w) + len(tree)) / 2; j >= 1; j /= 2 {
-		if l := tree[j]; heads[l].before(c) {
-			tree[j], w = w, l
-			c = &heads[w]
+	for j := (int(w) + m.k) >> 1; j >= 1; j >>= 1 {
+		if l := m.tree[j&mask]; m.heads[l&mask].before(c) {
+			m.tree[j&mask], w = w, l
+			c = &m.heads[w&mask]
 		}
 	}
-	tree[0] = w
+	m.tree[0] = w
 	return i
 }
