@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -93,7 +94,23 @@ func (d *dec) uvarint64() uint64 {
 	return d.uvarintSlow()
 }
 
+// uvarintSlow reads a LEB128 value of more than one byte. Up to 8 bytes
+// it loads a word and gathers the 7-bit groups without a branch per byte
+// (timestamp deltas take 2–4 bytes of varying length, which the loop in
+// binary.Uvarint mispredicts); longer or cut values go to binary.Uvarint.
 func (d *dec) uvarintSlow() uint64 {
+	if len(d.b)-d.off >= 8 {
+		x := binary.LittleEndian.Uint64(d.b[d.off:])
+		if m := ^x & 0x8080_8080_8080_8080; m != 0 {
+			p := bits.TrailingZeros64(m) // high bit of the last byte
+			d.off += p>>3 + 1
+			x &= (2<<p - 1) & 0x7f7f_7f7f_7f7f_7f7f // p == 63: 2<<p is 0, the mask all ones
+			// pairs of groups into 14 bits, then 28, then 56
+			x = x&0x007f_007f_007f_007f | x&0x7f00_7f00_7f00_7f00>>1
+			x = x&0x0000_3fff_0000_3fff | x&0x3fff_0000_3fff_0000>>2
+			return x&0x0fff_ffff | x&0x0fff_ffff_0000_0000>>4
+		}
+	}
 	v, n := binary.Uvarint(d.b[d.off:])
 	if n <= 0 {
 		d.fail()

@@ -11,7 +11,8 @@ import (
 type clock struct {
 	c      trace.Clock
 	mul    int64
-	lim    int64
+	span   uint64 // 2·lim-1: d is in (-lim, lim) when d+lim-1 < span, unsigned
+	lim1   uint64 // lim-1
 	origin int64
 }
 
@@ -19,14 +20,17 @@ func newClock(c trace.Clock) clock {
 	k := clock{c: c, origin: c.OriginTicks}
 	if c.TicksPerSecond <= 1e9 && 1e9%c.TicksPerSecond == 0 {
 		k.mul = int64(1e9 / c.TicksPerSecond)
-		k.lim = (1<<63 - 1) / k.mul
+		lim := uint64((1<<63 - 1) / k.mul)
+		k.span, k.lim1 = 2*lim-1, lim-1
 	}
 	return k
 }
 
 func (k *clock) time(ticks int64) trace.Time {
 	d := ticks - k.origin
-	if k.mul != 0 && d < k.lim && d > -k.lim && (ticks >= k.origin) == (d >= 0) {
+	// |d| < lim, so d·mul fits (span is 0 when mul is); d wraps like
+	// trace.Clock's
+	if uint64(d)+k.lim1 < k.span {
 		return trace.Time(d * k.mul)
 	}
 	return k.c.Time(ticks)
@@ -42,6 +46,7 @@ type header struct {
 	stack   uint32
 	ts      uint64
 	act     [32]byte // ActivityId, RelatedActivityId (≤v5)
+	hasAct  bool     // act is not all zero
 	label   uint32   // v6
 	size    uint32
 }
@@ -101,6 +106,9 @@ func (r *Reader) events(d *dec, meta bool) error {
 				if f&0x20 != 0 {
 					copy(h.act[16:], d.bytes(16))
 				}
+				if f&0x30 != 0 {
+					h.hasAct = h.act != [32]byte{}
+				}
 			}
 			if f&0x80 != 0 {
 				h.size = d.uvarint32()
@@ -125,6 +133,7 @@ func (r *Reader) events(d *dec, meta bool) error {
 					h.label = rec.u32()
 				} else {
 					copy(h.act[:], rec.bytes(32))
+					h.hasAct = h.act != [32]byte{}
 				}
 				h.size = rec.u32()
 				payloadOff = rec.off
@@ -143,18 +152,17 @@ func (r *Reader) events(d *dec, meta bool) error {
 		if d.bad {
 			return r.incomplete(d, start)
 		}
-		payload := d.b[payloadOff : payloadOff+int(h.size)]
 		off := d.base + int64(payloadOff)
 		if meta || h.meta == 0 {
 			if v6 {
 				return r.errorf(d.base+int64(start), "event record with metadata id 0")
 			}
-			if err := r.defineV5(payload, off); err != nil {
+			if err := r.defineV5(d.b[payloadOff:payloadOff+int(h.size)], off); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := r.event(&h, off, len(payload)); err != nil {
+		if err := r.event(&h, off, int(h.size)); err != nil {
 			return err
 		}
 	}
@@ -253,23 +261,25 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 				e.Type = r.derive(e.Type, e.Labels)
 			}
 		}
-	} else if h.act != ([32]byte{}) {
+	} else if h.hasAct {
 		if c.act != h.act || c.actID == 0 {
 			c.act, c.actID = h.act, r.activity(h.act)
 		}
 		e.Labels = c.actID
 	}
-	if n > 0 && e.Time < r.region[n-1].Time {
+	if e.Time < r.tail && n > 0 {
 		r.runStarts = append(r.runStarts, int32(n))
 	}
+	r.tail = e.Time
 	return nil
 }
 
 // push appends an event to the region, noting where an ascending run ends.
 func (r *Reader) push(e trace.Event) {
-	if n := len(r.region); n > 0 && e.Time < r.region[n-1].Time {
+	if n := len(r.region); e.Time < r.tail && n > 0 {
 		r.runStarts = append(r.runStarts, int32(n))
 	}
+	r.tail = e.Time
 	if len(r.region) == cap(r.region) {
 		r.grow()
 	}
@@ -798,6 +808,7 @@ func (r *Reader) eventsV3(d *dec) error {
 		ts := rec.u64()
 		var h header
 		copy(h.act[:], rec.bytes(32))
+		h.hasAct = h.act != [32]byte{}
 		psize := int(rec.u32())
 		payloadOff := rec.off
 		payload := rec.bytes(psize)
@@ -845,7 +856,7 @@ func (r *Reader) eventV3(h *header, off int64, n int, stack []byte) error {
 	if !r.types[typ].noStack {
 		e.Stack = r.internStack(stack)
 	}
-	if h.act != ([32]byte{}) {
+	if h.hasAct {
 		if c.act != h.act || c.actID == 0 {
 			c.act, c.actID = h.act, r.activity(h.act)
 		}

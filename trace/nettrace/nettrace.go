@@ -155,8 +155,10 @@ type Reader struct {
 	clamped int        // events whose time was raised to last
 	// ordering (order.go)
 	runStarts []int32
+	tail      trace.Time // time of the region's last event in file order
 	chains    []chain
-	heap      []cursor // merge in progress (order.go)
+	m         *merger // merge in progress (order.go)
+	left      int     // events of the region still to be merged
 
 	types  []typeInfo     // by TypeID
 	metaID []trace.TypeID // by file metadata id (small ids), TypeID+1
@@ -543,26 +545,40 @@ func (r *Reader) Meta() *trace.Meta { return &r.meta }
 
 // ReadEvent returns the next event in time order.
 func (r *Reader) ReadEvent() (trace.Event, error) {
-	var e trace.Event
-	for {
-		if len(r.heap) > 0 {
-			e = r.pop()
-			break
-		}
+	if i := r.next; i < len(r.region) { // a region in order, clamped by fill
+		r.next = i + 1
+		return r.region[i], nil
+	}
+	e, err := r.readMerged()
+	if err != nil {
+		return trace.Event{}, err
+	}
+	return *e, nil // one copy: readMerged hands out a pointer
+}
+
+// readMerged returns the next event of a merge, reading the next region
+// when the current one is done.
+func (r *Reader) readMerged() (*trace.Event, error) {
+	for r.left == 0 {
 		if r.next < len(r.region) {
-			e = r.region[r.next]
 			r.next++
-			break
+			return &r.region[r.next-1], nil
 		}
 		if r.err != nil {
-			return trace.Event{}, r.err
+			return nil, r.err
 		}
 		r.fill()
 	}
-	r.started = true
+	e := &r.region[r.pop()]
+	r.clamp(e)
+	return e, nil
+}
+
+// clamp raises an event's time to the last one handed out. Only damaged
+// files need it: a region earlier than the sequence point before it, or
+// unsorted NetPerf blocks.
+func (r *Reader) clamp(e *trace.Event) {
 	if e.Time < r.last {
-		// Only damaged files get here: a region earlier than the
-		// sequence point before it, or unsorted NetPerf blocks.
 		if r.clamped == 0 {
 			r.notice("events earlier than the events before them (across a sequence point or block) were moved later to keep time order")
 		}
@@ -570,14 +586,13 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 		e.Time = r.last
 	}
 	r.last = e.Time
-	return e, nil
 }
 
 // fill reads blocks until a region of events is complete: up to a sequence
 // point or the end (nettrace), or one event block (netperf, written
 // sorted).
 func (r *Reader) fill() {
-	r.region, r.next, r.heap = r.region[:0], 0, r.heap[:0]
+	r.region, r.next, r.left = r.region[:0], 0, 0
 	r.runStarts = r.runStarts[:0]
 	for r.err == nil {
 		done, err := r.step()
@@ -593,6 +608,19 @@ func (r *Reader) fill() {
 		}
 	}
 	r.order()
+	if len(r.region) == 0 {
+		return
+	}
+	r.started = true // an event is about to be handed out
+	if r.left == 0 { // in order: only a prefix can be earlier than r.last
+		for i := range r.region {
+			if r.region[i].Time >= r.last {
+				break
+			}
+			r.clamp(&r.region[i])
+		}
+		r.last = r.region[len(r.region)-1].Time
+	}
 }
 
 func byTime(a, b trace.Event) int {

@@ -35,8 +35,8 @@ func TestOrder(t *testing.T) {
 		slices.SortStableFunc(want, byTime)
 		r.order()
 		var got []trace.Event
-		for len(r.heap) > 0 {
-			got = append(got, r.pop())
+		for r.left > 0 {
+			got = append(got, r.region[r.pop()])
 		}
 		if got == nil {
 			got = r.region[r.next:]
