@@ -46,3 +46,26 @@ func TestLostPositions(t *testing.T) {
 		}
 	}
 }
+
+// TestBeforeSyncTime checks that events earlier than the trace's sync time
+// keep their negative times (nothing is clamped to the origin).
+func TestBeforeSyncTime(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, TraceInfo{SyncTicks: 10_000, TicksPerSecond: 1e9, PointerSize: 8})
+	w.Metadata(0, Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E"})
+	w.Threads(Thread{Index: 1, PID: 1, TID: 1})
+	w.Events(true,
+		Event{MetadataID: 1, Seq: 1, Thread: 1, Capture: 1, Ticks: 5000, Sorted: true},
+		Event{MetadataID: 1, Seq: 2, Thread: 1, Capture: 1, Ticks: 12_000, Sorted: true})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := tracetest.Check(t, r, true)
+	if res.Err != nil || len(res.Events) != 2 || res.Events[0].Time != -5000 || res.Events[1].Time != 2000 || len(r.Meta().Notices) != 0 {
+		t.Errorf("events %+v, notices %q, err %v", res.Events, r.Meta().Notices, res.Err)
+	}
+}

@@ -238,6 +238,7 @@ type cache struct {
 func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 	rd := &Reader{
 		r: r, size: size,
+		last:        -1 << 63, // events may precede the sync time (negative times)
 		schema:      clr.NewSchema(),
 		metaHi:      map[uint32]trace.TypeID{},
 		threads:     map[uint64]trace.TrackID{},
