@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -114,4 +115,31 @@ func displayName(m *metadata) string {
 		return m.typ.Name
 	}
 	return m.typ.Name + suffix
+}
+
+// providerEventPipe writes the ProcessInfo event (id 1): the process's
+// command line, and from version 1 its OS and architecture.
+const providerEventPipe = "Microsoft-DotNETCore-EventPipe"
+
+// addProcessInfo puts what a ProcessInfo event says into the trace's
+// info: CommandLine, OSInformation and ArchInformation.
+func (r *Reader) addProcessInfo(t trace.TypeID, off int64, n int) {
+	if n <= 0 || n > 1<<16 || off+int64(n) > r.size {
+		return
+	}
+	b := make([]byte, n)
+	if _, err := r.r.ReadAt(b, off); err != nil {
+		return
+	}
+	for _, f := range r.types[t].decode(b, r.meta.PointerSize) {
+		if f.Value.Kind() != trace.KindString || f.Value.Str() == "" {
+			continue
+		}
+		i := slices.IndexFunc(r.meta.Info, func(kv trace.KeyValue) bool { return kv.Key == f.Name })
+		if i < 0 {
+			r.meta.Info = append(r.meta.Info, trace.KeyValue{Key: f.Name, Value: f.Value.Str()})
+		} else {
+			r.meta.Info[i].Value = f.Value.Str()
+		}
+	}
 }

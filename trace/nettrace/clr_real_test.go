@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/tracetest"
 )
 
 var realNettrace = []string{
@@ -115,5 +116,21 @@ func TestRuntimeEventFields(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("no %s event found", name)
 		}
+	}
+}
+
+// TestProcessInfo checks that EventPipe's ProcessInfo event reaches the
+// trace's info: command line, OS and architecture.
+func TestProcessInfo(t *testing.T) {
+	r, _ := openReal(t, "msperftools/HelloWorld_GC_Threads_Exception.nettrace")
+	if res := tracetest.Check(t, r, false); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	info := map[string]string{}
+	for _, kv := range r.Meta().Info {
+		info[kv.Key] = kv.Value
+	}
+	if !strings.HasSuffix(info["CommandLine"], "TestApp.dll") || info["OSInformation"] != "Linux" || info["ArchInformation"] != "x64" {
+		t.Errorf("info %q", r.Meta().Info)
 	}
 }

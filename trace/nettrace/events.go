@@ -185,6 +185,9 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 	if !ok {
 		return r.errorf(payloadOff, "event refers to undefined metadata id %d", h.meta)
 	}
+	if typ == r.processInfo {
+		r.addProcessInfo(typ, payloadOff, payloadLen)
+	}
 	c := &r.cache
 	if !c.threadOK || c.thread != h.thread {
 		t, err := r.threadTrack(h.thread, payloadOff)
@@ -320,6 +323,9 @@ func (r *Reader) define(m metadata, off int64) error {
 		return r.errorf(off, "metadata defines id 0")
 	}
 	t := trace.TypeID(len(r.meta.Types))
+	if m.typ.Provider == providerEventPipe && m.typ.ID == 1 {
+		r.processInfo = t
+	}
 	manifest, maps := describe(r.schema, &m)
 	m.typ.Fields = Spec(m.fields)
 	if manifest != nil {

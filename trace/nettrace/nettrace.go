@@ -183,7 +183,8 @@ type Reader struct {
 	// caches for the event loop
 	cache cache
 
-	schema *clr.Schema // names and fields of the runtime's own events
+	schema      *clr.Schema  // names and fields of the runtime's own events
+	processInfo trace.TypeID // the type of EventPipe's ProcessInfo event, or -1
 }
 
 type typeInfo struct {
@@ -239,6 +240,7 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 	rd := &Reader{
 		r: r, size: size,
 		last:        -1 << 63, // events may precede the sync time (negative times)
+		processInfo: -1,
 		schema:      clr.NewSchema(),
 		metaHi:      map[uint32]trace.TypeID{},
 		threads:     map[uint64]trace.TrackID{},
