@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"viewer/trace"
+	"viewer/trace/tracetest"
 )
 
 // benchEvents is the size of the generated benchmark file: the 8 M events
@@ -113,7 +113,7 @@ func BenchmarkIndex(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&ms0)
 			b.ResetTimer()
-			start, cpu0 := time.Now(), cpuTime()
+			start, cpu0 := time.Now(), tracetest.CPUTime()
 			n := 0
 			for range b.N {
 				r, err := Format{}.Open(fh, size)
@@ -131,7 +131,7 @@ func BenchmarkIndex(b *testing.B) {
 					n++
 				}
 			}
-			el, cpu := time.Since(start), cpuTime()-cpu0
+			el, cpu := time.Since(start), tracetest.CPUTime()-cpu0
 			b.StopTimer()
 			runtime.ReadMemStats(&ms1)
 			b.ReportMetric(float64(n)/el.Seconds()/1e6, "Mevents/s")
@@ -159,7 +159,7 @@ func BenchmarkDump(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&ms0)
 			b.ResetTimer()
-			start, cpu0 := time.Now(), cpuTime()
+			start, cpu0 := time.Now(), tracetest.CPUTime()
 			n := 0
 			line := make([]byte, 0, 1<<20)
 			for range b.N {
@@ -192,7 +192,7 @@ func BenchmarkDump(b *testing.B) {
 					n++
 				}
 			}
-			el, cpu := time.Since(start), cpuTime()-cpu0
+			el, cpu := time.Since(start), tracetest.CPUTime()-cpu0
 			b.StopTimer()
 			runtime.ReadMemStats(&ms1)
 			b.ReportMetric(float64(n)/el.Seconds()/1e6, "Mevents/s")
@@ -208,7 +208,7 @@ func BenchmarkLabels(b *testing.B) {
 	fh, size := openBench(b, path)
 	defer fh.Close()
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), tracetest.CPUTime()
 	n := 0
 	for range b.N {
 		r, err := Format{}.Open(fh, size)
@@ -230,17 +230,7 @@ func BenchmarkLabels(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds()/1e6, "Mevents/s")
-	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
-}
-
-// cpuTime returns the CPU time the process has used (user + system): on a
-// shared machine events per CPU-second say more than per wall second.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(n)/(tracetest.CPUTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
 }
 
 // BenchmarkText formats every event as cpeldump does its work: read it
@@ -250,7 +240,7 @@ func BenchmarkText(b *testing.B) {
 	fh, size := openBench(b, path)
 	defer fh.Close()
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), tracetest.CPUTime()
 	n := 0
 	var line []byte
 	for range b.N {
@@ -274,5 +264,5 @@ func BenchmarkText(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds()/1e6, "Mevents/s")
-	b.ReportMetric(float64(n)/(cpuTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
+	b.ReportMetric(float64(n)/(tracetest.CPUTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
 }

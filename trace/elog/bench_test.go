@@ -5,20 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// cpuTime returns the CPU time the process has used: on a shared machine
-// events per CPU-second say more than per wall second.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"viewer/trace/tracetest"
+)
 
 // BenchmarkRead reads a generated 1M-event log: events only, then events
 // with their details (arguments and text).
@@ -59,7 +50,7 @@ func BenchmarkRead(b *testing.B) {
 			name = "details"
 		}
 		b.Run(name, func(b *testing.B) {
-			start, cpu0 := time.Now(), cpuTime()
+			start, cpu0 := time.Now(), tracetest.CPUTime()
 			for range b.N {
 				r, err := Format{}.Open(fh, st.Size())
 				if err != nil {
@@ -81,7 +72,7 @@ func BenchmarkRead(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n*b.N)/time.Since(start).Seconds()/1e6, "Mevents/s")
-			b.ReportMetric(float64(n*b.N)/(cpuTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
+			b.ReportMetric(float64(n*b.N)/(tracetest.CPUTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
 		})
 	}
 }

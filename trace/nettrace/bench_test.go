@@ -3,16 +3,15 @@ package nettrace
 import (
 	"bytes"
 	"io"
-	"syscall"
 	"testing"
-	"time"
+	"viewer/trace/tracetest"
 )
 
 func benchRead(b *testing.B, data []byte, details bool) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	var n int
-	cpu0 := cpuTime()
+	cpu0 := tracetest.CPUTime()
 	for b.Loop() {
 		r, err := NewReader(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
@@ -38,19 +37,10 @@ func benchRead(b *testing.B, data []byte, details bool) {
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	// On a shared machine wall time overstates the cost; CPU time of the
 	// process (GC included) does not.
-	if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
+	if cpu := (tracetest.CPUTime() - cpu0).Seconds(); cpu > 0 {
 		b.ReportMetric(float64(n)*float64(b.N)/cpu, "events/cpu-s")
 		b.ReportMetric(float64(len(data))*float64(b.N)/cpu/1e6, "MB/cpu-s")
 	}
-}
-
-// cpuTime returns the CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkHeartRateMonitor streams the largest real file (29.6 MB).

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"syscall"
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/tracetest"
 )
 
 // benchEvents is the size of the generated benchmark files.
@@ -90,7 +90,7 @@ func BenchmarkIndex(b *testing.B) {
 			b.SetBytes(st.Size())
 			runtime.GC()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := tracetest.CPUTime().Seconds()
 			for b.Loop() {
 				indexAll(b, path, tc.opts)
 			}
@@ -99,19 +99,12 @@ func BenchmarkIndex(b *testing.B) {
 	}
 }
 
-// cpuTime returns the process's user+system CPU time in seconds.
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
 // report states events per wall-clock second and per CPU second (the
 // machine is shared, so wall time overstates the cost).
 func report(b *testing.B, events int, cpu0 float64) {
 	n := float64(events) * float64(b.N)
 	b.ReportMetric(n/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(n/(cpuTime()-cpu0), "events/cpu-s")
+	b.ReportMetric(n/(tracetest.CPUTime().Seconds()-cpu0), "events/cpu-s")
 }
 
 // suffixAfterDash returns the ordering suffix of a benchmark name so that
@@ -139,7 +132,7 @@ func BenchmarkDecode(b *testing.B) {
 			r, evs := indexAll(b, benchFile(b, tc.name, tc.gen), Options{})
 			runtime.GC()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := tracetest.CPUTime().Seconds()
 			for b.Loop() {
 				for _, e := range evs {
 					if _, err := r.Details(e); err != nil {
@@ -153,7 +146,7 @@ func BenchmarkDecode(b *testing.B) {
 			r, evs := indexAll(b, benchFile(b, tc.name, tc.gen), Options{})
 			runtime.GC()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := tracetest.CPUTime().Seconds()
 			var dst []trace.Field
 			for b.Loop() {
 				for _, e := range evs {
