@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"errors"
+	"strings"
 
 	"viewer/trace"
 	"viewer/trace/clr"
@@ -44,4 +45,34 @@ func (u *UserEvents) DecodePayload(schema any, payload []byte, dst []trace.Field
 		return dst, errors.New("nettrace: not a user_events schema")
 	}
 	return append(dst, ti.decode(payload, 8)...), nil
+}
+
+// nativeProviders maps a part of a user_events tracepoint name to the
+// runtime provider whose events it carries; longest first, since
+// DotNETRuntime is a prefix of the others.
+var nativeProviders = []struct{ part, provider string }{
+	{"DotNETRuntimeRundown", providerRundown},
+	{"DotNETRuntimePrivate", "Microsoft-Windows-DotNETRuntimePrivate"},
+	{"DotNETRuntime", providerRuntime},
+}
+
+// Native describes a runtime event that carries no metadata (the runtime
+// never sends metadata for its own events) by the provider its tracepoint
+// is named after and the event id, with the newest version the CLR
+// schema knows: the payload decoder tolerates older, shorter payloads.
+func (u *UserEvents) Native(tracepoint string, eventID uint16) (trace.EventType, any, bool) {
+	for _, np := range nativeProviders {
+		if !strings.Contains(tracepoint, np.part) {
+			continue
+		}
+		e, ok := u.schema.Lookup(np.provider, int(eventID), 1<<30)
+		if !ok {
+			return trace.EventType{}, nil, false
+		}
+		manifest := fromManifest(e.Fields)
+		et := trace.EventType{Provider: np.provider, Name: e.Name, ID: int64(eventID), Version: e.Version,
+			Level: e.Level, Opcode: e.Opcode, Keywords: e.Keywords, Fields: Spec(manifest)}
+		return et, &typeInfo{manifest: manifest, maps: e.Fields}, true
+	}
+	return trace.EventType{}, nil, false
 }

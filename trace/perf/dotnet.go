@@ -31,8 +31,12 @@ type DotNetDecoder interface {
 	// for DecodePayload.
 	ParseMetadata(meta []byte) (trace.EventType, any, error)
 	// DecodePayload appends the fields of an EventPipe payload decoded
-	// with a schema from ParseMetadata to dst.
+	// with a schema from ParseMetadata or Native to dst.
 	DecodePayload(schema any, payload []byte, dst []trace.Field) ([]trace.Field, error)
+	// Native describes an event that never carries metadata (the
+	// runtime's own events) from the tracepoint's name and the event id;
+	// ok is false when it cannot tell.
+	Native(tracepoint string, eventID uint16) (et trace.EventType, schema any, ok bool)
 }
 
 // Extension labels of .NET user_events.
@@ -187,6 +191,11 @@ func (rd *Reader) dotnetSample(a *attr, s parsedSample, ev *trace.Event) {
 		if dt = rd.dotnetMeta[nk]; dt == nil {
 			et := trace.EventType{Provider: a.tp.Name, Name: "EventID(" + strconv.Itoa(int(parts.eventID)) + ")", ID: int64(parts.eventID)}
 			dt = &dotnetType{}
+			if d := rd.opts.DotNet; d != nil {
+				if net, schema, ok := d.Native(a.tp.Name, parts.eventID); ok {
+					et, dt.schema = net, schema
+				}
+			}
 			dt.typeID = rd.addType(et, typeInfo{attr: a, dotnet: dt})
 			rd.dotnetMeta[nk] = dt
 		}

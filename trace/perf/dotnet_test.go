@@ -47,6 +47,10 @@ func (f *fakeNetTrace) ParseMetadata(meta []byte) (trace.EventType, any, error) 
 		Fields: []trace.FieldSpec{{Name: "Value", Type: "int32"}}}, "int32 Value", nil
 }
 
+func (f *fakeNetTrace) Native(string, uint16) (trace.EventType, any, bool) {
+	return trace.EventType{}, nil, false
+}
+
 func (f *fakeNetTrace) DecodePayload(schema any, payload []byte, dst []trace.Field) ([]trace.Field, error) {
 	if schema != "int32 Value" || len(payload) < 4 {
 		return dst, errors.New("bad payload")
@@ -79,6 +83,8 @@ func dotnetRoundTrip(t *testing.T, pipe bool, decoder string) {
 		t.Fatal(err)
 	}
 	le := binary.LittleEndian
+	// Exception/Start v1: type, message (UTF-16z), EIP, HRESULT, flags, CLR instance.
+	exceptionStart := append(append([]byte{'E', 0, 0, 0}, 'm', 0, 0, 0), 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0x15, 0x13, 0x80, 0x10, 0, 9, 0)
 	act := []byte{0x04, 0x03, 0x02, 0x01, 0x06, 0x05, 0x08, 0x07, 9, 10, 11, 12, 13, 14, 15, 16}
 	hello := netTraceMetadata("Microsoft-Demo", 10, "Hello", 0x4, 1, 4)
 	other := netTraceMetadata("Microsoft-Demo", 10, "Other", 0x8, 2, 5)
@@ -89,7 +95,7 @@ func dotnetRoundTrip(t *testing.T, pipe bool, decoder string) {
 	}{
 		{50, DotNetEvent{EventID: 10, Metadata: hello, Activity: act, Related: act, Payload: le.AppendUint32(nil, 7)}, "Microsoft-Demo:Hello"},
 		{50, DotNetEvent{EventID: 10, Payload: le.AppendUint32(nil, 8)}, "Microsoft-Demo:Hello"},
-		{50, DotNetEvent{EventID: 80, Payload: []byte{1, 2, 3}}, tp + ":EventID(80)"},
+		{50, DotNetEvent{EventID: 80, Payload: exceptionStart}, tp + ":EventID(80)"}, // a runtime event: never metadata
 		{60, DotNetEvent{EventID: 10, Metadata: other, Payload: le.AppendUint32(nil, 9)}, "Microsoft-Demo:Other"},
 		{60, DotNetEvent{EventID: 10, Payload: le.AppendUint32(nil, 10)}, "Microsoft-Demo:Other"},
 		{50, DotNetEvent{EventID: 10, Activity: act, Payload: le.AppendUint32(nil, 11)}, "Microsoft-Demo:Hello"},
@@ -123,8 +129,12 @@ func dotnetRoundTrip(t *testing.T, pipe bool, decoder string) {
 	m := r.Meta()
 	for i, e := range res.Events {
 		et := m.Types[e.Type]
-		if got := et.Provider + ":" + et.Name; got != events[i].want {
-			t.Errorf("pipe %v decoder %v: event %d is %s, want %s", pipe, withDecoder, i, got, events[i].want)
+		want := events[i].want
+		if decoder == "nettrace" && events[i].ev.EventID == 80 {
+			want = "Microsoft-Windows-DotNETRuntime:Exception/Start" // named from the tracepoint and the CLR schema
+		}
+		if got := et.Provider + ":" + et.Name; got != want {
+			t.Errorf("pipe %v decoder %v: event %d is %s, want %s", pipe, decoder, i, got, want)
 		}
 		if et.Name == "Hello" && (et.Keywords != 4 || et.Version != 1 || et.Level != 4 || et.ID != 10) {
 			t.Errorf("event %d: type %+v", i, et)
@@ -133,17 +143,20 @@ func dotnetRoundTrip(t *testing.T, pipe bool, decoder string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want string
+		var wantFields string
 		switch {
+		case events[i].ev.EventID == 80 && decoder == "nettrace":
+			wantFields = `[{"name":"ExceptionType","value":"E"},{"name":"ExceptionMessage","value":"m"},{"name":"ExceptionEIP","value":"0x10"},` +
+				`{"name":"ExceptionHRESULT","value":"0x80131500"},{"name":"ExceptionFlags","value":"CLSCompliant"},{"name":"ClrInstanceID","value":9}]`
 		case events[i].ev.EventID == 80:
-			want = `[{"name":"payload","value":"010203"}]`
+			wantFields = `[{"name":"payload","value":"` + hexOf(exceptionStart) + `"}]`
 		case withDecoder:
-			want = `[{"name":"Value","value":` + itoa(uint64(le.Uint32(events[i].ev.Payload))) + `}]`
+			wantFields = `[{"name":"Value","value":` + itoa(uint64(le.Uint32(events[i].ev.Payload))) + `}]`
 		default:
-			want = `[{"name":"payload","value":"` + hexOf(events[i].ev.Payload) + `"}]`
+			wantFields = `[{"name":"payload","value":"` + hexOf(events[i].ev.Payload) + `"}]`
 		}
-		if got := string(trace.AppendFieldsJSON(nil, d.Fields)); got != want {
-			t.Errorf("pipe %v decoder %v: event %d fields %s, want %s", pipe, withDecoder, i, got, want)
+		if got := string(trace.AppendFieldsJSON(nil, d.Fields)); got != wantFields {
+			t.Errorf("pipe %v decoder %v: event %d fields %s, want %s", pipe, decoder, i, got, wantFields)
 		}
 		l := r.Labels(e.Labels)
 		switch i {
