@@ -7,6 +7,7 @@ import (
 
 	"viewer/render/gen"
 	"viewer/trace"
+	"viewer/trace/tracetest"
 )
 
 func benchIndex(b *testing.B, n int64) *Index {
@@ -29,19 +30,13 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // cpuMeter reports the process CPU time per event of a benchmark.
-type cpuMeter struct {
-	start time.Duration
-	ok    bool
-}
+type cpuMeter struct{ start time.Duration }
 
-func startCPU() cpuMeter {
-	d, ok := processCPU()
-	return cpuMeter{d, ok}
-}
+func startCPU() cpuMeter { return cpuMeter{tracetest.CPUTime()} }
 
 // report adds the metric cpu-ns/event for b.N runs of events each.
 func (m cpuMeter) report(b *testing.B, events int) {
-	if d, ok := processCPU(); ok && m.ok {
+	if d := tracetest.CPUTime(); d > 0 {
 		b.ReportMetric(float64(d-m.start)/float64(events*b.N), "cpu-ns/event")
 	}
 }

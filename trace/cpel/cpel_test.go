@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"math"
 	"math/big"
@@ -356,35 +355,7 @@ func TestConcurrentDetails(t *testing.T) {
 	w.EventList(tab, 1e9, recs)
 	r := openBytes(t, bytesOf(t, w))
 	res := tracetest.Check(t, r, true)
-	want := make([]string, len(res.Events))
-	for i, e := range res.Events {
-		d, err := r.Details(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[i] = d.Label
-	}
-	done := make(chan error)
-	for g := range 4 {
-		go func() {
-			for i := g; i < len(res.Events); i += 2 {
-				d, err := r.Details(res.Events[i])
-				if err == nil && d.Label != want[i] {
-					err = fmt.Errorf("event %d: %q, want %q", i, d.Label, want[i])
-				}
-				if err != nil {
-					done <- err
-					return
-				}
-			}
-			done <- nil
-		}()
-	}
-	for range 4 {
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}
+	tracetest.CheckDetailsConcurrent(t, r, res.Events)
 }
 
 // TestTickClock checks tick conversion against big.Int arithmetic.

@@ -116,33 +116,5 @@ func TestRoundTrip(t *testing.T) {
 func TestDetailsConcurrent(t *testing.T) {
 	_, b := allFeatures(t)
 	r, res := readAll(t, b)
-	want := make([]string, len(res.Events))
-	for i, e := range res.Events {
-		d, err := r.Details(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[i] = d.Label
-	}
-	errs := make(chan error, 4)
-	for range 4 {
-		go func() {
-			for i, e := range res.Events {
-				d, err := r.Details(e)
-				if err == nil && d.Label != want[i] {
-					err = fmt.Errorf("event %d: label %q, want %q", i, d.Label, want[i])
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for range 4 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
+	tracetest.CheckDetailsConcurrent(t, r, res.Events)
 }

@@ -399,36 +399,7 @@ func TestConcurrentDetails(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := tracetest.Check(t, r, true)
-		want := make([]string, len(res.Events))
-		for i, e := range res.Events {
-			d, err := r.Details(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want[i] = d.Label
-		}
-		errs := make(chan error, 4)
-		for g := range 4 {
-			go func() {
-				for k := range res.Events {
-					i := (k*7 + g*1013) % len(res.Events)
-					d, err := r.Details(res.Events[i])
-					if err == nil && d.Label != want[i] {
-						err = errors.New("label differs: " + d.Label + " vs " + want[i])
-					}
-					if err != nil {
-						errs <- err
-						return
-					}
-				}
-				errs <- nil
-			}()
-		}
-		for range 4 {
-			if err := <-errs; err != nil {
-				t.Fatal(err)
-			}
-		}
+		tracetest.CheckDetailsConcurrent(t, r, res.Events)
 	}
 }
 

@@ -112,3 +112,47 @@ func Validate(m *trace.Meta, r trace.Reader, e trace.Event, n int, prev trace.Ti
 	}
 	return nil
 }
+
+// CheckDetailsConcurrent decodes every event's details once, then again
+// from four goroutines in different orders, and fails the test when any
+// concurrent result (label or fields) differs: Details must be safe for
+// concurrent use once reading has finished. Run it under -race.
+func CheckDetailsConcurrent(tb testing.TB, r trace.Reader, events []trace.Event) {
+	tb.Helper()
+	render := func(d trace.Details) string {
+		return d.Label + "\x00" + string(trace.AppendFieldsJSON(nil, d.Fields))
+	}
+	want := make([]string, len(events))
+	for i, e := range events {
+		d, err := r.Details(e)
+		if err != nil {
+			tb.Fatalf("event %d: %v", i, err)
+		}
+		want[i] = render(d)
+	}
+	if len(events) == 0 {
+		return
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for k := range events {
+				i := (k*7 + g*1013) % len(events)
+				d, err := r.Details(events[i])
+				if err == nil && render(d) != want[i] {
+					err = fmt.Errorf("event %d: concurrent details %q, want %q", i, render(d), want[i])
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			tb.Error(err)
+		}
+	}
+}
