@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"viewer/render/gen"
 	"viewer/render/wire"
 )
 
@@ -50,7 +51,7 @@ func TestLoad(t *testing.T) {
 	const tracks, visible, width = 64, 40, 1600
 
 	ts := newTestServer(t, t.TempDir(), nil)
-	data := fmt.Appendf(nil, "%sevents=%d seed=11 tracks=%d\n", synthMagic, events, tracks)
+	data := fmt.Appendf(nil, "%sevents=%d seed=11 tracks=%d\n", gen.Magic, events, tracks)
 	status, id, msg := ts.upload("load.synth", data)
 	if status != 201 {
 		t.Fatalf("upload: %d %s", status, msg)

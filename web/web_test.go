@@ -27,58 +27,8 @@ import (
 	"viewer/trace"
 )
 
-// synthFormat is a tiny trace format for tests: a text header naming the
-// parameters of a render/gen synthetic trace, so that a file of a few
-// bytes stands for millions of events.
-//
-//	SYNTH1 events=N seed=S tracks=T [truncate]\n
-type synthFormat struct{}
-
-const synthMagic = "SYNTH1 "
-
-func (synthFormat) Name() string { return "synth" }
-
-func (synthFormat) Match(head []byte) bool { return bytes.HasPrefix(head, []byte(synthMagic)) }
-
-func (synthFormat) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
-	if size > 4096 {
-		return nil, &trace.FormatError{Format: "synth", Off: 0, Msg: "header too long"}
-	}
-	b := make([]byte, size)
-	if _, err := r.ReadAt(b, 0); err != nil && err != io.EOF {
-		return nil, err
-	}
-	line, _, ok := bytes.Cut(b, []byte("\n"))
-	if !ok {
-		return nil, &trace.FormatError{Format: "synth", Off: size, Msg: "header line", Err: trace.ErrTruncated}
-	}
-	var cfg gen.Config
-	cfg.Tracks = 8
-	for f := range strings.FieldsSeq(strings.TrimPrefix(string(line), synthMagic)) {
-		k, v, _ := strings.Cut(f, "=")
-		var err error
-		switch k {
-		case "events":
-			_, err = fmt.Sscan(v, &cfg.Events)
-		case "seed":
-			_, err = fmt.Sscan(v, &cfg.Seed)
-		case "tracks":
-			_, err = fmt.Sscan(v, &cfg.Tracks)
-		case "truncate":
-			cfg.Truncate = true
-		default:
-			err = fmt.Errorf("unknown key %q", k)
-		}
-		if err != nil {
-			return nil, &trace.FormatError{Format: "synth", Off: 7, Msg: err.Error()}
-		}
-	}
-	return gen.New(cfg), nil
-}
-
-func synthFile(events int64, seed uint64) []byte {
-	return fmt.Appendf(nil, "%sevents=%d seed=%d tracks=8\n", synthMagic, events, seed)
-}
+// synthFile is a render/gen synthetic trace of 8 tracks.
+func synthFile(events int64, seed uint64) []byte { return gen.File(events, seed, 8) }
 
 var testStatic = fstest.MapFS{
 	"viewer.js":  {Data: []byte("console.log('viewer')\n")},
@@ -97,7 +47,7 @@ func newTestServer(t *testing.T, dir string, mod func(*Config)) *testServer {
 	t.Helper()
 	cfg := Config{
 		DataDir:   dir,
-		Formats:   []trace.Format{synthFormat{}},
+		Formats:   []trace.Format{gen.Format{}},
 		Static:    testStatic,
 		MaxUpload: 1 << 20,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -401,8 +351,8 @@ func TestBadUploads(t *testing.T) {
 		want   string
 	}{
 		{"random", random, http.StatusUnsupportedMediaType, "first bytes"},
-		{"truncated header", []byte(synthMagic + "events=10"), http.StatusUnprocessableEntity, "synth: truncated at byte"},
-		{"bad header", []byte(synthMagic + "colour=blue\n"), http.StatusUnprocessableEntity, "looks like synth"},
+		{"truncated header", []byte(gen.Magic + "events=10"), http.StatusUnprocessableEntity, "synth: truncated at byte"},
+		{"bad header", []byte(gen.Magic + "colour=blue\n"), http.StatusUnprocessableEntity, "looks like synth"},
 		{"empty", nil, http.StatusBadRequest, "empty"},
 		{"too large", append(synthFile(10, 1), make([]byte, 1<<20)...), http.StatusRequestEntityTooLarge, "upload limit of 1 MiB"},
 	} {
