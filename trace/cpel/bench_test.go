@@ -109,11 +109,7 @@ func BenchmarkIndex(b *testing.B) {
 			path := writeBenchFile(b, hz)
 			fh, size := openBench(b, path)
 			defer fh.Close()
-			var ms0, ms1 runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&ms0)
-			b.ResetTimer()
-			start, cpu0 := time.Now(), tracetest.CPUTime()
+			m := startMeter(b)
 			n := 0
 			for range b.N {
 				r, err := Format{}.Open(fh, size)
@@ -131,12 +127,7 @@ func BenchmarkIndex(b *testing.B) {
 					n++
 				}
 			}
-			el, cpu := time.Since(start), tracetest.CPUTime()-cpu0
-			b.StopTimer()
-			runtime.ReadMemStats(&ms1)
-			b.ReportMetric(float64(n)/el.Seconds()/1e6, "Mevents/s")
-			b.ReportMetric(float64(n)/cpu.Seconds()/1e6, "Mevents/cpu-s")
-			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n), "heapB/event")
+			m.report(b, n)
 		})
 	}
 }
@@ -155,11 +146,7 @@ func BenchmarkDump(b *testing.B) {
 			name = "Details"
 		}
 		b.Run(name, func(b *testing.B) {
-			var ms0, ms1 runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&ms0)
-			b.ResetTimer()
-			start, cpu0 := time.Now(), tracetest.CPUTime()
+			m := startMeter(b)
 			n := 0
 			line := make([]byte, 0, 1<<20)
 			for range b.N {
@@ -192,12 +179,7 @@ func BenchmarkDump(b *testing.B) {
 					n++
 				}
 			}
-			el, cpu := time.Since(start), tracetest.CPUTime()-cpu0
-			b.StopTimer()
-			runtime.ReadMemStats(&ms1)
-			b.ReportMetric(float64(n)/el.Seconds()/1e6, "Mevents/s")
-			b.ReportMetric(float64(n)/cpu.Seconds()/1e6, "Mevents/cpu-s")
-			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n), "heapB/event")
+			m.report(b, n)
 		})
 	}
 }
@@ -207,8 +189,7 @@ func BenchmarkLabels(b *testing.B) {
 	path := writeBenchFile(b, 1e9)
 	fh, size := openBench(b, path)
 	defer fh.Close()
-	b.ResetTimer()
-	start, cpu0 := time.Now(), tracetest.CPUTime()
+	m := startMeter(b)
 	n := 0
 	for range b.N {
 		r, err := Format{}.Open(fh, size)
@@ -229,8 +210,7 @@ func BenchmarkLabels(b *testing.B) {
 			n++
 		}
 	}
-	b.ReportMetric(float64(n)/time.Since(start).Seconds()/1e6, "Mevents/s")
-	b.ReportMetric(float64(n)/(tracetest.CPUTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
+	m.report(b, n)
 }
 
 // BenchmarkText formats every event as cpeldump does its work: read it
@@ -239,8 +219,7 @@ func BenchmarkText(b *testing.B) {
 	path := writeBenchFile(b, 1e9)
 	fh, size := openBench(b, path)
 	defer fh.Close()
-	b.ResetTimer()
-	start, cpu0 := time.Now(), tracetest.CPUTime()
+	m := startMeter(b)
 	n := 0
 	var line []byte
 	for range b.N {
@@ -263,6 +242,31 @@ func BenchmarkText(b *testing.B) {
 			n++
 		}
 	}
-	b.ReportMetric(float64(n)/time.Since(start).Seconds()/1e6, "Mevents/s")
-	b.ReportMetric(float64(n)/(tracetest.CPUTime()-cpu0).Seconds()/1e6, "Mevents/cpu-s")
+	m.report(b, n)
+}
+
+// meter measures a benchmark from startMeter to report: events per second
+// of wall and of CPU time, and heap bytes allocated per event.
+type meter struct {
+	start time.Time
+	cpu0  time.Duration
+	alloc uint64
+}
+
+func startMeter(b *testing.B) meter {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	b.ResetTimer()
+	return meter{time.Now(), tracetest.CPUTime(), ms.TotalAlloc}
+}
+
+func (m meter) report(b *testing.B, events int) {
+	el, cpu := time.Since(m.start), tracetest.CPUTime()-m.cpu0
+	b.StopTimer()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(events)/el.Seconds()/1e6, "Mevents/s")
+	b.ReportMetric(float64(events)/cpu.Seconds()/1e6, "Mevents/cpu-s")
+	b.ReportMetric(float64(ms.TotalAlloc-m.alloc)/float64(events), "heapB/event")
 }

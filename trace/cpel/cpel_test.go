@@ -103,29 +103,13 @@ func openBytes(t testing.TB, b []byte) *Reader {
 	return r.(*Reader)
 }
 
-func labels(t *testing.T, r *Reader) []string {
-	res := tracetest.Check(t, r, true)
-	if res.Err != nil {
-		t.Fatal(res.Err)
-	}
-	var out []string
-	for _, e := range res.Events {
-		d, err := r.Details(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r.Meta().Tracks[e.Track].Name+" | "+d.Label)
-	}
-	return out
-}
-
 // TestSymbolLabels resolves %k against the fixture's symbol table.
 func TestSymbolLabels(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "cpel", "symtab.cpel"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := labels(t, openBytes(t, b))
+	got := tracetest.Labels(t, openBytes(t, b))
 	want := []string{
 		"cpu 0 | FUNC/ENTER: dispatch_node+0x68",
 		"cpu 0 | FUNC/EXIT: from dispatch_node (0x%!x(MISSING))", // one datum
@@ -146,7 +130,7 @@ func TestUnsorted(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := openBytes(t, b)
-	got := labels(t, r)
+	got := tracetest.Labels(t, r)
 	// Section 1 at 2 GHz: ticks 20, 30, 40 → 10, 15, 20 ns. Section 2 at
 	// 1 MHz: ticks 0, 1 → 0, 1000 ns.
 	want := []string{"t5 | A: 4", "t5 | A: 2", "track 6 | E9: 0x00000003", "t5 | A: 1", "t5 | A: 5"}
@@ -277,7 +261,7 @@ func TestDamage(t *testing.T) {
 	w.Raw(SectionTrackdef, big)
 	w.EventList(tab, 1e9, []Record{{Ticks: 1, Track: 0, Code: 1, Datum: 1 << 30}, {Ticks: 2, Code: 1, Datum: 2}})
 	r := openBytes(t, bytesOf(t, w))
-	got := labels(t, r)
+	got := tracetest.Labels(t, r)
 	want := []string{"track 0 | a: %!s(uint32=1073741824)", "track 0 | a: a"}
 	if !slices.Equal(got, want) {
 		t.Errorf("labels\n got %q\nwant %q", got, want)
@@ -336,7 +320,7 @@ func TestPercentS(t *testing.T) {
 	tab := w.StringTable("S")
 	w.EventDefs(tab, []EventDef{{Code: 1, Name: "rx", Format: "%d packets"}, {Code: 2, Name: "tx", Format: "%u bytes, %s"}, {Code: 3, Name: "ms", Format: "  %s"}})
 	w.EventList(tab, 1e9, []Record{{Ticks: 1, Code: 1, Datum: 2}, {Ticks: 2, Code: 2, Datum: 2}, {Ticks: 3, Code: 3, Datum: 2}})
-	got := labels(t, openBytes(t, bytesOf(t, w)))
+	got := tracetest.Labels(t, openBytes(t, bytesOf(t, w)))
 	want := []string{"track 0 | rx: 2 packets", "track 0 | tx: 2 bytes, %!s(MISSING)", "track 0 | ms:   rx"}
 	if !slices.Equal(got, want) {
 		t.Errorf("labels\n got %q\nwant %q", got, want)

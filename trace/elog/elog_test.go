@@ -97,22 +97,6 @@ func openBytes(t testing.TB, b []byte) *Reader {
 	return r.(*Reader)
 }
 
-func labels(t *testing.T, r *Reader) []string {
-	res := tracetest.Check(t, r, true)
-	if res.Err != nil {
-		t.Fatal(res.Err)
-	}
-	var out []string
-	for _, e := range res.Events {
-		d, err := r.Details(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r.Meta().Tracks[e.Track].Name+" | "+d.Label)
-	}
-	return out
-}
-
 // TestFixture checks testdata/elog/rich.elog against the writer (go test
 // -update rewrites it) and its labels against vppinfra's rules.
 func TestFixture(t *testing.T) {
@@ -132,7 +116,7 @@ func TestFixture(t *testing.T) {
 		t.Errorf("%s differs from the writer's output; run go test -update", path)
 	}
 	r := openBytes(t, b)
-	if l := labels(t, r); !slices.Equal(l, richWant) {
+	if l := tracetest.Labels(t, r); !slices.Equal(l, richWant) {
 		t.Errorf("labels\n got %q\nwant %q", l, richWant)
 	}
 	if w := r.Meta().Clock.Wall; w.Year() != 2026 {
@@ -229,7 +213,7 @@ func TestUnsorted(t *testing.T) {
 	}
 	r := openBytes(t, writeBytes(t, w, events))
 	want := []string{"t | e 4", "t | e 1", "t | e 2", "t | e 3", "t | e 0"}
-	if got := labels(t, r); !slices.Equal(got, want) {
+	if got := tracetest.Labels(t, r); !slices.Equal(got, want) {
 		t.Errorf("labels %q, want %q", got, want)
 	}
 	if !strings.Contains(strings.Join(r.Meta().Notices, "\n"), "not in time order") {

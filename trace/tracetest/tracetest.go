@@ -156,3 +156,22 @@ func CheckDetailsConcurrent(tb testing.TB, r trace.Reader, events []trace.Event)
 		}
 	}
 }
+
+// Labels reads r to its end (checking it as Check does) and returns each
+// event as "track | label", the text a golden test compares.
+func Labels(tb testing.TB, r trace.Reader) []string {
+	tb.Helper()
+	res := Check(tb, r, true)
+	if res.Err != nil {
+		tb.Fatal(res.Err)
+	}
+	out := make([]string, 0, len(res.Events))
+	for _, e := range res.Events {
+		d, err := r.Details(e)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, r.Meta().Tracks[e.Track].Name+" | "+d.Label)
+	}
+	return out
+}
