@@ -62,7 +62,9 @@ func (a *arena) add(b []byte) int64 {
 		if len(a.chunks) > 0 { // pad the tail so offsets stay chunk-aligned
 			a.n = int64(len(a.chunks)) * arenaChunk
 		}
-		a.chunks = append(a.chunks, make([]byte, 0, arenaChunk))
+		// Start small: most files decompress to far less than a chunk,
+		// and append grows the last one up to arenaChunk.
+		a.chunks = append(a.chunks, make([]byte, 0, min(arenaChunk, 64<<10)))
 	}
 	last := &a.chunks[len(a.chunks)-1]
 	off := int64(len(a.chunks)-1)*arenaChunk + int64(len(*last))

@@ -104,7 +104,9 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		wr.bo, wr.bord = binary.BigEndian, binary.BigEndian
 	}
 	if opts.Compress {
-		enc, err := zstd.NewWriter(&wr.zout, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+		// A 512 KiB window, as perf record -z's default level 1 uses: a
+		// reader holds one window of history.
+		enc, err := zstd.NewWriter(&wr.zout, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<19))
 		if err != nil {
 			return nil, err
 		}
