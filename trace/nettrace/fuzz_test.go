@@ -2,11 +2,13 @@ package nettrace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"viewer/trace"
@@ -110,6 +112,45 @@ func FuzzReader(f *testing.F) {
 			if _, err := r.Details(e); err != nil {
 				t.Fatalf("details: %v", err)
 			}
+		}
+	})
+}
+
+// FuzzUserEvents feeds arbitrary metadata and payloads to the .NET
+// user_events decoder (what perf.data's DotNET tracepoints carry): no
+// panic or unbounded allocation, and decoding a payload never reads past it.
+func FuzzUserEvents(f *testing.F) {
+	md1, md2 := v4Metadata()
+	p1 := append([]byte{7}, utf16z("hi")...)
+	p2 := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint16(nil, 2), 5), 0xffffffff)
+	f.Add(md1[4:], p1, "", uint16(0))
+	f.Add(md2[4:], p2, "", uint16(0))
+	// Runtime events carry no metadata: the tracepoint names the provider.
+	gcStart := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 3), 2), 1)
+	f.Add([]byte(nil), gcStart, "DotNETRuntime_L4K1", uint16(1))
+	f.Add([]byte(nil), p2, "DotNETRuntimeRundown_L5K0", uint16(144))
+	f.Fuzz(func(t *testing.T, meta, payload []byte, tracepoint string, id uint16) {
+		u := NewUserEvents()
+		var schema any
+		if tracepoint != "" {
+			if _, s, ok := u.Native(tracepoint, id); ok {
+				schema = s
+			}
+		} else if _, s, err := u.ParseMetadata(meta); err == nil {
+			schema = s
+		}
+		if schema == nil {
+			return
+		}
+		fields, _ := u.DecodePayload(schema, payload, nil)
+		var text strings.Builder
+		for _, fd := range fields {
+			text.WriteString(fd.Value.String())
+		}
+		// UTF-16 text grows by at most half in UTF-8; numbers print in at
+		// most 20 digits per byte-wide value, plus room for the names.
+		if max := 24*len(payload) + 4096; text.Len() > max {
+			t.Fatalf("%d fields print %d bytes from a %d-byte payload", len(fields), text.Len(), len(payload))
 		}
 	})
 }

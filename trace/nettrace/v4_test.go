@@ -101,12 +101,11 @@ func (f *v4File) blockOffset(name string) int {
 	return n + (4-n%4)%4
 }
 
-// v4Sample is a v4 file with uncompressed headers, padding, V1 and
-// V2Params metadata, an OpCode tag, activity ids, a stack block and a
-// sequence point reporting lost events.
-func v4Sample() ([]byte, [16]byte) {
-	f := newV4File()
-	md1 := binary.LittleEndian.AppendUint32(nil, 1)
+// v4Metadata returns v4Sample's two metadata records (MetaDataId first):
+// id 1 with V1 fields (Byte b, UTF16String s); id 2 with no V1 fields, an
+// OpCode tag and a V2Params tag declaring an Int32 array xs.
+func v4Metadata() (md1, md2 []byte) {
+	md1 = binary.LittleEndian.AppendUint32(nil, 1)
 	md1 = append(md1, utf16z("Prov")...)
 	md1 = binary.LittleEndian.AppendUint32(md1, 10)
 	md1 = append(md1, utf16z("Hello")...)
@@ -118,7 +117,7 @@ func v4Sample() ([]byte, [16]byte) {
 	md1 = append(md1, utf16z("b")...)
 	md1 = binary.LittleEndian.AppendUint32(md1, uint32(TypeUTF16String))
 	md1 = append(md1, utf16z("s")...)
-	md2 := binary.LittleEndian.AppendUint32(nil, 2)
+	md2 = binary.LittleEndian.AppendUint32(nil, 2)
 	md2 = append(md2, utf16z("Prov")...)
 	md2 = binary.LittleEndian.AppendUint32(md2, 11)
 	md2 = append(md2, utf16z("Arr")...)
@@ -134,6 +133,15 @@ func v4Sample() ([]byte, [16]byte) {
 	v2 = append(v2, param...)
 	md2 = binary.LittleEndian.AppendUint32(md2, uint32(len(v2)))
 	md2 = append(append(md2, 2), v2...)
+	return md1, md2
+}
+
+// v4Sample is a v4 file with uncompressed headers, padding, V1 and
+// V2Params metadata, an OpCode tag, activity ids, a stack block and a
+// sequence point reporting lost events.
+func v4Sample() ([]byte, [16]byte) {
+	f := newV4File()
+	md1, md2 := v4Metadata()
 	off := f.blockOffset("MetadataBlock")
 	f.object("MetadataBlock", 2, func([]byte) []byte {
 		return appendRecords(off, record{payload: md1, ticks: 1}, record{payload: md2, ticks: 1})
