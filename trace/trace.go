@@ -292,6 +292,22 @@ type Reader interface {
 	Details(Event) (Details, error)
 }
 
+// PayloadDecoder is implemented by readers whose events' details can be
+// decoded from their payload bytes alone, on any goroutine, while reading
+// goes on: formats with small self-contained payloads (CPEL). The tables of
+// such a reader's Meta only grow: an entry, once added, never changes, so
+// a copy of Meta taken after an event was read describes that event for
+// good. `viewer dump` uses it to format events on every core.
+type PayloadDecoder interface {
+	// ReadEventPayload is ReadEvent, and appends the event's payload bytes
+	// as stored in the file to dst.
+	ReadEventPayload(dst []byte) (Event, []byte, error)
+	// AppendPayloadDetails is AppendDetails for an event returned by
+	// ReadEventPayload, given its payload bytes. It is safe for concurrent
+	// use with itself and with ReadEventPayload.
+	AppendPayloadDetails(fields []Field, label []byte, e Event, payload []byte) ([]Field, []byte, error)
+}
+
 // DetailsAppender is implemented by readers that can decode an event's
 // details into storage the caller owns, without allocating: for consumers
 // that format millions of events (`viewer dump`, see

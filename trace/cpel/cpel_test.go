@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"math/big"
@@ -426,6 +427,68 @@ func TestAppendEvent(t *testing.T) {
 		}
 		if n < 2 {
 			t.Errorf("%s: %d events", name, n)
+		}
+	}
+}
+
+// TestPayloadDecoder checks that ReadEventPayload gives each event's datum
+// as stored and that AppendPayloadDetails, run on another goroutine while
+// reading goes on (run with -race), gives what AppendDetails gives, on
+// fixtures with symbols, an unsorted section, two sections and undefined
+// codes that reading adds.
+func TestPayloadDecoder(t *testing.T) {
+	multi := unsortedFixture()
+	tab := multi.StringTable("More")
+	var recs []Record
+	for i := range 3000 {
+		recs = append(recs, Record{Ticks: uint64(i), Track: uint32(i % 5), Code: uint32(i % 9), Datum: uint32(i * 7919)})
+	}
+	multi.EventList(tab, 1e9, recs)
+	for name, w := range map[string]*Writer{"symtab": symtabFixture(), "multi": multi} {
+		data := bytesOf(t, w)
+		want := openBytes(t, data)
+		r := openBytes(t, data)
+		type item struct {
+			e       trace.Event
+			payload []byte
+		}
+		items := make(chan item, 64)
+		got := make(chan string, 64)
+		go func() {
+			defer close(got)
+			for it := range items {
+				f, l, err := r.AppendPayloadDetails(nil, nil, it.e, it.payload)
+				if err != nil || len(f) != 1 {
+					got <- fmt.Sprintf("error %v, %d fields", err, len(f))
+					continue
+				}
+				got <- string(l) + "|" + f[0].Value.String()
+			}
+		}()
+		go func() {
+			defer close(items)
+			for {
+				e, p, err := r.ReadEventPayload(nil)
+				if err != nil {
+					return
+				}
+				items <- item{e, p}
+			}
+		}()
+		n := 0
+		for g := range got {
+			e, err := want.ReadEvent()
+			if err != nil {
+				t.Fatalf("%s: %d events from ReadEventPayload, %v from ReadEvent", name, n, err)
+			}
+			f, l, err := want.AppendDetails(nil, nil, e)
+			if err != nil || g != string(l)+"|"+f[0].Value.String() {
+				t.Errorf("%s event %d: payload details %q, want %q (%v)", name, n, g, string(l)+"|"+f[0].Value.String(), err)
+			}
+			n++
+		}
+		if _, err := want.ReadEvent(); err != io.EOF || n < 4 {
+			t.Errorf("%s: %d events, then %v", name, n, err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"viewer/symbols"
@@ -167,14 +168,18 @@ type Reader struct {
 
 	types  idMap
 	tracks idMap
-	info   []typeInfo // by TypeID
-	err    error      // sticky end-of-reading error
-	arena  arena      // for Details
+	// info holds a []typeInfo by TypeID. It is replaced, never changed in
+	// place, when ReadEvent adds an undefined event code, so that
+	// AppendPayloadDetails may read it on other goroutines.
+	info  atomic.Pointer[[]typeInfo]
+	err   error // sticky end-of-reading error
+	arena arena // for Details
 }
 
 // NewReader returns a reader over f's events.
 func NewReader(f *File) *Reader {
 	r := &Reader{f: f, printer: symbols.Printer{Dialect: symbols.C, Symbols: f.Symbols}}
+	r.info.Store(new([]typeInfo))
 	r.big = f.ByteOrder.Uint16([]byte{1, 0}) == 0x100
 	m := &r.meta
 	m.Format = "cpel"
@@ -253,14 +258,18 @@ func (r *Reader) addType(code uint32, name, format string) trace.TypeID {
 	t := trace.TypeID(len(r.meta.Types))
 	r.meta.Types = append(r.meta.Types, trace.EventType{Name: name, ID: int64(code), Message: format})
 	df := r.printer.Compile(format)
-	r.info = append(r.info, typeInfo{
+	info := append(r.infos(), typeInfo{
 		code: code, name: name, format: format, datum: df,
 		verb:    df.FirstVerb(),
 		hasText: strings.TrimLeft(format, " ") != "",
 	})
+	r.info.Store(&info)
 	r.types.set(code, int32(t))
 	return t
 }
+
+// infos returns the type table, indexed by TypeID.
+func (r *Reader) infos() []typeInfo { return *r.info.Load() }
 
 // Undefined tracks and event codes get these, as the notes suggest:
 // "track 1000", and "E77" with the datum in hex.
@@ -593,11 +602,54 @@ func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event
 	if err != nil {
 		return fields, label, err
 	}
+	f, l := r.appendDetails(fields, label, ti, es, d)
+	return f, l, nil
+}
+
+func (r *Reader) appendDetails(fields []trace.Field, label []byte, ti *typeInfo, es *eventSection, d uint32) ([]trace.Field, []byte) {
 	fields = append(fields, datumField(d))
 	if !ti.hasText {
-		return fields, append(label, ti.name...), nil
+		return fields, append(label, ti.name...)
 	}
-	return fields, r.appendLabel(label, ti, es, d), nil
+	return fields, r.appendLabel(label, ti, es, d)
+}
+
+// ReadEventPayload is ReadEvent, and appends the event's datum as stored
+// in the file (4 bytes in the file's byte order) to dst.
+func (r *Reader) ReadEventPayload(dst []byte) (trace.Event, []byte, error) {
+	e, err := r.ReadEvent()
+	if err != nil {
+		return e, dst, err
+	}
+	if c := r.single; c != nil { // the record just read is still in the buffer
+		if j := (c.i - 1 - c.bufStart) * recordSize; j >= 0 && j+recordSize <= len(c.buf) {
+			return e, append(dst, c.buf[j+datumOffInRecord:j+datumOffInRecord+4]...), nil
+		}
+	}
+	d, err := r.datum(r.section(e.Payload.Off), e.Payload.Off)
+	if err != nil {
+		return e, dst, err
+	}
+	if r.big {
+		return e, binary.BigEndian.AppendUint32(dst, d), nil
+	}
+	return e, binary.LittleEndian.AppendUint32(dst, d), nil
+}
+
+// AppendPayloadDetails is AppendDetails for an event from ReadEventPayload
+// with its datum bytes. It reads only what Open fixed and the type table,
+// so it is safe for concurrent use with itself and with ReadEventPayload.
+func (r *Reader) AppendPayloadDetails(fields []trace.Field, label []byte, e trace.Event, payload []byte) ([]trace.Field, []byte, error) {
+	info := r.infos()
+	if e.Type < 0 || int(e.Type) >= len(info) || len(payload) != 4 {
+		return fields, label, fmt.Errorf("cpel: event %+v with a %d-byte payload is not from this reader", e, len(payload))
+	}
+	es := r.section(e.Payload.Off)
+	if es == nil {
+		return fields, label, fmt.Errorf("cpel: payload offset %d is in no event section", e.Payload.Off)
+	}
+	f, l := r.appendDetails(fields, label, &info[e.Type], es, r.u32(payload))
+	return f, l, nil
 }
 
 // AppendLabel appends the label Details would return to dst, without
@@ -615,7 +667,8 @@ func (r *Reader) AppendLabel(dst []byte, e trace.Event) ([]byte, error) {
 
 // locate returns an event's type, section and datum.
 func (r *Reader) locate(e trace.Event) (*typeInfo, *eventSection, uint32, error) {
-	if e.Type < 0 || int(e.Type) >= len(r.info) || e.Payload.Len != 4 {
+	info := r.infos()
+	if e.Type < 0 || int(e.Type) >= len(info) || e.Payload.Len != 4 {
 		return nil, nil, 0, fmt.Errorf("cpel: event %+v is not from this reader", e)
 	}
 	es := r.section(e.Payload.Off)
@@ -626,7 +679,7 @@ func (r *Reader) locate(e trace.Event) (*typeInfo, *eventSection, uint32, error)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return &r.info[e.Type], es, d, nil
+	return &info[e.Type], es, d, nil
 }
 
 // appendLabel appends "name: datum" for a type whose format has text.

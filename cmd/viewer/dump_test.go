@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"viewer/trace"
+	"viewer/trace/cpel"
+	"viewer/trace/tracetest"
+)
+
+// dumpInputs are CPEL files for the dump tests: the fixtures, a
+// writer-made file with two event sections, undefined tracks and codes and
+// %s labels, and every real .cpel when ../shared is there.
+func dumpInputs(t *testing.T) map[string][]byte {
+	inputs := map[string][]byte{}
+	fixtures, _ := filepath.Glob("../../testdata/cpel/*.cpel")
+	for _, p := range fixtures {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[filepath.Base(p)] = b
+	}
+	w := &cpel.Writer{}
+	a, b := w.StringTable("A"), w.StringTable("B")
+	w.TrackDefs(a, []cpel.TrackDef{{ID: 1, Format: "cpu %d"}})
+	w.EventDefs(a, []cpel.EventDef{{Code: 1, Name: "rx", Format: "%d packets"}, {Code: 2, Name: "node", Format: "%s"}, {Code: 3, Name: "quiet", Format: " "}})
+	var ra, rb []cpel.Record
+	for i := range 10000 {
+		ra = append(ra, cpel.Record{Ticks: uint64(3 * i), Track: uint32(i % 3), Code: uint32(i % 5), Datum: uint32(i % 7)})
+		rb = append(rb, cpel.Record{Ticks: uint64(2 * i), Track: uint32(1 + i%2), Code: uint32(1 + i%3), Datum: uint32(i % 4)})
+	}
+	w.EventList(a, 1e9, ra)
+	w.EventList(b, 3e8, rb)
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	inputs["two-sections"] = buf.Bytes()
+	inputs["two-sections-cut"] = buf.Bytes()[:buf.Len()*2/3]
+	if _, err := os.Stat("../../../shared/realdata/cpel"); err == nil || os.Getenv("CI") != "" {
+		dir := tracetest.RealData(t, "cpel")
+		real, _ := filepath.Glob(filepath.Join(dir, "*.cpel"))
+		for _, p := range real {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs[filepath.Base(p)] = b
+		}
+	}
+	return inputs
+}
+
+func openCPEL(t *testing.T, data []byte) trace.Reader {
+	r, err := cpel.Format{}.Open(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestDumpParallel checks that the parallel dump writes exactly the bytes,
+// and ends with exactly the error, of the one-goroutine dump, with one to
+// three workers and batches from one event to larger than the file.
+func TestDumpParallel(t *testing.T) {
+	for name, data := range dumpInputs(t) {
+		var want bytes.Buffer
+		wantErr := dump(context.Background(), openCPEL(t, data), &want, io.Discard)
+		if want.Len() == 0 && !strings.Contains(name, "empty") {
+			t.Errorf("%s: no output", name)
+		}
+		if (wantErr != nil) != strings.HasSuffix(name, "-cut") {
+			t.Errorf("%s: error %v", name, wantErr)
+		}
+		for _, workers := range []int{1, 2, 3} {
+			for _, batch := range []int{1, 7, 4096} {
+				r := openCPEL(t, data)
+				var got bytes.Buffer
+				err := dumpParallel(context.Background(), r, r.(trace.PayloadDecoder), workers, batch, &got)
+				if !bytes.Equal(got.Bytes(), want.Bytes()) {
+					t.Errorf("%s, %d workers, batches of %d: output differs (%d bytes, want %d)", name, workers, batch, got.Len(), want.Len())
+				}
+				if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+					t.Errorf("%s, %d workers, batches of %d: error %v, want %v", name, workers, batch, err, wantErr)
+				}
+			}
+		}
+	}
+}
+
+// failWriter fails every write after the first.
+type failWriter struct{ n int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.n++; w.n > 1 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+// TestDumpParallelStops checks that a failing output and a cancelled
+// context end the parallel dump with their error, all goroutines done.
+func TestDumpParallelStops(t *testing.T) {
+	data := dumpInputs(t)["two-sections"]
+	r := openCPEL(t, data)
+	if err := dumpParallel(context.Background(), r, r.(trace.PayloadDecoder), 2, 100, &failWriter{}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("failing writer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = openCPEL(t, data)
+	if err := dumpParallel(ctx, r, r.(trace.PayloadDecoder), 2, 100, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
