@@ -9,7 +9,7 @@ import (
 // (without a newline); see [JSONEncoder.Append]. To encode many events,
 // use one JSONEncoder: it caches what repeats.
 func AppendEventJSON(b []byte, r Reader, e Event, d Details, frames []Frame) []byte {
-	enc := JSONEncoder{r: r}
+	enc := JSONEncoder{r: r, m: r.Meta()}
 	return enc.Append(b, e, d, frames)
 }
 
@@ -18,6 +18,7 @@ func AppendEventJSON(b []byte, r Reader, e Event, d Details, frames []Frame) []b
 // of wall-clock times, so that dumping costs little beyond the fields.
 type JSONEncoder struct {
 	r       Reader
+	m       *Meta // r.Meta(), which stays the same pointer
 	tracks  []cachedTrack
 	types   []cachedType
 	da      DetailsAppender // r as one, or nil; known once daKnown
@@ -48,16 +49,16 @@ type cachedType struct {
 }
 
 // NewJSONEncoder returns an encoder for the events of r.
-func NewJSONEncoder(r Reader) *JSONEncoder { return &JSONEncoder{r: r} }
+func NewJSONEncoder(r Reader) *JSONEncoder { return &JSONEncoder{r: r, m: r.Meta()} }
 
 // Append appends one event as a JSON object (without a newline). Keys the
 // format does not know are left out. d is the event's decoded details;
 // stack frames come from frames when non-nil (symbolized), else from the
 // reader's addresses.
 func (enc *JSONEncoder) Append(b []byte, e Event, d Details, frames []Frame) []byte {
-	b = enc.appendHead(b, e)
+	b = enc.appendHead(b, &e)
 	b = enc.appendFields(b, d.Fields)
-	b = enc.appendTail(b, e, frames)
+	b = enc.appendTail(b, &e, frames)
 	b = appendJSONString(b, d.Label)
 	return append(b, '}')
 }
@@ -85,16 +86,24 @@ func (enc *JSONEncoder) AppendEvent(b []byte, e Event) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
+	return enc.AppendDecoded(b, &e, fields, label), nil
+}
+
+// AppendDecoded appends *e as [JSONEncoder.Append] does, given the fields
+// and label text that a [DetailsAppender] or [PayloadDecoder] decoded for
+// it, with the reader's stack addresses. e is a pointer only to spare
+// copying it; it is not kept.
+func (enc *JSONEncoder) AppendDecoded(b []byte, e *Event, fields []Field, label []byte) []byte {
 	b = enc.appendHead(b, e)
 	b = enc.appendFields(b, fields)
 	b = enc.appendTail(b, e, nil)
 	b = appendJSONString(b, label)
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 // appendHead appends the object's keys up to `"fields":`.
-func (enc *JSONEncoder) appendHead(b []byte, e Event) []byte {
-	m := enc.r.Meta()
+func (enc *JSONEncoder) appendHead(b []byte, e *Event) []byte {
+	m := enc.m
 	b = append(b, `{"time_ns":`...)
 	b = appendInt(b, int64(e.Time))
 	if !m.Clock.Wall.IsZero() {
@@ -149,7 +158,7 @@ const maxCachedKeys = 64
 
 // appendTail appends the stack and labels after the fields, up to
 // `"label":`.
-func (enc *JSONEncoder) appendTail(b []byte, e Event, frames []Frame) []byte {
+func (enc *JSONEncoder) appendTail(b []byte, e *Event, frames []Frame) []byte {
 	r := enc.r
 	if frames != nil {
 		b = append(b, `,"stack":[`...)

@@ -149,15 +149,24 @@ func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, 
 	})
 	for range workers {
 		wg.Go(func() {
-			v := &payloadView{Reader: r, pd: pd}
+			v := &metaView{Reader: r}
 			enc := trace.NewJSONEncoder(v)
+			var fields []trace.Field
+			var label []byte
 			for b := range work {
-				v.meta = &b.meta
+				v.meta = b.meta
 				out, start := b.out[:0], 0
-				for i, e := range b.events {
-					v.payload = b.payloads[start:b.ends[i]]
+				for i := range b.events {
+					e := &b.events[i]
+					var err error
+					fields, label, err = pd.AppendPayloadDetails(fields[:0], label[:0], *e, b.payloads[start:b.ends[i]])
 					start = b.ends[i]
-					out = appendLine(enc, out, e)
+					if err != nil {
+						out = enc.Append(out, *e, trace.Details{Label: "error: " + err.Error()}, nil)
+					} else {
+						out = enc.AppendDecoded(out, e, fields, label)
+					}
+					out = append(out, '\n')
 				}
 				b.out = out
 				close(b.done)
@@ -189,17 +198,11 @@ func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, 
 	return err
 }
 
-// payloadView is the reader a dumpParallel worker encodes with: the
-// tables of the batch at hand, and details decoded from payload bytes.
-type payloadView struct {
+// metaView is the reader a dumpParallel worker encodes with: the reader,
+// with the tables of the batch at hand.
+type metaView struct {
 	trace.Reader // for Stack and Labels
-	pd           trace.PayloadDecoder
-	meta         *trace.Meta
-	payload      []byte
+	meta         trace.Meta
 }
 
-func (v *payloadView) Meta() *trace.Meta { return v.meta }
-
-func (v *payloadView) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
-	return v.pd.AppendPayloadDetails(fields, label, e, v.payload)
-}
+func (v *metaView) Meta() *trace.Meta { return &v.meta }
