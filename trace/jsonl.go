@@ -128,7 +128,8 @@ func (enc *JSONEncoder) appendHead(b []byte, e *Event) []byte {
 // position's encoded name: events of a type repeat the same names.
 func (enc *JSONEncoder) appendFields(b []byte, fields []Field) []byte {
 	b = append(b, '[')
-	for i, f := range fields {
+	for i := range fields {
+		f := &fields[i] // not a copy: a Field is nine words
 		if i > 0 {
 			b = append(b, ',')
 		}
