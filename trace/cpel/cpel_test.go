@@ -291,9 +291,17 @@ func FuzzReader(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// A second reader goes through the PayloadDecoder path (viewer
+		// dump's), which must give the same events and details.
+		pr, _ := Format{}.Open(bytes.NewReader(b), int64(len(b)))
+		pd := pr.(*Reader)
 		var prev trace.Time
 		for n := 0; n < 1<<16; n++ {
 			e, err := r.ReadEvent()
+			pe, payload, perr := pd.ReadEventPayload(nil)
+			if (err == nil) != (perr == nil) || pe != e {
+				t.Fatalf("event %d: ReadEventPayload gives %+v, %v; ReadEvent %+v, %v", n, pe, perr, e, err)
+			}
 			if err != nil {
 				if err != io.EOF {
 					if _, ok := errors.AsType[*trace.FormatError](err); !ok {
@@ -306,8 +314,13 @@ func FuzzReader(f *testing.F) {
 				t.Fatal(err)
 			}
 			prev = e.Time
-			if _, err := r.Details(e); err != nil {
+			d, err := r.Details(e)
+			if err != nil {
 				t.Fatal(err)
+			}
+			fields, label, err := pd.AppendPayloadDetails(nil, nil, e, payload)
+			if err != nil || string(label) != d.Label || len(fields) != 1 || fields[0].Value.Uint() != d.Fields[0].Value.Uint() {
+				t.Fatalf("event %d: payload details %q %v (%v), Details %q %v", n, label, fields, err, d.Label, d.Fields)
 			}
 		}
 	})
