@@ -88,7 +88,7 @@ func appendLine(enc *trace.JSONEncoder, buf []byte, e trace.Event) []byte {
 type dumpBatch struct {
 	events   []trace.Event
 	ends     []int         // end of each event's payload in payloads
-	payloads []byte        //
+	payloads []byte        // the events' payloads, back to back
 	meta     trace.Meta    // the reader's tables once the batch was read
 	err      error         // what ended reading after the batch, or nil
 	out      []byte        // the batch's JSON lines
@@ -102,9 +102,9 @@ const dumpBatchEvents = 4096
 
 // dumpParallel writes what dump writes, byte for byte, formatting on
 // workers goroutines: one goroutine reads events and their payload bytes
-// in batches of batch events, the workers decode details and encode JSON lines, and the
-// caller's goroutine writes the batches' output in reading order. Memory
-// stays bounded by the batches in flight.
+// in batches of batch events, the workers decode details and encode JSON
+// lines, and the caller's goroutine writes the batches' output in reading
+// order. Memory stays bounded by the 2*workers+2 batches in flight.
 func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, workers, batch int, stdout io.Writer) error {
 	inFlight := 2*workers + 2
 	free := make(chan *dumpBatch, inFlight)
