@@ -233,8 +233,8 @@ func (enc *JSONEncoder) track(m *Meta, id TrackID) []byte {
 		enc.tracks = append(enc.tracks, cachedTrack{})
 	}
 	c := &enc.tracks[id]
-	if t := m.Tracks[id]; c.enc == nil || c.t != t { // names change while a trace is read
-		c.t = t
+	if t := &m.Tracks[id]; c.enc == nil || c.t != *t { // names change while a trace is read
+		c.t = *t
 		b := append(c.enc[:0], `,"track":`...)
 		b = AppendJSONString(b, t.Name)
 		if t.PID >= 0 {
@@ -251,11 +251,11 @@ func (enc *JSONEncoder) track(m *Meta, id TrackID) []byte {
 }
 
 func (enc *JSONEncoder) eventType(m *Meta, id TypeID) []byte {
-	var et EventType
+	var et *EventType // by pointer: an EventType is fourteen words
 	if id >= 0 && int(id) < len(m.Types) {
-		et = m.Types[id]
+		et = &m.Types[id]
 	} else {
-		id = -1
+		id, et = -1, &EventType{}
 	}
 	var c *cachedType
 	if id >= 0 {
