@@ -18,8 +18,7 @@ import (
 // g2 and cpeldump were measured on (cpel.md §5.7).
 const benchEvents = 8_000_000
 
-// writeBenchFile writes an 8 M-event file shaped like real ones: 100
-// tracks, ten event types with %s, %u, %d and hex datum formats.
+// writeBenchFile writes the 8 M-event file Generate makes.
 func writeBenchFile(tb testing.TB, hz uint32) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "bench.cpel")
@@ -56,34 +55,8 @@ func writeBench(tb testing.TB, path string, hz uint32) {
 		tb.Fatal(err)
 	}
 	defer fh.Close()
-	w := &Writer{Date: 1700000000}
-	t := w.StringTable("FileStrtab")
-	formats := []string{"%s", "len %u", "0x%08x", "vector %d", "", "%s", "%u", "0x%x", "%d packets", "%s"}
-	var defs []EventDef
-	for c, f := range formats {
-		defs = append(defs, EventDef{Code: uint32(c), Name: "event-" + strconv.Itoa(c), Format: f})
-	}
-	w.EventDefs(t, defs)
-	var tracks []TrackDef
-	for i := range 100 {
-		tracks = append(tracks, TrackDef{ID: uint32(i), Format: "worker %d"})
-	}
-	w.TrackDefs(t, tracks)
-	var strs []uint32
-	for i := range 64 {
-		strs = append(strs, t.Add("ip4-input node "+strconv.Itoa(i)))
-	}
-	w.Events(t, hz, benchEvents, func(i int) Record {
-		x := uint32(i) * 2654435761
-		code := x >> 7 % uint32(len(formats))
-		datum := x
-		if formats[code] == "%s" {
-			datum = strs[x%64]
-		}
-		return Record{Ticks: uint64(i)*37 + uint64(x%17), Track: x % 100, Code: code, Datum: datum}
-	})
 	bw := bufio.NewWriterSize(fh, 1<<20)
-	if _, err := w.WriteTo(bw); err != nil {
+	if err := Generate(bw, benchEvents, hz); err != nil {
 		tb.Fatal(err)
 	}
 	if err := bw.Flush(); err != nil {
