@@ -148,7 +148,7 @@ func (enc *JSONEncoder) appendFields(b []byte, fields []Field) []byte {
 			}
 			b = append(b, k.enc...)
 		}
-		b = f.Value.AppendJSON(b)
+		b = f.Value.appendJSON(b)
 		b = append(b, '}')
 	}
 	return append(b, ']')

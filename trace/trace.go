@@ -299,9 +299,11 @@ type Reader interface {
 // a copy of Meta taken after an event was read describes that event for
 // good. `viewer dump` uses it to format events on every core.
 type PayloadDecoder interface {
-	// ReadEventPayload is ReadEvent, and appends the event's payload bytes
-	// as stored in the file to dst.
-	ReadEventPayload(dst []byte) (Event, []byte, error)
+	// ReadEventPayload reads the next event into *e, as ReadEvent returns
+	// it, and appends its payload bytes as stored in the file to dst. (The
+	// event is read into place: copying a just-built event costs more than
+	// reading it.)
+	ReadEventPayload(e *Event, dst []byte) ([]byte, error)
 	// AppendPayloadDetails is AppendDetails for an event returned by
 	// ReadEventPayload, given its payload bytes. It is safe for concurrent
 	// use with itself and with ReadEventPayload.

@@ -216,7 +216,11 @@ func (v Value) MarshalJSON() ([]byte, error) {
 }
 
 // AppendJSON appends the JSON encoding of v (see MarshalJSON) to b.
-func (v Value) AppendJSON(b []byte) []byte {
+func (v Value) AppendJSON(b []byte) []byte { return v.appendJSON(b) }
+
+// appendJSON is AppendJSON by pointer, for encoders that walk fields in
+// place: copying a value just written costs more than encoding it.
+func (v *Value) appendJSON(b []byte) []byte {
 	switch v.kind {
 	case KindInt:
 		return appendInt(b, int64(v.num))
@@ -236,11 +240,11 @@ func (v Value) AppendJSON(b []byte) []byte {
 		return AppendFieldsJSON(b, v.list)
 	case KindArray:
 		b = append(b, '[')
-		for i, f := range v.list {
+		for i := range v.list {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = f.Value.AppendJSON(b)
+			b = v.list[i].Value.appendJSON(b)
 		}
 		return append(b, ']')
 	case KindBad:
@@ -254,14 +258,15 @@ func (v Value) AppendJSON(b []byte) []byte {
 // {"name":…,"value":…} objects.
 func AppendFieldsJSON(b []byte, fields []Field) []byte {
 	b = append(b, '[')
-	for i, f := range fields {
+	for i := range fields {
+		f := &fields[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
 		b = AppendJSONString(b, f.Name)
 		b = append(b, `,"value":`...)
-		b = f.Value.AppendJSON(b)
+		b = f.Value.appendJSON(b)
 		b = append(b, '}')
 	}
 	return append(b, ']')

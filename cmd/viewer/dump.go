@@ -128,12 +128,13 @@ func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, 
 			}
 			b.events, b.ends, b.payloads, b.err = b.events[:0], b.ends[:0], b.payloads[:0], nil
 			for len(b.events) < batch {
-				e, p, err := pd.ReadEventPayload(b.payloads)
+				b.events = append(b.events, trace.Event{})
+				p, err := pd.ReadEventPayload(&b.events[len(b.events)-1], b.payloads)
 				if err != nil {
-					b.err = err
+					b.events, b.err = b.events[:len(b.events)-1], err
 					break
 				}
-				b.events, b.ends, b.payloads = append(b.events, e), append(b.ends, len(p)), p
+				b.ends, b.payloads = append(b.ends, len(p)), p
 			}
 			if b.err == nil && ctx.Err() != nil {
 				b.err = ctx.Err()

@@ -298,8 +298,9 @@ func FuzzReader(f *testing.F) {
 		var prev trace.Time
 		for n := 0; n < 1<<16; n++ {
 			e, err := r.ReadEvent()
-			pe, payload, perr := pd.ReadEventPayload(nil)
-			if (err == nil) != (perr == nil) || pe != e {
+			var pe trace.Event
+			payload, perr := pd.ReadEventPayload(&pe, nil)
+			if (err == nil) != (perr == nil) || err == nil && pe != e {
 				t.Fatalf("event %d: ReadEventPayload gives %+v, %v; ReadEvent %+v, %v", n, pe, perr, e, err)
 			}
 			if err != nil {
@@ -481,7 +482,8 @@ func TestPayloadDecoder(t *testing.T) {
 		go func() {
 			defer close(items)
 			for {
-				e, p, err := r.ReadEventPayload(nil)
+				var e trace.Event
+				p, err := r.ReadEventPayload(&e, nil)
 				if err != nil {
 					return
 				}
