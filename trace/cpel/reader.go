@@ -380,62 +380,48 @@ func (r *Reader) u32(b []byte) uint32 {
 
 // ReadEvent returns the next event in time order.
 func (r *Reader) ReadEvent() (trace.Event, error) {
-	if t, tr, ty, off, _, ok := r.next(); ok {
-		return event(t, tr, ty, off), nil
+	// Fast path: the only section, records left in its buffer.
+	if c := r.single; c != nil {
+		if j := (c.i - c.bufStart) * recordSize; j >= 0 && j+recordSize <= len(c.buf) {
+			// decode, by hand: building the result in place avoids copying
+			// it, which costs more than the decoding.
+			b := c.buf[j : j+recordSize]
+			es := c.es
+			var ticks uint64
+			var id, code uint32
+			if r.big {
+				ticks, id, code = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
+			} else {
+				ticks = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:]))
+				id, code = binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+			}
+			t := trace.Time(ticks)
+			if es.clock.mul != 1 || ticks > math.MaxInt64 {
+				t = es.clock.time(ticks)
+			}
+			i := c.i
+			c.i++
+			// track and typ, inlined by hand.
+			tr, ty := trace.TrackID(-1), trace.TypeID(-1)
+			if d := r.tracks.dense; id < uint32(len(d)) {
+				tr = trace.TrackID(d[id])
+			}
+			if tr < 0 {
+				tr = r.trackSlow(id)
+			}
+			if d := r.types.dense; code < uint32(len(d)) {
+				ty = trace.TypeID(d[code])
+			}
+			if ty < 0 {
+				ty = r.typSlow(code)
+			}
+			return trace.Event{
+				Time: t, Track: tr, Type: ty, Capture: trace.NoTrack, CPU: trace.NoCPU,
+				Payload: trace.Loc{Off: es.dataOff + int64(i)*recordSize + datumOffInRecord, Len: 4},
+			}, nil
+		}
 	}
 	return r.readSlow()
-}
-
-// event makes the event of a record whose datum is at off.
-func event(t trace.Time, tr trace.TrackID, ty trace.TypeID, off int64) trace.Event {
-	return trace.Event{Time: t, Track: tr, Type: ty, Capture: trace.NoTrack, CPU: trace.NoCPU, Payload: trace.Loc{Off: off, Len: 4}}
-}
-
-// next is the fast path of reading: it decodes the next record of the only
-// section when its buffer holds it, and returns the event's parts (in
-// registers: callers build the event where it goes, since copying a
-// just-built event costs more than decoding it) and the datum. ok is false
-// when the slow path must run.
-func (r *Reader) next() (t trace.Time, tr trace.TrackID, ty trace.TypeID, off int64, datum uint32, ok bool) {
-	c := r.single
-	if c == nil {
-		return
-	}
-	j := (c.i - c.bufStart) * recordSize
-	if j < 0 || j+recordSize > len(c.buf) {
-		return
-	}
-	b := c.buf[j : j+recordSize]
-	es := c.es
-	var ticks uint64
-	var id, code uint32
-	if r.big {
-		ticks, id, code, datum = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:]), binary.BigEndian.Uint32(b[16:])
-	} else {
-		ticks = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:]))
-		id, code, datum = binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:]), binary.LittleEndian.Uint32(b[16:])
-	}
-	t = trace.Time(ticks)
-	if es.clock.mul != 1 || ticks > math.MaxInt64 {
-		t = es.clock.time(ticks)
-	}
-	off = es.dataOff + int64(c.i)*recordSize + datumOffInRecord
-	c.i++
-	// track and typ, inlined by hand.
-	tr, ty = -1, -1
-	if d := r.tracks.dense; id < uint32(len(d)) {
-		tr = trace.TrackID(d[id])
-	}
-	if tr < 0 {
-		tr = r.trackSlow(id)
-	}
-	if d := r.types.dense; code < uint32(len(d)) {
-		ty = trace.TypeID(d[code])
-	}
-	if ty < 0 {
-		ty = r.typSlow(code)
-	}
-	return t, tr, ty, off, datum, true
 }
 
 func (r *Reader) readSlow() (trace.Event, error) {
@@ -632,18 +618,19 @@ func (r *Reader) appendDetails(fields []trace.Field, label []byte, ti *typeInfo,
 // and appends its datum as stored in the file (4 bytes in the file's byte
 // order) to dst.
 func (r *Reader) ReadEventPayload(e *trace.Event, dst []byte) ([]byte, error) {
-	var d uint32
-	if t, tr, ty, off, datum, ok := r.next(); ok {
-		*e, d = event(t, tr, ty, off), datum
-	} else {
-		ev, err := r.readSlow()
-		if err != nil {
-			return dst, err
+	ev, err := r.ReadEvent()
+	if err != nil {
+		return dst, err
+	}
+	*e = ev
+	if c := r.single; c != nil { // the record just read is still in the buffer
+		if j := (c.i - 1 - c.bufStart) * recordSize; j >= 0 && j+recordSize <= len(c.buf) {
+			return append(dst, c.buf[j+datumOffInRecord:j+datumOffInRecord+4]...), nil
 		}
-		if d, err = r.datum(r.section(ev.Payload.Off), ev.Payload.Off); err != nil {
-			return dst, err
-		}
-		*e = ev
+	}
+	d, err := r.datum(r.section(ev.Payload.Off), ev.Payload.Off)
+	if err != nil {
+		return dst, err
 	}
 	if r.big {
 		return binary.BigEndian.AppendUint32(dst, d), nil
