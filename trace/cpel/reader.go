@@ -168,9 +168,9 @@ type Reader struct {
 
 	types  idMap
 	tracks idMap
-	// info holds a []typeInfo by TypeID. It is replaced, never changed in
-	// place, when ReadEvent adds an undefined event code, so that
-	// AppendPayloadDetails may read it on other goroutines.
+	// info holds a []typeInfo by TypeID. ReadEvent swaps in a longer one
+	// when it meets an undefined event code; entries already there never
+	// change, so AppendPayloadDetails may read it on other goroutines.
 	info  atomic.Pointer[[]typeInfo]
 	err   error // sticky end-of-reading error
 	arena arena // for Details
