@@ -64,13 +64,44 @@ func writeBench(tb testing.TB, path string, hz uint32) {
 	}
 }
 
-func openBench(b *testing.B, path string) (*os.File, int64) {
-	fh, err := os.Open(path)
+// openBench generates the benchmark file with ticks at hz and opens it.
+func openBench(b *testing.B, hz uint32) (*os.File, int64) {
+	fh, err := os.Open(writeBenchFile(b, hz))
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { fh.Close() })
 	st, _ := fh.Stat()
 	return fh, st.Size()
+}
+
+// benchRead opens and reads the benchmark file b.N times, calling each for
+// every event, and reports the meter's figures.
+func benchRead(b *testing.B, each func(r *Reader, e trace.Event) error) {
+	fh, size := openBench(b, 1e9)
+	m := startMeter(b)
+	n := 0
+	for range b.N {
+		tr, err := Format{}.Open(fh, size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := tr.(*Reader)
+		for {
+			e, err := r.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err == nil {
+				err = each(r, e)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+	}
+	m.report(b, n)
 }
 
 // BenchmarkIndex opens the file and reads every event (located, typed,
@@ -79,9 +110,8 @@ func openBench(b *testing.B, path string) (*os.File, int64) {
 func BenchmarkIndex(b *testing.B) {
 	for _, hz := range []uint32{1e9, 2.4e9} {
 		b.Run(strconv.Itoa(int(hz/1e6))+"MHz", func(b *testing.B) {
-			path := writeBenchFile(b, hz)
-			fh, size := openBench(b, path)
-			defer fh.Close()
+			// Its own loop, which keeps no event: only the reader is timed.
+			fh, size := openBench(b, hz)
 			m := startMeter(b)
 			n := 0
 			for range b.N {
@@ -105,117 +135,60 @@ func BenchmarkIndex(b *testing.B) {
 	}
 }
 
-// BenchmarkDump does what `viewer dump` does per event: read it, decode
-// its details (datum, formatted label) and append its JSON line, through
-// AppendEvent (the allocation-free path `viewer dump` takes) and through
-// Details and Append (what the web API does per event).
+// BenchmarkDump does what `viewer dump` does per event on one goroutine:
+// read it, decode its details (datum, formatted label) and append its JSON
+// line, through AppendEvent (the allocation-free path `viewer dump` takes)
+// and through Details and Append (what the web API does per event).
+// BenchmarkDumpCPEL in cmd/viewer times the command itself.
 func BenchmarkDump(b *testing.B) {
-	path := writeBenchFile(b, 1e9)
-	fh, size := openBench(b, path)
-	defer fh.Close()
 	for _, viaDetails := range []bool{false, true} {
 		name := "AppendEvent"
 		if viaDetails {
 			name = "Details"
 		}
 		b.Run(name, func(b *testing.B) {
-			m := startMeter(b)
-			n := 0
+			var enc *trace.JSONEncoder
+			var encFor *Reader // one encoder per opening: it keeps the reader's Meta
 			line := make([]byte, 0, 1<<20)
-			for range b.N {
-				r, err := Format{}.Open(fh, size)
-				if err != nil {
-					b.Fatal(err)
+			benchRead(b, func(r *Reader, e trace.Event) (err error) {
+				if encFor != r {
+					enc, encFor = trace.NewJSONEncoder(r), r
 				}
-				enc := trace.NewJSONEncoder(r)
-				for {
-					e, err := r.ReadEvent()
-					if err == io.EOF {
-						break
-					}
+				if viaDetails {
+					d, err := r.Details(e)
 					if err != nil {
-						b.Fatal(err)
+						return err
 					}
-					if viaDetails {
-						d, err := r.Details(e)
-						if err != nil {
-							b.Fatal(err)
-						}
-						line = enc.Append(line, e, d, nil)
-					} else if line, err = enc.AppendEvent(line, e); err != nil {
-						b.Fatal(err)
-					}
-					line = append(line, '\n')
-					if len(line) >= 1<<20 {
-						line = line[:0]
-					}
-					n++
+					line = enc.Append(line, e, d, nil)
+				} else if line, err = enc.AppendEvent(line, e); err != nil {
+					return err
 				}
-			}
-			m.report(b, n)
+				line = append(line, '\n')
+				if len(line) >= 1<<20 {
+					line = line[:0]
+				}
+				return nil
+			})
 		})
 	}
 }
 
-// BenchmarkLabels reads every event and formats its label, without JSON.
+// BenchmarkLabels reads every event and decodes its details, without JSON.
 func BenchmarkLabels(b *testing.B) {
-	path := writeBenchFile(b, 1e9)
-	fh, size := openBench(b, path)
-	defer fh.Close()
-	m := startMeter(b)
-	n := 0
-	for range b.N {
-		r, err := Format{}.Open(fh, size)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			e, err := r.ReadEvent()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := r.Details(e); err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-	}
-	m.report(b, n)
+	benchRead(b, func(r *Reader, e trace.Event) error {
+		_, err := r.Details(e)
+		return err
+	})
 }
 
 // BenchmarkText formats every event as cpeldump does its work: read it
 // and append its label text to a reused buffer (AppendLabel), no JSON.
 func BenchmarkText(b *testing.B) {
-	path := writeBenchFile(b, 1e9)
-	fh, size := openBench(b, path)
-	defer fh.Close()
-	m := startMeter(b)
-	n := 0
 	var line []byte
-	for range b.N {
-		tr, err := Format{}.Open(fh, size)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := tr.(*Reader)
-		for {
-			e, err := r.ReadEvent()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			if line, err = r.AppendLabel(line[:0], e); err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-	}
-	m.report(b, n)
+	benchRead(b, func(r *Reader, e trace.Event) (err error) {
+		line, err = r.AppendLabel(line[:0], e)
+		return err
+	})
 }
 
 // meter measures a benchmark from startMeter to report: events per second
