@@ -223,26 +223,7 @@ func TestRoundTrip(t *testing.T) {
 // TestTruncated cuts a file at every length: reading never panics, and a
 // cut file ends with a truncation error after the complete events.
 func TestTruncated(t *testing.T) {
-	full := bytesOf(t, symtabFixture())
-	for n := 0; n < len(full); n++ {
-		b := full[:n]
-		r, err := Format{}.Open(bytes.NewReader(b), int64(n))
-		if err != nil {
-			if _, ok := errors.AsType[*trace.FormatError](err); !ok {
-				t.Fatalf("cut at %d: Open error %v is not a FormatError", n, err)
-			}
-			continue
-		}
-		res := tracetest.Check(t, r, true)
-		if !errors.Is(res.Err, trace.ErrTruncated) {
-			t.Fatalf("cut at %d: error %v, want truncation", n, res.Err)
-		}
-		for _, e := range res.Events {
-			if _, err := r.Details(e); err != nil {
-				t.Fatalf("cut at %d: Details: %v", n, err)
-			}
-		}
-	}
+	tracetest.CheckCuts(t, Format{}, bytesOf(t, symtabFixture()))
 }
 
 // TestDamage covers sections the reader must skip or distrust.

@@ -223,25 +223,7 @@ func TestUnsorted(t *testing.T) {
 
 // TestTruncated cuts the fixture at every length.
 func TestTruncated(t *testing.T) {
-	full := writeBytes(t, richWriter(), richEvents())
-	for n := range len(full) {
-		r, err := Format{}.Open(bytes.NewReader(full[:n]), int64(n))
-		if err != nil {
-			if _, ok := errors.AsType[*trace.FormatError](err); !ok {
-				t.Fatalf("cut at %d: %v", n, err)
-			}
-			continue
-		}
-		res := tracetest.Check(t, r, true)
-		if !errors.Is(res.Err, trace.ErrTruncated) {
-			t.Fatalf("cut at %d: %v, want truncation", n, res.Err)
-		}
-		for _, e := range res.Events {
-			if _, err := r.Details(e); err != nil {
-				t.Fatalf("cut at %d: %v", n, err)
-			}
-		}
-	}
+	tracetest.CheckCuts(t, Format{}, writeBytes(t, richWriter(), richEvents()))
 }
 
 // TestHostile covers counts and types that must not be trusted.

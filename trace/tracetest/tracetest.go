@@ -4,6 +4,7 @@
 package tracetest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -174,4 +175,29 @@ func Labels(tb testing.TB, r trace.Reader) []string {
 		out = append(out, r.Meta().Tracks[e.Track].Name+" | "+d.Label)
 	}
 	return out
+}
+
+// CheckCuts opens full cut at every length with f: each cut is refused
+// with a *trace.FormatError, or reads to a truncation error after events
+// whose details all decode.
+func CheckCuts(tb testing.TB, f trace.Format, full []byte) {
+	tb.Helper()
+	for n := range len(full) {
+		r, err := f.Open(bytes.NewReader(full[:n]), int64(n))
+		if err != nil {
+			if _, ok := errors.AsType[*trace.FormatError](err); !ok {
+				tb.Fatalf("cut at %d: Open error %v is not a FormatError", n, err)
+			}
+			continue
+		}
+		res := Check(tb, r, true)
+		if !errors.Is(res.Err, trace.ErrTruncated) {
+			tb.Fatalf("cut at %d: error %v, want truncation", n, res.Err)
+		}
+		for _, e := range res.Events {
+			if _, err := r.Details(e); err != nil {
+				tb.Fatalf("cut at %d: Details: %v", n, err)
+			}
+		}
+	}
 }
