@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"viewer/render/gen"
 	"viewer/trace"
+	"viewer/trace/synth"
 	"viewer/trace/tracetest"
 )
 
 func benchIndex(b *testing.B, n int64) *Index {
 	b.Helper()
-	x, err := Build(context.Background(), gen.New(gen.Config{Events: n, Tracks: 64, Seed: 1}), Options{SpillDir: b.TempDir()})
+	x, err := Build(context.Background(), synth.New(synth.Config{Events: n, Tracks: 64, Seed: 1}), Options{SpillDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func (m cpuMeter) report(b *testing.B, events int) {
 
 func BenchmarkGenerate(b *testing.B) {
 	for b.Loop() {
-		g := gen.New(gen.Config{Events: 1_000_000, Tracks: 64, Seed: 1})
+		g := synth.New(synth.Config{Events: 1_000_000, Tracks: 64, Seed: 1})
 		for {
 			if _, err := g.ReadEvent(); err != nil {
 				break
@@ -72,7 +72,7 @@ func BenchmarkQueryFull(b *testing.B) {
 
 func BenchmarkBuild1Track(b *testing.B) {
 	for b.Loop() {
-		x, err := Build(context.Background(), gen.New(gen.Config{Events: 1_000_000, Tracks: 1, Seed: 1}), Options{SpillDir: b.TempDir()})
+		x, err := Build(context.Background(), synth.New(synth.Config{Events: 1_000_000, Tracks: 1, Seed: 1}), Options{SpillDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func BenchmarkQueryMid(b *testing.B) {
 // (columns and pyramids, then time cells) on 1M events read beforehand,
 // without the reader, the spill file or a second goroutine.
 func BenchmarkIndexBatches(b *testing.B) {
-	g := gen.New(gen.Config{Events: 1_000_000, Tracks: 64, Seed: 1})
+	g := synth.New(synth.Config{Events: 1_000_000, Tracks: 64, Seed: 1})
 	var batches []*batch
 	for {
 		bt := &batch{evs: make([]entry, 0, batchEvents)}

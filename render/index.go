@@ -212,7 +212,7 @@ type reading struct {
 }
 
 // batchReader is a trace.Reader that can also return many events per
-// call (render/gen does): ReadEvents fills dst with the next events and
+// call (trace/synth does): ReadEvents fills dst with the next events and
 // returns how many; err, nil while events remain, is the error that
 // ended reading after them.
 type batchReader interface {

@@ -17,20 +17,20 @@ import (
 	"testing"
 	"time"
 
-	"viewer/render/gen"
 	"viewer/trace"
+	"viewer/trace/synth"
 	"viewer/trace/tracetest"
 )
 
 // events reads every event of a fresh generator for cfg.
-func events(t *testing.T, cfg gen.Config) []trace.Event {
+func events(t *testing.T, cfg synth.Config) []trace.Event {
 	t.Helper()
-	return tracetest.Check(t, gen.New(cfg), true).Events
+	return tracetest.Check(t, synth.New(cfg), true).Events
 }
 
-func build(t *testing.T, cfg gen.Config) *Index {
+func build(t *testing.T, cfg synth.Config) *Index {
 	t.Helper()
-	x, err := Build(context.Background(), gen.New(cfg), Options{SpillDir: t.TempDir()})
+	x, err := Build(context.Background(), synth.New(cfg), Options{SpillDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +48,12 @@ func perTrack(evs []trace.Event) map[trace.TrackID][]trace.Event {
 	return m
 }
 
-func randomConfig(rng *rand.Rand) gen.Config {
+func randomConfig(rng *rand.Rand) synth.Config {
 	tracks := 1 + rng.IntN(5)
 	if rng.IntN(4) == 0 {
 		tracks = 16 + rng.IntN(30) // enough for parallel queries
 	}
-	return gen.Config{
+	return synth.Config{
 		Events:    int64(rng.IntN(3000)),
 		Tracks:    tracks,
 		Types:     1 + rng.IntN(6),
@@ -254,7 +254,7 @@ func checkMarkers(t *testing.T, x *Index, s *Slice) {
 // TestIndividualEvents checks that a window around every single event of
 // a sparse track returns it as an individual event.
 func TestIndividualEvents(t *testing.T) {
-	cfg := gen.Config{Events: 500, Tracks: 3, Types: 5, Seed: 7, MeanGap: 1000}
+	cfg := synth.Config{Events: 500, Tracks: 3, Types: 5, Seed: 7, MeanGap: 1000}
 	evs := events(t, cfg)
 	x := build(t, cfg)
 	byTrack := perTrack(evs)
@@ -279,10 +279,10 @@ func TestIndividualEvents(t *testing.T) {
 }
 
 func TestEventAndDetails(t *testing.T) {
-	cfg := gen.Config{Events: 5000, Tracks: 7, Types: 9, Seed: 11, LostEvery: 300, MarkEvery: 100}
+	cfg := synth.Config{Events: 5000, Tracks: 7, Types: 9, Seed: 11, LostEvery: 300, MarkEvery: 100}
 	evs := events(t, cfg)
 	x := build(t, cfg)
-	ref := gen.New(cfg)
+	ref := synth.New(cfg)
 	tracetest.Check(t, ref, false) // tables complete
 	idx := map[trace.TrackID]int32{}
 	for _, e := range evs {
@@ -334,7 +334,7 @@ func TestEventAndDetails(t *testing.T) {
 }
 
 func TestHitTest(t *testing.T) {
-	cfg := gen.Config{Events: 3000, Tracks: 4, Types: 5, Seed: 5, MeanGap: 50}
+	cfg := synth.Config{Events: 3000, Tracks: 4, Types: 5, Seed: 5, MeanGap: 50}
 	evs := events(t, cfg)
 	x := build(t, cfg)
 	byTrack := perTrack(evs)
@@ -373,10 +373,10 @@ func TestHitTest(t *testing.T) {
 // TestSearchBruteForce compares Search with a scan of every event in
 // position order.
 func TestSearchBruteForce(t *testing.T) {
-	cfg := gen.Config{Events: 4000, Tracks: 6, Types: 8, Seed: 9, MeanGap: 20}
+	cfg := synth.Config{Events: 4000, Tracks: 6, Types: 8, Seed: 9, MeanGap: 20}
 	evs := events(t, cfg)
 	x := build(t, cfg)
-	ref := gen.New(cfg)
+	ref := synth.New(cfg)
 	tracetest.Check(t, ref, false)
 	type ev struct {
 		pos Position
@@ -492,7 +492,7 @@ func TestSearchBruteForce(t *testing.T) {
 // TestHitsCanceled checks that a canceled scan ends with the context's
 // error rather than with fewer hits.
 func TestHitsCanceled(t *testing.T) {
-	x := build(t, gen.Config{Events: 4000, Tracks: 6, Types: 8, Seed: 9, MeanGap: 20})
+	x := build(t, synth.Config{Events: 4000, Tracks: 6, Types: 8, Seed: 9, MeanGap: 20})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := 0
@@ -563,12 +563,12 @@ func TestParsePredicate(t *testing.T) {
 }
 
 func TestTruncationAndMarkers(t *testing.T) {
-	cfg := gen.Config{Events: 1000, Tracks: 3, Seed: 3, LostEvery: 100, MarkEvery: 64, Truncate: true}
+	cfg := synth.Config{Events: 1000, Tracks: 3, Seed: 3, LostEvery: 100, MarkEvery: 64, Truncate: true}
 	x := build(t, cfg)
 	if !errors.Is(x.ReadErr(), trace.ErrTruncated) {
 		t.Fatalf("ReadErr %v", x.ReadErr())
 	}
-	want, err := trace.Collect(gen.New(cfg))
+	want, err := trace.Collect(synth.New(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,22 +614,22 @@ func (r *panicReader) ReadEvent() (trace.Event, error) {
 
 func TestBuildErrors(t *testing.T) {
 	for _, n := range []int{0, 5000} {
-		_, err := Build(context.Background(), &panicReader{gen.New(gen.Config{Events: 10000}), n}, Options{SpillDir: t.TempDir()})
+		_, err := Build(context.Background(), &panicReader{synth.New(synth.Config{Events: 10000}), n}, Options{SpillDir: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), "reader panicked: reader bug") {
 			t.Errorf("a reader panicking after %d events: Build error %v", n, err)
 		}
 	}
-	if _, err := Build(context.Background(), failReader{gen.New(gen.Config{})}, Options{SpillDir: t.TempDir()}); err == nil {
+	if _, err := Build(context.Background(), failReader{synth.New(synth.Config{})}, Options{SpillDir: t.TempDir()}); err == nil {
 		t.Error("a non-format error did not fail Build")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Build(ctx, gen.New(gen.Config{Events: 1 << 20}), Options{SpillDir: t.TempDir()}); !errors.Is(err, context.Canceled) {
+	if _, err := Build(ctx, synth.New(synth.Config{Events: 1 << 20}), Options{SpillDir: t.TempDir()}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled Build: %v", err)
 	}
 	var last Progress
 	calls := 0
-	x, err := Build(context.Background(), gen.New(gen.Config{Events: 3 * ProgressEvery}), Options{SpillDir: t.TempDir(), Progress: func(p Progress) {
+	x, err := Build(context.Background(), synth.New(synth.Config{Events: 3 * ProgressEvery}), Options{SpillDir: t.TempDir(), Progress: func(p Progress) {
 		if p.Events < last.Events || p.Bytes < last.Bytes {
 			t.Errorf("progress went back: %+v after %+v", p, last)
 		}
@@ -760,7 +760,7 @@ func TestWildEvents(t *testing.T) {
 // TestConcurrentUse runs every query method from many goroutines at once
 // (run with -race): an Index is shared by all the sessions of a trace.
 func TestConcurrentUse(t *testing.T) {
-	cfg := gen.Config{Events: 20000, Tracks: 20, Types: 9, Seed: 13}
+	cfg := synth.Config{Events: 20000, Tracks: 20, Types: 9, Seed: 13}
 	x := build(t, cfg)
 	first, last := x.Span()
 	ids := x.Tracks()

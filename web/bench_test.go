@@ -12,8 +12,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"viewer/render/gen"
 	"viewer/trace"
+	"viewer/trace/synth"
 )
 
 // BenchmarkViewportRoundTrip measures one client's viewport request to
@@ -22,7 +22,7 @@ import (
 // 40 visible tracks 1600 pixels wide, windows of random zoom.
 func BenchmarkViewportRoundTrip(b *testing.B) {
 	s, err := New(Config{
-		DataDir: b.TempDir(), Formats: []trace.Format{gen.Format{}}, Static: testStatic,
+		DataDir: b.TempDir(), Formats: []trace.Format{synth.Format{}}, Static: testStatic,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -31,7 +31,7 @@ func BenchmarkViewportRoundTrip(b *testing.B) {
 	defer s.Close()
 	hs := httptest.NewServer(s.Handler())
 	defer hs.Close()
-	e, err := s.AddFile("bench.synth", strings.NewReader(fmt.Sprintf("%sevents=2000000 seed=3 tracks=64\n", gen.Magic)))
+	e, err := s.AddFile("bench.synth", strings.NewReader(fmt.Sprintf("%sevents=2000000 seed=3 tracks=64\n", synth.Magic)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"viewer/render/gen"
 	"viewer/render/wire"
+	"viewer/trace/synth"
 )
 
 // TestLoad is the bounded loopback load test of issue 7: many websocket
@@ -51,7 +51,7 @@ func TestLoad(t *testing.T) {
 	const tracks, visible, width = 64, 40, 1600
 
 	ts := newTestServer(t, t.TempDir(), nil)
-	data := fmt.Appendf(nil, "%sevents=%d seed=11 tracks=%d\n", gen.Magic, events, tracks)
+	data := fmt.Appendf(nil, "%sevents=%d seed=11 tracks=%d\n", synth.Magic, events, tracks)
 	status, id, msg := ts.upload("load.synth", data)
 	if status != 201 {
 		t.Fatalf("upload: %d %s", status, msg)

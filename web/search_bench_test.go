@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"viewer/render"
-	"viewer/render/gen"
+	"viewer/trace/synth"
 )
 
 // BenchmarkSearch10000 collects the first 10,000 hits of a type-name
 // search, as the page's overview strip asks for them, on a 2-million-event
 // trace with 64 tracks.
 func BenchmarkSearch10000(b *testing.B) {
-	g := gen.New(gen.Config{Events: 2_000_000, Tracks: 64, Seed: 11})
+	g := synth.New(synth.Config{Events: 2_000_000, Tracks: 64, Seed: 11})
 	x, err := render.Build(context.Background(), g, render.Options{SpillDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)

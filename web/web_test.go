@@ -22,13 +22,13 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"viewer/render/gen"
 	"viewer/render/wire"
 	"viewer/trace"
+	"viewer/trace/synth"
 )
 
-// synthFile is a render/gen synthetic trace of 8 tracks.
-func synthFile(events int64, seed uint64) []byte { return gen.File(events, seed, 8) }
+// synthFile is a trace/synth synthetic trace of 8 tracks.
+func synthFile(events int64, seed uint64) []byte { return synth.File(events, seed, 8) }
 
 var testStatic = fstest.MapFS{
 	"viewer.js":  {Data: []byte("console.log('viewer')\n")},
@@ -47,7 +47,7 @@ func newTestServer(t *testing.T, dir string, mod func(*Config)) *testServer {
 	t.Helper()
 	cfg := Config{
 		DataDir:   dir,
-		Formats:   []trace.Format{gen.Format{}},
+		Formats:   []trace.Format{synth.Format{}},
 		Static:    testStatic,
 		MaxUpload: 1 << 20,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -351,8 +351,8 @@ func TestBadUploads(t *testing.T) {
 		want   string
 	}{
 		{"random", random, http.StatusUnsupportedMediaType, "first bytes"},
-		{"truncated header", []byte(gen.Magic + "events=10"), http.StatusUnprocessableEntity, "synth: truncated at byte"},
-		{"bad header", []byte(gen.Magic + "colour=blue\n"), http.StatusUnprocessableEntity, "looks like synth"},
+		{"truncated header", []byte(synth.Magic + "events=10"), http.StatusUnprocessableEntity, "synth: truncated at byte"},
+		{"bad header", []byte(synth.Magic + "colour=blue\n"), http.StatusUnprocessableEntity, "looks like synth"},
 		{"empty", nil, http.StatusBadRequest, "empty"},
 		{"too large", append(synthFile(10, 1), make([]byte, 1<<20)...), http.StatusRequestEntityTooLarge, "upload limit of 1 MiB"},
 	} {
@@ -816,11 +816,11 @@ func (panicFormat) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
 	r.ReadAt(b, 0)
 	var n int
 	fmt.Sscan(string(b[7:]), &n)
-	return &panicReader{Trace: gen.New(gen.Config{Events: 100}), at: n}, nil
+	return &panicReader{Trace: synth.New(synth.Config{Events: 100}), at: n}, nil
 }
 
 type panicReader struct {
-	*gen.Trace
+	*synth.Trace
 	n, at int
 }
 

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"viewer/render"
-	"viewer/render/gen"
 	"viewer/trace"
+	"viewer/trace/synth"
 )
 
 // benchReport is the JSON object `viewer bench` prints.
@@ -87,7 +87,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var source string
 	switch {
 	case *generate > 0 && fs.NArg() == 0:
-		r = gen.New(gen.Config{Events: *generate, Tracks: *tracks, Seed: *seed})
+		r = synth.New(synth.Config{Events: *generate, Tracks: *tracks, Seed: *seed})
 		source = "generate " + strconv.FormatInt(*generate, 10)
 	case *generate == 0 && fs.NArg() == 1:
 		f, err := trace.OpenFile(fs.Arg(0), formats())

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"viewer/render"
-	"viewer/render/gen"
 	"viewer/render/wire"
+	"viewer/trace/synth"
 )
 
 // A session: index a trace once, send the name tables, then answer each
 // viewport request with a reply frame echoing the request's seq.
 func Example() {
-	x, err := render.Build(context.Background(), gen.New(gen.Config{Events: 10000, Tracks: 4, Seed: 1}), render.Options{SpillDir: os.TempDir()})
+	x, err := render.Build(context.Background(), synth.New(synth.Config{Events: 10000, Tracks: 4, Seed: 1}), render.Options{SpillDir: os.TempDir()})
 	if err != nil {
 		panic(err)
 	}

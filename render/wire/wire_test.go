@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"viewer/render"
-	"viewer/render/gen"
 	"viewer/trace"
+	"viewer/trace/synth"
 )
 
-func index(t testing.TB, cfg gen.Config) *render.Index {
+func index(t testing.TB, cfg synth.Config) *render.Index {
 	t.Helper()
-	x, err := render.Build(context.Background(), gen.New(cfg), render.Options{SpillDir: t.TempDir()})
+	x, err := render.Build(context.Background(), synth.New(cfg), render.Options{SpillDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func index(t testing.TB, cfg gen.Config) *render.Index {
 // frames returns encoded frames of a small synthetic trace: its tables
 // and replies at several zoom levels.
 func frames(t testing.TB) [][]byte {
-	x := index(t, gen.Config{Events: 20000, Tracks: 5, Types: 7, Seed: 2, LostEvery: 900, MarkEvery: 1000, Truncate: true})
+	x := index(t, synth.Config{Events: 20000, Tracks: 5, Types: 7, Seed: 2, LostEvery: 900, MarkEvery: 1000, Truncate: true})
 	ids := x.Tracks()
 	out := [][]byte{AppendTables(nil, 0, NewTables(x.Meta(), append(ids, trace.NoTrack)))}
 	first, last := x.Span()
@@ -46,7 +46,7 @@ func frames(t testing.TB) [][]byte {
 }
 
 func TestReplyRoundTrip(t *testing.T) {
-	x := index(t, gen.Config{Events: 50000, Tracks: 9, Types: 11, Seed: 4, LostEvery: 700, MarkEvery: 500, Truncate: true})
+	x := index(t, synth.Config{Events: 50000, Tracks: 9, Types: 11, Seed: 4, LostEvery: 700, MarkEvery: 500, Truncate: true})
 	ids := append(x.Tracks(), 77)
 	first, last := x.Span()
 	for _, win := range []trace.Time{last - first + 1, (last - first) / 50, 2000, 10} {

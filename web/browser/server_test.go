@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"viewer/render/gen"
 	"viewer/trace"
+	"viewer/trace/synth"
 	"viewer/ui"
 	"viewer/web"
 )
@@ -26,10 +26,10 @@ func newViewerServer(t testing.TB) *viewerServer {
 	t.Helper()
 	s, err := web.New(web.Config{
 		DataDir:   t.TempDir(),
-		Formats:   []trace.Format{gen.Format{}},
+		Formats:   []trace.Format{synth.Format{}},
 		Static:    ui.Static(),
 		MaxUpload: 1 << 20,
-		Demo:      func() (string, []byte) { return "demo.synth", gen.File(200_000, 1, 24) },
+		Demo:      func() (string, []byte) { return "demo.synth", synth.File(200_000, 1, 24) },
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"viewer/render/gen"
+	"viewer/trace/synth"
 )
 
 // The frontend with the real server: web.Server with the embedded ui/static,
@@ -48,7 +48,7 @@ func TestServerDropUpload(t *testing.T) {
 	vs := newViewerServer(t)
 	vs.demo(t)
 	ctx := tab(t)
-	file := string(gen.File(50_000, 7, 6))
+	file := string(synth.File(50_000, 7, 6))
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(vs.URL+"/"),
 		waitJS(`document.readyState === 'complete'`),

@@ -1,4 +1,4 @@
-// Package gen generates synthetic traces: a [trace.Reader] whose events,
+// Package synth generates synthetic traces: a [trace.Reader] whose events,
 // tables, stacks, labels, lost-event gaps, markers and payload fields all
 // derive from a seed, for tests and for `viewer bench --generate`.
 //
@@ -7,7 +7,7 @@
 // dense, sparse and empty stretches. Payloads are not stored anywhere:
 // Details recomputes an event's fields from its header, so a trace of any
 // length costs no memory.
-package gen
+package synth
 
 import (
 	"io"
