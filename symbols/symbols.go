@@ -1,13 +1,7 @@
-// Package symbols resolves numbers to names for trace labels: address-sorted
-// symbol tables (CPEL's SYMTAB section) and a printf-style formatter for the
-// label formats that traces carry.
-//
-// # Security
-//
-// Formats come from untrusted files. They are interpreted here, never passed
-// to fmt: widths and precisions are capped at [MaxWidth], one call writes at
-// most [MaxOutput] bytes, and a directive that cannot be honoured is shown
-// in the output (%!q(…), %!d(MISSING)) instead of being guessed at.
+// Package symbols resolves numbers to names, format-neutrally: address-sorted
+// symbol tables (CPEL's SYMTAB section, and any other source of routine
+// start addresses). Format knowledge lives with the formats: VPP's
+// printf-style labels in trace/vppfmt, .NET method maps in trace/clr.
 package symbols
 
 import (

@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"viewer/symbols"
 	"viewer/trace"
+	"viewer/trace/vppfmt"
 )
 
 // Format is the CPEL [trace.Format].
@@ -139,7 +139,7 @@ type typeInfo struct {
 	code    uint32
 	name    string // rendered name
 	format  string // datum format
-	datum   *symbols.Format
+	datum   *vppfmt.Format
 	verb    byte // the datum format's first conversion
 	hasText bool // the format has a non-space character (g2 shows ": datum")
 }
@@ -159,7 +159,7 @@ type cursor struct {
 type Reader struct {
 	f       *File
 	meta    trace.Meta
-	printer symbols.Printer
+	printer vppfmt.Printer
 	big     bool // byte order, for the hot path
 
 	cursors []*cursor // in file order
@@ -178,7 +178,7 @@ type Reader struct {
 
 // NewReader returns a reader over f's events.
 func NewReader(f *File) *Reader {
-	r := &Reader{f: f, printer: symbols.Printer{Dialect: symbols.C, Symbols: f.Symbols}}
+	r := &Reader{f: f, printer: vppfmt.Printer{Dialect: vppfmt.C, Symbols: f.Symbols}}
 	r.info.Store(new([]typeInfo))
 	r.big = f.ByteOrder.Uint16([]byte{1, 0}) == 0x100
 	m := &r.meta
@@ -242,7 +242,7 @@ func (r *Reader) render(format string, code uint32) string {
 	if !strings.Contains(format, "%") {
 		return format
 	}
-	return string(r.printer.Append(nil, format, symbols.Uint(uint64(code), 32)))
+	return string(r.printer.Append(nil, format, vppfmt.Uint(uint64(code), 32)))
 }
 
 func (r *Reader) addTrack(id uint32, name string) trace.TrackID {
@@ -731,14 +731,14 @@ func (a *arena) string(b []byte) string {
 // appendDatum renders a datum with its type's format: %s reads the event
 // section's string table; every other conversion gets the number.
 func (r *Reader) appendDatum(b []byte, ti *typeInfo, es *eventSection, d uint32) []byte {
-	arg := symbols.Uint(uint64(d), 32)
+	arg := vppfmt.Uint(uint64(d), 32)
 	if ti.verb == 's' && es.hasTab {
 		// Search at most MaxLabel+1 bytes for the string's NUL: no more
 		// can show, and a table without NULs must not make every event
 		// scan megabytes.
 		tab := es.strtab[:min(len(es.strtab), int(min(d, math.MaxInt32))+MaxLabel+1)]
 		if s, ok := lookup(tab, d); ok {
-			arg = symbols.String(s)
+			arg = vppfmt.String(s)
 		}
 	}
 	return ti.datum.Append(b, arg)

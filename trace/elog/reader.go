@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"viewer/symbols"
 	"viewer/trace"
+	"viewer/trace/vppfmt"
 )
 
 // Format is the elog [trace.Format].
@@ -50,7 +50,7 @@ const eventHeaderSize = 2 + 2 + 8
 type Reader struct {
 	f       *File
 	meta    trace.Meta
-	printer symbols.Printer
+	printer vppfmt.Printer
 	d       *decoder // the event stream, for a sorted file
 	i       int      // events returned
 	// extra maps track indexes the file does not define to their tracks.
@@ -60,7 +60,7 @@ type Reader struct {
 
 // NewReader returns a reader over f's events.
 func NewReader(f *File) *Reader {
-	r := &Reader{f: f, printer: symbols.Printer{Dialect: symbols.VPP}}
+	r := &Reader{f: f, printer: vppfmt.Printer{Dialect: vppfmt.VPP}}
 	m := &r.meta
 	m.Format = "elog"
 	m.Clock = trace.Clock{TicksPerSecond: 1e9, Wall: f.InitTime.Wall()}
@@ -234,10 +234,10 @@ func (r *Reader) strtab(off uint64) (string, bool) {
 // arg converts an argument for the formatter as format_elog_event passes
 // it: integers as u32 (u64 for 8-byte ones), enum and string-table
 // arguments as strings, a string argument cut to its in-memory width.
-func (r *Reader) arg(t *EventType, a Arg, v argValue) symbols.Arg {
+func (r *Reader) arg(t *EventType, a Arg, v argValue) vppfmt.Arg {
 	switch a.Kind {
 	case ArgFloat:
-		return symbols.Float(v.f)
+		return vppfmt.Float(v.f)
 	case ArgString:
 		s := v.s
 		if a.Bytes > 0 && len(s) > a.Bytes {
@@ -246,20 +246,20 @@ func (r *Reader) arg(t *EventType, a Arg, v argValue) symbols.Arg {
 		if i := strings.IndexByte(s, 0); i >= 0 {
 			s = s[:i]
 		}
-		return symbols.String(s)
+		return vppfmt.String(s)
 	case ArgEnum:
 		if v.n < uint64(len(t.Enums)) {
-			return symbols.String(t.Enums[v.n])
+			return vppfmt.String(t.Enums[v.n])
 		}
 	case ArgStrtab:
 		if s, ok := r.strtab(v.n); ok {
-			return symbols.String(s)
+			return vppfmt.String(s)
 		}
 	}
 	if a.Bytes == 8 {
-		return symbols.Uint(v.n, 64)
+		return vppfmt.Uint(v.n, 64)
 	}
-	return symbols.Uint(v.n, 32)
+	return vppfmt.Uint(v.n, 32)
 }
 
 // appendText appends an event's text as vppinfra's format_elog_event
@@ -278,8 +278,8 @@ func (r *Reader) appendText(dst []byte, t *EventType, args []argValue) []byte {
 		}
 		dst = r.printer.Append(dst, dir, r.arg(t, t.Args[ai], args[ai]))
 		f = rest
-		if len(dst)-start > symbols.MaxOutput {
-			return dst[:start+symbols.MaxOutput]
+		if len(dst)-start > vppfmt.MaxOutput {
+			return dst[:start+vppfmt.MaxOutput]
 		}
 	}
 	return dst

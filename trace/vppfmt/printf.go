@@ -1,9 +1,21 @@
-package symbols
+// Package vppfmt formats the printf-style label formats of VPP event logs:
+// CPEL's event and track formats (C printf as cpeldump and g2 apply it)
+// and elog's event formats (vppinfra's format(), as elog_dump applies it).
+//
+// # Security
+//
+// Formats come from untrusted files. They are interpreted here, never passed
+// to fmt: widths and precisions are capped at [MaxWidth], one call writes at
+// most [MaxOutput] bytes, and a directive that cannot be honoured is shown
+// in the output (%!q(…), %!d(MISSING)) instead of being guessed at.
+package vppfmt
 
 import (
 	"math"
 	"strconv"
 	"strings"
+
+	"viewer/symbols"
 )
 
 // MaxWidth caps the width and the precision of one directive; larger values
@@ -88,7 +100,7 @@ func (a Arg) appendDebug(dst []byte) []byte {
 type Printer struct {
 	Dialect Dialect
 	// Symbols resolves %k; without it %k prints the value in hex.
-	Symbols *Table
+	Symbols *symbols.Table
 }
 
 // directive is one parsed conversion.

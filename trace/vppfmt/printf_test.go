@@ -1,4 +1,4 @@
-package symbols
+package vppfmt
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"viewer/symbols"
 )
 
 // TestCPrintfGolden checks the C dialect against glibc: every line of
@@ -44,7 +46,7 @@ func TestCPrintfGolden(t *testing.T) {
 }
 
 func TestPrintf(t *testing.T) {
-	syms := NewTable([]Symbol{{0x402400, "dispatch_node"}, {0x401000, "main"}, {0x403800, "ip4_lookup_inline"}})
+	syms := symbols.NewTable([]symbols.Symbol{{Value: 0x402400, Name: "dispatch_node"}, {Value: 0x401000, Name: "main"}, {Value: 0x403800, Name: "ip4_lookup_inline"}})
 	c := Printer{Symbols: syms}
 	vpp := Printer{Dialect: VPP}
 	tests := []struct {
@@ -189,7 +191,7 @@ func FuzzPrintf(f *testing.F) {
 	for _, s := range []string{"%d", "%-08.3lx", "%s %k", "%", "%*d", "len %u", "%#o", "%=5d", "%.9f", "%hhd%%"} {
 		f.Add(s, uint64(7), "str", 0.5, false)
 	}
-	syms := NewTable([]Symbol{{0x1000, "a"}, {0x2000, "b"}})
+	syms := symbols.NewTable([]symbols.Symbol{{Value: 0x1000, Name: "a"}, {Value: 0x2000, Name: "b"}})
 	f.Fuzz(func(t *testing.T, format string, n uint64, s string, x float64, vpp bool) {
 		p := Printer{Symbols: syms}
 		if vpp {
