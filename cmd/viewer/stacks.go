@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"viewer/symbols"
 	"viewer/trace"
+	"viewer/trace/clr"
 )
 
 // sampleType is the event that marks a stack sample in .NET traces.
@@ -30,7 +30,7 @@ type sample struct {
 // the stack samples (events named event, or Thread/Sample).
 type scan struct {
 	stats   trace.Stats
-	methods *symbols.MethodMap
+	methods *clr.MethodMap
 	samples []sample
 }
 
@@ -39,7 +39,7 @@ func scanTrace(ctx context.Context, r trace.Reader, event string) (*scan, error)
 		event = sampleType
 	}
 	var c trace.Counter
-	managed := symbols.NewManaged()
+	managed := clr.NewMethodObserver()
 	s := &scan{}
 	m := r.Meta()
 	var isSample []int8

@@ -1,4 +1,4 @@
-package symbols
+package clr
 
 import (
 	"strings"
@@ -6,19 +6,19 @@ import (
 	"viewer/trace"
 )
 
-// Managed builds a [MethodMap] from a trace's runtime events while they
+// MethodObserver builds a [MethodMap] from a trace's runtime events while they
 // stream by: feed it every event in order with Observe, then use Map.
-type Managed struct {
+type MethodObserver struct {
 	Map      *MethodMap
 	relevant []int8 // per TypeID: 0 not yet seen, 1 method/module event, -1 other
 }
 
-// NewManaged returns an observer with an empty map.
-func NewManaged() *Managed { return &Managed{Map: NewMethodMap()} }
+// NewMethodObserver returns an observer with an empty map.
+func NewMethodObserver() *MethodObserver { return &MethodObserver{Map: NewMethodMap()} }
 
 // Observe looks at one event; for the runtime's method and module events it
 // decodes the payload (r.Details) and records the method or module.
-func (s *Managed) Observe(r trace.Reader, e trace.Event) {
+func (s *MethodObserver) Observe(r trace.Reader, e trace.Event) {
 	if e.Type < 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package symbols
+package clr
 
 import (
 	"math/rand/v2"
