@@ -58,6 +58,7 @@ import (
 	"sync/atomic"
 
 	"viewer/trace"
+	"viewer/trace/export"
 )
 
 // Options configure Build.
@@ -129,7 +130,7 @@ type Index struct {
 	// the tracks.
 	spills   []*spillTrack
 	spillAll []*spillTrack
-	counter  trace.Counter // written by the reading goroutine
+	counter  export.Counter // written by the reading goroutine
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -448,7 +449,7 @@ func (x *Index) Span() (first, last trace.Time) { return x.first, x.last }
 
 // Stats returns the trace's statistics (`viewer stats`), gathered while
 // indexing.
-func (x *Index) Stats() trace.Stats { return x.counter.Stats(x.meta, x.readErr) }
+func (x *Index) Stats() export.Stats { return x.counter.Stats(x.meta, x.readErr) }
 
 // ReadErr returns the error that ended reading early, or nil when the
 // trace was read to its end.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"viewer/trace"
+	"viewer/trace/export"
 	"viewer/trace/synth"
 	"viewer/trace/tracetest"
 )
@@ -568,7 +569,7 @@ func TestTruncationAndMarkers(t *testing.T) {
 	if !errors.Is(x.ReadErr(), trace.ErrTruncated) {
 		t.Fatalf("ReadErr %v", x.ReadErr())
 	}
-	want, err := trace.Collect(synth.New(cfg))
+	want, err := export.Collect(synth.New(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ package trace
 
 import (
 	"math/bits"
+	"strconv"
 	"time"
 )
 
@@ -313,9 +314,24 @@ type PayloadDecoder interface {
 // DetailsAppender is implemented by readers that can decode an event's
 // details into storage the caller owns, without allocating: for consumers
 // that format millions of events (`viewer dump`, see
-// [JSONEncoder.AppendEvent]).
+// viewer/trace/export's Encoder.AppendEvent).
 type DetailsAppender interface {
 	// AppendDetails appends the fields and the label text that Details
 	// would return for e to fields and label, and returns both.
 	AppendDetails(fields []Field, label []byte, e Event) ([]Field, []byte, error)
+}
+
+// String renders a frame as PerfView does: module!function, ?!function
+// when the module is unknown, or the address when the function is.
+func (f Frame) String() string {
+	addr := "0x" + strconv.FormatUint(f.Addr, 16)
+	switch {
+	case f.Func != "" && f.Module != "":
+		return f.Module + "!" + f.Func
+	case f.Func != "":
+		return "?!" + f.Func
+	case f.Module != "":
+		return f.Module + "!" + addr
+	}
+	return addr
 }

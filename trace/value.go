@@ -3,7 +3,6 @@ package trace
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -205,117 +204,6 @@ func (v Value) appendText(sb *strings.Builder) {
 	default:
 		sb.WriteString("?")
 	}
-}
-
-// MarshalJSON encodes integers and floats as JSON numbers, hex integers,
-// GUIDs, bytes and times as strings, a struct as an ordered array of
-// {"name","value"} objects and an array as a JSON array. Non-finite floats
-// become the strings "NaN", "+Inf" and "-Inf"; invalid UTF-8 is replaced.
-func (v Value) MarshalJSON() ([]byte, error) {
-	return v.AppendJSON(nil), nil
-}
-
-// AppendJSON appends the JSON encoding of v (see MarshalJSON) to b.
-func (v Value) AppendJSON(b []byte) []byte { return v.appendJSON(b) }
-
-// appendJSON is AppendJSON by pointer, for encoders that walk fields in
-// place: copying a value just written costs more than encoding it.
-func (v *Value) appendJSON(b []byte) []byte {
-	switch v.kind {
-	case KindInt:
-		return appendInt(b, int64(v.num))
-	case KindUint:
-		return appendUint(b, v.num)
-	case KindFloat:
-		f := v.Float()
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return AppendJSONString(b, v.String())
-		}
-		return strconv.AppendFloat(b, f, 'g', -1, 64)
-	case KindBool:
-		return strconv.AppendBool(b, v.num != 0)
-	case KindString:
-		return AppendJSONString(b, v.str)
-	case KindStruct:
-		return AppendFieldsJSON(b, v.list)
-	case KindArray:
-		b = append(b, '[')
-		for i := range v.list {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = v.list[i].Value.appendJSON(b)
-		}
-		return append(b, ']')
-	case KindBad:
-		return append(b, "null"...)
-	default:
-		return AppendJSONString(b, v.String())
-	}
-}
-
-// AppendFieldsJSON appends fields as an ordered JSON array of
-// {"name":…,"value":…} objects.
-func AppendFieldsJSON(b []byte, fields []Field) []byte {
-	b = append(b, '[')
-	for i := range fields {
-		f := &fields[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"name":`...)
-		b = AppendJSONString(b, f.Name)
-		b = append(b, `,"value":`...)
-		b = f.Value.appendJSON(b)
-		b = append(b, '}')
-	}
-	return append(b, ']')
-}
-
-// AppendJSONString appends s as a JSON string, escaping what JSON and HTML
-// need and replacing invalid UTF-8 with U+FFFD.
-func AppendJSONString(b []byte, s string) []byte { return appendJSONString(b, s) }
-
-func appendJSONString[S string | []byte](b []byte, s S) []byte {
-	if !jsonPlain(s) {
-		enc, _ := json.Marshal(strings.ToValidUTF8(string(s), "\uFFFD"))
-		return append(b, enc...)
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// jsonPlain reports whether s needs no escaping in a JSON string: no
-// control bytes, no non-ASCII, no '"', '\\', '<', '>' or '&'. It tests
-// eight bytes at a time.
-func jsonPlain[S string | []byte](s S) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	// hasZero is nonzero when a byte of x is zero.
-	hasZero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		bad := x & highs                       // non-ASCII
-		bad |= (x - 0x20*ones) &^ x & highs    // a byte below 0x20 (exact for ASCII bytes)
-		bad |= hasZero(x ^ '"'*ones)           // '"'
-		bad |= hasZero(x ^ '\\'*ones)          // '\\'
-		bad |= hasZero(x ^ '&'*ones)           // '&'
-		bad |= hasZero(x&^(2*ones) ^ '<'*ones) // '<' and '>' (0x3c, 0x3e)
-		if bad != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

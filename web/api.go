@@ -17,15 +17,16 @@ import (
 
 	"viewer/render"
 	"viewer/trace"
+	"viewer/trace/export"
 )
 
 // TraceInfo describes a trace to the JSON API and the pages.
 type TraceInfo struct {
 	Entry
-	State    State        `json:"state"`
-	Error    string       `json:"error"`
-	Stats    *trace.Stats `json:"stats"`
-	Progress *Progress    `json:"progress,omitempty"`
+	State    State         `json:"state"`
+	Error    string        `json:"error"`
+	Stats    *export.Stats `json:"stats"`
+	Progress *Progress     `json:"progress,omitempty"`
 }
 
 // info returns what is known of a stored trace.
@@ -318,7 +319,7 @@ func appendEventJSON(b []byte, idx *index, ref EventRef) ([]byte, error) {
 	if d.DetailsErr != nil {
 		d.Details.Label = "error: " + d.DetailsErr.Error()
 	}
-	b = trace.AppendEventJSON(b, idx.r, d.Event, d.Details, nil)
+	b = export.AppendEvent(b, idx.r, d.Event, d.Details, nil)
 	b = b[:len(b)-1] // reopen the object
 	b = append(b, `,"ev":"`...)
 	b = append(b, ref.String()...)

@@ -17,6 +17,7 @@ import (
 
 	"viewer/render"
 	"viewer/trace"
+	"viewer/trace/export"
 )
 
 // index is a trace read to its end and indexed for drawing, with its
@@ -24,7 +25,7 @@ import (
 type index struct {
 	x     *render.Index
 	r     trace.Reader // the reader x was built from, read to its end
-	stats trace.Stats
+	stats export.Stats
 	types []int64 // events per trace.TypeID
 }
 

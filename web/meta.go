@@ -7,6 +7,7 @@ import (
 
 	"viewer/render"
 	"viewer/trace"
+	"viewer/trace/export"
 )
 
 // metaJSON is the reply of GET /api/traces/{id}/meta (PROTOCOL.md §3).
@@ -23,7 +24,7 @@ type metaJSON struct {
 	Error       string         `json:"error,omitempty"`
 	Notices     []string       `json:"notices"`
 	Info        []keyValueJSON `json:"info"`
-	Stats       trace.Stats    `json:"stats"`
+	Stats       export.Stats   `json:"stats"`
 }
 
 type trackJSON struct {

@@ -19,14 +19,14 @@ import (
 
 	"github.com/google/uuid"
 
-	"viewer/trace"
+	"viewer/trace/export"
 )
 
 // The library's layout on disk:
 //
 //	DIR/traces/ID/trace       the uploaded file, byte for byte
 //	DIR/traces/ID/info.json   Entry
-//	DIR/traces/ID/stats.json  the index cache: trace.Stats once indexed
+//	DIR/traces/ID/stats.json  the index cache: export.Stats once indexed
 //	DIR/tmp/                  uploads and deletions in progress
 //
 // A trace becomes visible by renaming its complete, fsynced directory from
@@ -273,7 +273,7 @@ func (l *Library) Delete(id uuid.UUID) error {
 }
 
 // SaveStats stores the index cache of a trace.
-func (l *Library) SaveStats(id uuid.UUID, st trace.Stats) error {
+func (l *Library) SaveStats(id uuid.UUID, st export.Stats) error {
 	if _, ok := l.Get(id); !ok {
 		return ErrNotFound
 	}
@@ -305,8 +305,8 @@ func (l *Library) SaveStats(id uuid.UUID, st trace.Stats) error {
 }
 
 // Stats returns the cached statistics of a trace, if it was indexed.
-func (l *Library) Stats(id uuid.UUID) (trace.Stats, bool) {
-	var st trace.Stats
+func (l *Library) Stats(id uuid.UUID) (export.Stats, bool) {
+	var st export.Stats
 	b, err := os.ReadFile(filepath.Join(l.traceDir(id), statsFile))
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"viewer/trace"
+	"viewer/trace/export"
 )
 
 func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -43,7 +44,7 @@ func dump(ctx context.Context, r trace.Reader, stdout, stderr io.Writer) error {
 		buf = buf[:0]
 		return err
 	}
-	enc := trace.NewJSONEncoder(r)
+	enc := export.NewEncoder(r)
 	for n := 0; ; n++ {
 		if n&0xffff == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -76,7 +77,7 @@ func dump(ctx context.Context, r trace.Reader, stdout, stderr io.Writer) error {
 
 // appendLine appends e's JSON line; an event whose details cannot be
 // decoded gets the error as its label.
-func appendLine(enc *trace.JSONEncoder, buf []byte, e trace.Event) []byte {
+func appendLine(enc *export.Encoder, buf []byte, e trace.Event) []byte {
 	buf, err := enc.AppendEvent(buf, e)
 	if err != nil {
 		buf = enc.Append(buf, e, trace.Details{Label: "error: " + err.Error()}, nil)
@@ -151,7 +152,7 @@ func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, 
 	for range workers {
 		wg.Go(func() {
 			v := &metaView{Reader: r}
-			enc := trace.NewJSONEncoder(v)
+			enc := export.NewEncoder(v)
 			var fields []trace.Field
 			var label []byte
 			for b := range work {

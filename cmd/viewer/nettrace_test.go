@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"viewer/trace"
+	"viewer/trace/export"
 	"viewer/trace/tracetest"
 )
 
@@ -38,7 +38,7 @@ func TestNetTraceStatsAndDump(t *testing.T) {
 			if err := run(context.Background(), []string{"stats", "--json", path}, &out, &errOut); err != nil {
 				t.Fatalf("stats: %v\n%s", err, errOut.String())
 			}
-			var st trace.Stats
+			var st export.Stats
 			if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 				t.Fatal(err)
 			}

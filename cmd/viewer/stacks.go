@@ -13,6 +13,7 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/clr"
+	"viewer/trace/export"
 )
 
 // sampleType is the event that marks a stack sample in .NET traces.
@@ -29,7 +30,7 @@ type sample struct {
 // scan reads a whole trace once: statistics, the managed method map and
 // the stack samples (events named event, or Thread/Sample).
 type scan struct {
-	stats   trace.Stats
+	stats   export.Stats
 	methods *clr.MethodMap
 	samples []sample
 }
@@ -38,7 +39,7 @@ func scanTrace(ctx context.Context, r trace.Reader, event string) (*scan, error)
 	if event == "" {
 		event = sampleType
 	}
-	var c trace.Counter
+	var c export.Counter
 	managed := clr.NewMethodObserver()
 	s := &scan{}
 	m := r.Meta()
@@ -76,7 +77,7 @@ func scanTrace(ctx context.Context, r trace.Reader, event string) (*scan, error)
 	s.methods = managed.Map
 	s.methods.Finish()
 	if len(s.samples) > 0 {
-		fc := &trace.FrameCount{}
+		fc := &export.FrameCount{}
 		for _, sm := range s.samples {
 			for _, a := range r.Stack(sm.stack) {
 				fc.Total++

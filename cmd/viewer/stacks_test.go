@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/export"
 	"viewer/trace/tracetest"
 )
 
@@ -110,7 +111,7 @@ func TestStatsFrames(t *testing.T) {
 		if err := runStats(context.Background(), []string{"--json", filepath.Join(dir, name)}, &out, io.Discard); err != nil {
 			t.Fatal(err)
 		}
-		var st trace.Stats
+		var st export.Stats
 		if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"viewer/trace"
+	"viewer/trace/export"
 )
 
 func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -37,7 +38,7 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return writeStatsText(stdout, st, f.Meta())
 }
 
-func writeStatsText(w io.Writer, st trace.Stats, m *trace.Meta) error {
+func writeStatsText(w io.Writer, st export.Stats, m *trace.Meta) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "format      %s v%d\n", st.Format, st.Version)
 	if st.PointerSize != 0 {

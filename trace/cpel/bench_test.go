@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"viewer/trace"
+	"viewer/trace/export"
 	"viewer/trace/tracetest"
 )
 
@@ -147,12 +148,12 @@ func BenchmarkDump(b *testing.B) {
 			name = "Details"
 		}
 		b.Run(name, func(b *testing.B) {
-			var enc *trace.JSONEncoder
+			var enc *export.Encoder
 			var encFor *Reader // one encoder per opening: it keeps the reader's Meta
 			line := make([]byte, 0, 1<<20)
 			benchRead(b, func(r *Reader, e trace.Event) (err error) {
 				if encFor != r {
-					enc, encFor = trace.NewJSONEncoder(r), r
+					enc, encFor = export.NewEncoder(r), r
 				}
 				if viaDetails {
 					d, err := r.Details(e)

@@ -17,6 +17,7 @@ import (
 
 	"viewer/symbols"
 	"viewer/trace"
+	"viewer/trace/export"
 	"viewer/trace/tracetest"
 )
 
@@ -387,7 +388,7 @@ func TestMaxLabel(t *testing.T) {
 }
 
 // TestAppendEvent checks that the allocation-free JSON path (AppendDetails
-// through JSONEncoder.AppendEvent) gives the bytes of Details and Append,
+// through export.Encoder.AppendEvent) gives the bytes of Details and Append,
 // on the fixtures with symbols, %s, two sections, undefined ids and a
 // label cut at MaxLabel.
 func TestAppendEvent(t *testing.T) {
@@ -398,7 +399,7 @@ func TestAppendEvent(t *testing.T) {
 	for name, w := range map[string]*Writer{"symtab": symtabFixture(), "unsorted": unsortedFixture(), "wide": wide} {
 		data := bytesOf(t, w)
 		r, fast := openBytes(t, data), openBytes(t, data)
-		enc, fastEnc := trace.NewJSONEncoder(r), trace.NewJSONEncoder(fast)
+		enc, fastEnc := export.NewEncoder(r), export.NewEncoder(fast)
 		n := 0
 		for {
 			e, err := r.ReadEvent()

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"viewer/trace"
+	"viewer/trace/export"
 	"viewer/trace/tracetest"
 )
 
@@ -94,7 +94,7 @@ func TestPerfViewBaselines(t *testing.T) {
 		t.Run(bl.file, func(t *testing.T) {
 			want := readBaseline(t, filepath.Join(dir, "perfview", "baselines", bl.file+".baseline.txt"))
 			r, _ := openReal(t, filepath.Join("perfview", bl.file))
-			st, err := trace.Collect(r)
+			st, err := export.Collect(r)
 			if err != nil || st.Error != "" {
 				t.Fatalf("reading: %v %s", err, st.Error)
 			}

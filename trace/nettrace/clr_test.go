@@ -7,6 +7,7 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/clr"
+	"viewer/trace/export"
 )
 
 // decodeManifest decodes a payload the way Details does for a runtime
@@ -33,7 +34,7 @@ func TestManifestGCStart(t *testing.T) {
 	long := append(append([]byte(nil), p...), 1, 2, 3)
 
 	fields, used := decodeManifest(t, providerRuntime, 1, 2, long, 8)
-	got := string(trace.AppendFieldsJSON(nil, fields))
+	got := string(export.AppendFields(nil, fields))
 	want := `[{"name":"Count","value":7},{"name":"Depth","value":1},{"name":"Reason","value":"Induced"},` +
 		`{"name":"Type","value":"NonConcurrentGC"},{"name":"ClrInstanceID","value":3},{"name":"ClientSequenceNumber","value":99}]`
 	if got != want || used != len(p) {
@@ -59,7 +60,7 @@ func TestManifestStringsPointersCounts(t *testing.T) {
 	p = binary.LittleEndian.AppendUint16(p, 16)
 	p = binary.LittleEndian.AppendUint16(p, 1)
 	fields, used := decodeManifest(t, providerRuntime, 80, 1, p, 4)
-	got := string(trace.AppendFieldsJSON(nil, fields))
+	got := string(export.AppendFields(nil, fields))
 	want := `[{"name":"ExceptionType","value":"System.InvalidOperationException"},{"name":"ExceptionMessage","value":"héllo"},` +
 		`{"name":"ExceptionEIP","value":"0xdeadbeef"},{"name":"ExceptionHRESULT","value":"0x80131509"},` +
 		`{"name":"ExceptionFlags","value":"CLSCompliant"},{"name":"ClrInstanceID","value":1}]`

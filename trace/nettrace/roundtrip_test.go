@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/export"
 	"viewer/trace/tracetest"
 )
 
@@ -65,7 +66,7 @@ func compare(t *testing.T, s *scenario, r *Reader, got []trace.Event) {
 			d = append(d, fmt.Sprintf("payload %x, want %x", det.Raw, w.payload))
 		}
 		if w.fields != nil && !reflect.DeepEqual(det.Fields, w.fields) {
-			d = append(d, fmt.Sprintf("fields\n %s\nwant\n %s", trace.AppendFieldsJSON(nil, det.Fields), trace.AppendFieldsJSON(nil, w.fields)))
+			d = append(d, fmt.Sprintf("fields\n %s\nwant\n %s", export.AppendFields(nil, det.Fields), export.AppendFields(nil, w.fields)))
 		}
 		if len(d) > 0 {
 			t.Errorf("event %d: %v", i, d)

@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 
 	"viewer/trace"
+	"viewer/trace/export"
 	"viewer/trace/nettrace"
 	"viewer/trace/perf/tracefs"
 	"viewer/trace/tracetest"
@@ -155,7 +156,7 @@ func dotnetRoundTrip(t *testing.T, pipe bool, decoder string) {
 		default:
 			wantFields = `[{"name":"payload","value":"` + hexOf(events[i].ev.Payload) + `"}]`
 		}
-		if got := string(trace.AppendFieldsJSON(nil, d.Fields)); got != wantFields {
+		if got := string(export.AppendFields(nil, d.Fields)); got != wantFields {
 			t.Errorf("pipe %v decoder %v: event %d fields %s, want %s", pipe, decoder, i, got, wantFields)
 		}
 		l := r.Labels(e.Labels)

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"viewer/trace"
+	"viewer/trace/export"
 	"viewer/trace/perf/eventheader"
 	"viewer/trace/tracetest"
 )
@@ -186,7 +187,7 @@ func valueJV(v trace.Value) jv {
 		}
 		return a
 	case trace.KindInt, trace.KindUint, trace.KindFloat:
-		return jv{kind: 'n', str: string(v.AppendJSON(nil))}
+		return jv{kind: 'n', str: string(export.AppendValue(nil, v))}
 	case trace.KindBool:
 		return jv{kind: 'b', str: strconv.FormatBool(v.Bool())}
 	case trace.KindBad:

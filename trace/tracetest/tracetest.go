@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/export"
 )
 
 // RealData returns the directory ../shared/realdata/<sub> beside the
@@ -121,7 +122,7 @@ func Validate(m *trace.Meta, r trace.Reader, e trace.Event, n int, prev trace.Ti
 func CheckDetailsConcurrent(tb testing.TB, r trace.Reader, events []trace.Event) {
 	tb.Helper()
 	render := func(d trace.Details) string {
-		return d.Label + "\x00" + string(trace.AppendFieldsJSON(nil, d.Fields))
+		return d.Label + "\x00" + string(export.AppendFields(nil, d.Fields))
 	}
 	want := make([]string, len(events))
 	for i, e := range events {

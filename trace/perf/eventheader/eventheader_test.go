@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/export"
 )
 
 func TestParseTracepointName(t *testing.T) {
@@ -151,7 +152,7 @@ func TestDecodeBigEndianAndStructs(t *testing.T) {
 		}
 		got := decode(t, big, fields, p)
 		want := `[{"name":"arr","value":[[{"name":"n","value":1},{"name":"s","value":"x"}],[{"name":"n","value":2},{"name":"s","value":"x"}]]},{"name":"empty","value":[]},{"name":"w","value":"abc"},{"name":"f","value":-1.5}]`
-		if s := string(trace.AppendFieldsJSON(nil, got)); s != want {
+		if s := string(export.AppendFields(nil, got)); s != want {
 			t.Errorf("big %v:\n got %s\nwant %s", big, s, want)
 		}
 	}
@@ -175,7 +176,7 @@ func TestNullable(t *testing.T) {
 		{FmtString8, nil, `""`},
 	} {
 		v := Render(EncBinaryLen16Ch8, tc.format, tc.b, false)
-		if s := string(v.AppendJSON(nil)); s != tc.want {
+		if s := string(export.AppendValue(nil, v)); s != tc.want {
 			t.Errorf("format %d % x: %s, want %s", tc.format, tc.b, s, tc.want)
 		}
 	}
@@ -198,6 +199,6 @@ func FuzzDecode(f *testing.F) {
 		}
 		s.Specs()
 		fields, _ := s.Decode(e.Payload, e.BigEndian(), nil)
-		trace.AppendFieldsJSON(nil, fields)
+		export.AppendFields(nil, fields)
 	})
 }

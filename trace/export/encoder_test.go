@@ -1,6 +1,8 @@
-package trace
+package export
 
 import (
+	"viewer/trace"
+
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -11,27 +13,29 @@ import (
 )
 
 // fakeReader is a Reader over fixed tables for encoder tests.
-type fakeReader struct{ m Meta }
+type fakeReader struct{ m trace.Meta }
 
-func (f *fakeReader) Meta() *Meta               { return &f.m }
-func (f *fakeReader) ReadEvent() (Event, error) { return Event{}, nil }
-func (f *fakeReader) Stack(id StackID) []uint64 { return map[StackID][]uint64{1: {0x10, 0xff}}[id] }
-func (f *fakeReader) Labels(id LabelsID) []Label {
-	return map[LabelsID][]Label{1: {{"SpanId", HexValue(7)}}}[id]
+func (f *fakeReader) Meta() *trace.Meta               { return &f.m }
+func (f *fakeReader) ReadEvent() (trace.Event, error) { return trace.Event{}, nil }
+func (f *fakeReader) Stack(id trace.StackID) []uint64 {
+	return map[trace.StackID][]uint64{1: {0x10, 0xff}}[id]
 }
-func (f *fakeReader) Details(Event) (Details, error) { return Details{}, nil }
+func (f *fakeReader) Labels(id trace.LabelsID) []trace.Label {
+	return map[trace.LabelsID][]trace.Label{1: {{Key: "SpanId", Value: trace.HexValue(7)}}}[id]
+}
+func (f *fakeReader) Details(trace.Event) (trace.Details, error) { return trace.Details{}, nil }
 
-func TestJSONEncoder(t *testing.T) {
+func TestEncoder(t *testing.T) {
 	wall := time.Date(2024, 3, 28, 0, 45, 12, 0, time.UTC)
-	r := &fakeReader{m: Meta{
-		Clock:  Clock{TicksPerSecond: 1e9, Wall: wall},
-		Tracks: []Track{{Kind: TrackThread, Name: "main", PID: 1, TID: 2}},
-		Types:  []EventType{{Provider: "P", Name: "E", ID: 3, Version: 1, Keywords: 0x10}},
-		Has:    HasProvider | HasVersion | HasKeywords | HasCPU,
+	r := &fakeReader{m: trace.Meta{
+		Clock:  trace.Clock{TicksPerSecond: 1e9, Wall: wall},
+		Tracks: []trace.Track{{Kind: trace.TrackThread, Name: "main", PID: 1, TID: 2}},
+		Types:  []trace.EventType{{Provider: "P", Name: "E", ID: 3, Version: 1, Keywords: 0x10}},
+		Has:    trace.HasProvider | trace.HasVersion | trace.HasKeywords | trace.HasCPU,
 	}}
-	enc := NewJSONEncoder(r)
-	e := Event{Time: 640913120, Track: 0, Type: 0, CPU: 5, Stack: 1, Labels: 1}
-	d := Details{Fields: []Field{{"x", IntValue(1)}}, Label: "E x=1"}
+	enc := NewEncoder(r)
+	e := trace.Event{Time: 640913120, Track: 0, Type: 0, CPU: 5, Stack: 1, Labels: 1}
+	d := trace.Details{Fields: []trace.Field{{Name: "x", Value: trace.IntValue(1)}}, Label: "E x=1"}
 	got := string(enc.Append(nil, e, d, nil))
 	want := `{"time_ns":640913120,"wall":"2024-03-28T00:45:12.64091312Z","track":"main","pid":1,"tid":2,"cpu":5,` +
 		`"provider":"P","event":"E","id":3,"version":1,"keywords":"0x10","fields":[{"name":"x","value":1}],` +
@@ -44,8 +48,8 @@ func TestJSONEncoder(t *testing.T) {
 	if got := string(enc.Append(nil, e, d, nil)); !strings.Contains(got, `"track":"worker"`) {
 		t.Errorf("after rename: %s", got)
 	}
-	if got := string(AppendEventJSON(nil, r, e, d, nil)); !strings.Contains(got, `"track":"worker"`) || !json.Valid([]byte(got)) {
-		t.Errorf("AppendEventJSON: %s", got)
+	if got := string(AppendEvent(nil, r, e, d, nil)); !strings.Contains(got, `"track":"worker"`) || !json.Valid([]byte(got)) {
+		t.Errorf("AppendEvent: %s", got)
 	}
 }
 
@@ -53,11 +57,11 @@ func TestJSONEncoder(t *testing.T) {
 // time.RFC3339Nano over random times.
 func TestJSONWall(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	c := Clock{TicksPerSecond: 1e9, Wall: time.Date(2026, 1, 15, 10, 0, 0, 123, time.UTC)}
-	enc := &JSONEncoder{}
-	var at Time
+	c := trace.Clock{TicksPerSecond: 1e9, Wall: time.Date(2026, 1, 15, 10, 0, 0, 123, time.UTC)}
+	enc := &Encoder{}
+	var at trace.Time
 	for range 10000 {
-		at += Time(rng.Int64N(3e9))
+		at += trace.Time(rng.Int64N(3e9))
 		if rng.IntN(10) == 0 {
 			at = at / 1e6 * 1e6 // trailing zeros
 		}
@@ -105,8 +109,8 @@ func TestJSONPlain(t *testing.T) {
 			t.Fatalf("jsonPlain(string %q) = %v", b, got)
 		}
 		enc, _ := json.Marshal(strings.ToValidUTF8(string(b), "\uFFFD"))
-		if got := string(appendJSONString(nil, b)); got != string(enc) {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", b, got, enc)
+		if got := string(appendString(nil, b)); got != string(enc) {
+			t.Fatalf("appendString(%q) = %s, want %s", b, got, enc)
 		}
 	}
 }

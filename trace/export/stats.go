@@ -1,6 +1,8 @@
-package trace
+package export
 
 import (
+	"viewer/trace"
+
 	"cmp"
 	"errors"
 	"io"
@@ -46,12 +48,12 @@ type TypeCount struct {
 type Counter struct {
 	perType []int64
 	events  int64
-	first   Time
-	last    Time
+	first   trace.Time
+	last    trace.Time
 }
 
 // Add counts one event.
-func (c *Counter) Add(e Event) {
+func (c *Counter) Add(e trace.Event) {
 	if c.events == 0 {
 		c.first = e.Time
 	}
@@ -69,7 +71,7 @@ func (c *Counter) Add(e Event) {
 
 // Stats returns the statistics of the events added so far; err is the
 // error that ended reading (nil or io.EOF for a clean end).
-func (c *Counter) Stats(m *Meta, err error) Stats {
+func (c *Counter) Stats(m *trace.Meta, err error) Stats {
 	s := Stats{
 		Format:      m.Format,
 		Version:     m.Version,
@@ -85,7 +87,7 @@ func (c *Counter) Stats(m *Meta, err error) Stats {
 	}
 	if err != nil && err != io.EOF {
 		s.Error = err.Error()
-		if fe, ok := errors.AsType[*FormatError](err); ok {
+		if fe, ok := errors.AsType[*trace.FormatError](err); ok {
 			s.Truncated = true
 			s.TruncatedAt = fe.Off
 		}
@@ -119,12 +121,12 @@ func (c *Counter) Stats(m *Meta, err error) Stats {
 // Collect reads r to the end and returns its statistics. A damaged file is
 // not an error: Stats says where reading stopped. The error is for a reader
 // failure before any event could be read, and for I/O errors.
-func Collect(r Reader) (Stats, error) {
+func Collect(r trace.Reader) (Stats, error) {
 	var c Counter
 	for {
 		e, err := r.ReadEvent()
 		if err != nil {
-			if _, ok := errors.AsType[*FormatError](err); !ok && err != io.EOF {
+			if _, ok := errors.AsType[*trace.FormatError](err); !ok && err != io.EOF {
 				return Stats{}, err
 			}
 			return c.Stats(r.Meta(), err), nil

@@ -1,29 +1,31 @@
-package trace
+package export
 
 import (
+	"viewer/trace"
+
 	"strconv"
 	"time"
 )
 
-// AppendEventJSON appends one event as the JSON object of `viewer dump`
-// (without a newline); see [JSONEncoder.Append]. To encode many events,
-// use one JSONEncoder: it caches what repeats.
-func AppendEventJSON(b []byte, r Reader, e Event, d Details, frames []Frame) []byte {
-	enc := JSONEncoder{r: r, m: r.Meta()}
+// AppendEvent appends one event as the JSON object of `viewer dump`
+// (without a newline); see [Encoder.Append]. To encode many events,
+// use one Encoder: it caches what repeats.
+func AppendEvent(b []byte, r trace.Reader, e trace.Event, d trace.Details, frames []trace.Frame) []byte {
+	enc := Encoder{r: r, m: r.Meta()}
 	return enc.Append(b, e, d, frames)
 }
 
-// JSONEncoder encodes events as the JSON objects of `viewer dump`. It
+// Encoder encodes events as the JSON objects of `viewer dump`. It
 // caches the encoded keys of each track and event type, and the date part
 // of wall-clock times, so that dumping costs little beyond the fields.
-type JSONEncoder struct {
-	r       Reader
-	m       *Meta // r.Meta(), which stays the same pointer
+type Encoder struct {
+	r       trace.Reader
+	m       *trace.Meta // r.Meta(), which stays the same pointer
 	tracks  []cachedTrack
 	types   []cachedType
-	da      DetailsAppender // r as one, or nil; known once daKnown
+	da      trace.DetailsAppender // r as one, or nil; known once daKnown
 	daKnown bool
-	fields  []Field // AppendEvent's scratch
+	fields  []trace.Field // AppendEvent's scratch
 	keys    []cachedKey
 	label   []byte
 	wall    struct {
@@ -33,7 +35,7 @@ type JSONEncoder struct {
 }
 
 type cachedTrack struct {
-	t   Track
+	t   trace.Track
 	enc []byte
 }
 
@@ -48,29 +50,29 @@ type cachedType struct {
 	enc            []byte
 }
 
-// NewJSONEncoder returns an encoder for the events of r.
-func NewJSONEncoder(r Reader) *JSONEncoder { return &JSONEncoder{r: r, m: r.Meta()} }
+// NewEncoder returns an encoder for the events of r.
+func NewEncoder(r trace.Reader) *Encoder { return &Encoder{r: r, m: r.Meta()} }
 
 // Append appends one event as a JSON object (without a newline). Keys the
 // format does not know are left out. d is the event's decoded details;
 // stack frames come from frames when non-nil (symbolized), else from the
 // reader's addresses.
-func (enc *JSONEncoder) Append(b []byte, e Event, d Details, frames []Frame) []byte {
+func (enc *Encoder) Append(b []byte, e trace.Event, d trace.Details, frames []trace.Frame) []byte {
 	b = enc.appendHead(b, &e)
 	b = enc.appendFields(b, d.Fields)
 	b = enc.appendTail(b, &e, frames)
-	b = appendJSONString(b, d.Label)
+	b = appendString(b, d.Label)
 	return append(b, '}')
 }
 
-// AppendEvent appends e as [JSONEncoder.Append] does, with the details the
+// AppendEvent appends e as [Encoder.Append] does, with the details the
 // reader decodes and the reader's stack addresses. A reader that is a
-// [DetailsAppender] decodes into the encoder's own buffers, so that nothing
+// [trace.DetailsAppender] decodes into the encoder's own buffers, so that nothing
 // is allocated per event. On a Details error b is returned unchanged with
 // the error.
-func (enc *JSONEncoder) AppendEvent(b []byte, e Event) ([]byte, error) {
+func (enc *Encoder) AppendEvent(b []byte, e trace.Event) ([]byte, error) {
 	if !enc.daKnown {
-		enc.da, _ = enc.r.(DetailsAppender)
+		enc.da, _ = enc.r.(trace.DetailsAppender)
 		enc.daKnown = true
 	}
 	da := enc.da
@@ -89,20 +91,20 @@ func (enc *JSONEncoder) AppendEvent(b []byte, e Event) ([]byte, error) {
 	return enc.AppendDecoded(b, &e, fields, label), nil
 }
 
-// AppendDecoded appends *e as [JSONEncoder.Append] does, given the fields
-// and label text that a [DetailsAppender] or [PayloadDecoder] decoded for
+// AppendDecoded appends *e as [Encoder.Append] does, given the fields
+// and label text that a [trace.DetailsAppender] or [trace.PayloadDecoder] decoded for
 // it, with the reader's stack addresses. e is a pointer only to spare
 // copying it; it is not kept.
-func (enc *JSONEncoder) AppendDecoded(b []byte, e *Event, fields []Field, label []byte) []byte {
+func (enc *Encoder) AppendDecoded(b []byte, e *trace.Event, fields []trace.Field, label []byte) []byte {
 	b = enc.appendHead(b, e)
 	b = enc.appendFields(b, fields)
 	b = enc.appendTail(b, e, nil)
-	b = appendJSONString(b, label)
+	b = appendString(b, label)
 	return append(b, '}')
 }
 
 // appendHead appends the object's keys up to `"fields":`.
-func (enc *JSONEncoder) appendHead(b []byte, e *Event) []byte {
+func (enc *Encoder) appendHead(b []byte, e *trace.Event) []byte {
 	m := enc.m
 	b = append(b, `{"time_ns":`...)
 	b = appendInt(b, int64(e.Time))
@@ -112,30 +114,30 @@ func (enc *JSONEncoder) appendHead(b []byte, e *Event) []byte {
 	if e.Track >= 0 && int(e.Track) < len(m.Tracks) {
 		b = append(b, enc.track(m, e.Track)...)
 	}
-	if m.Has&HasCPU != 0 && e.CPU != NoCPU {
+	if m.Has&trace.HasCPU != 0 && e.CPU != trace.NoCPU {
 		b = append(b, `,"cpu":`...)
 		b = appendInt(b, int64(e.CPU))
 	}
 	b = append(b, enc.eventType(m, e.Type)...)
-	if m.Has&HasSeq != 0 {
+	if m.Has&trace.HasSeq != 0 {
 		b = append(b, `,"seq":`...)
 		b = appendUint(b, uint64(e.Seq))
 	}
 	return append(b, `,"fields":`...)
 }
 
-// appendFields appends fields as [AppendFieldsJSON] does, caching each
+// appendFields appends fields as [AppendFields] does, caching each
 // position's encoded name: events of a type repeat the same names.
-func (enc *JSONEncoder) appendFields(b []byte, fields []Field) []byte {
+func (enc *Encoder) appendFields(b []byte, fields []trace.Field) []byte {
 	b = append(b, '[')
 	for i := range fields {
-		f := &fields[i] // not a copy: a Field is nine words
+		f := &fields[i] // not a copy: a trace.Field is nine words
 		if i > 0 {
 			b = append(b, ',')
 		}
 		if i >= maxCachedKeys {
 			b = append(b, `{"name":`...)
-			b = AppendJSONString(b, f.Name)
+			b = AppendString(b, f.Name)
 			b = append(b, `,"value":`...)
 		} else {
 			if i >= len(enc.keys) {
@@ -144,11 +146,11 @@ func (enc *JSONEncoder) appendFields(b []byte, fields []Field) []byte {
 			k := &enc.keys[i]
 			if k.enc == nil || k.name != f.Name {
 				k.name = f.Name
-				k.enc = append(AppendJSONString(append(k.enc[:0], `{"name":`...), f.Name), `,"value":`...)
+				k.enc = append(AppendString(append(k.enc[:0], `{"name":`...), f.Name), `,"value":`...)
 			}
 			b = append(b, k.enc...)
 		}
-		b = f.Value.appendJSON(b)
+		b = appendValue(b, &f.Value)
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -159,7 +161,7 @@ const maxCachedKeys = 64
 
 // appendTail appends the stack and labels after the fields, up to
 // `"label":`.
-func (enc *JSONEncoder) appendTail(b []byte, e *Event, frames []Frame) []byte {
+func (enc *Encoder) appendTail(b []byte, e *trace.Event, frames []trace.Frame) []byte {
 	r := enc.r
 	if frames != nil {
 		b = append(b, `,"stack":[`...)
@@ -167,10 +169,10 @@ func (enc *JSONEncoder) appendTail(b []byte, e *Event, frames []Frame) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendJSONString(b, f.String())
+			b = AppendString(b, f.String())
 		}
 		b = append(b, ']')
-	} else if e.Stack != NoStack {
+	} else if e.Stack != trace.NoStack {
 		if addrs := r.Stack(e.Stack); addrs != nil {
 			b = append(b, `,"stack":[`...)
 			for i, a := range addrs {
@@ -184,16 +186,16 @@ func (enc *JSONEncoder) appendTail(b []byte, e *Event, frames []Frame) []byte {
 			b = append(b, ']')
 		}
 	}
-	if e.Labels != NoLabels {
+	if e.Labels != trace.NoLabels {
 		if labels := r.Labels(e.Labels); len(labels) > 0 {
 			b = append(b, `,"labels":{`...)
 			for i, l := range labels {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = AppendJSONString(b, l.Key)
+				b = AppendString(b, l.Key)
 				b = append(b, ':')
-				b = l.Value.AppendJSON(b)
+				b = AppendValue(b, l.Value)
 			}
 			b = append(b, '}')
 		}
@@ -204,7 +206,7 @@ func (enc *JSONEncoder) appendTail(b []byte, e *Event, frames []Frame) []byte {
 // appendWall appends `,"wall":"…"` in RFC 3339 with nanoseconds (trailing
 // zeros trimmed, as time.RFC3339Nano does), formatting the date once per
 // second.
-func (enc *JSONEncoder) appendWall(b []byte, c Clock, t Time) []byte {
+func (enc *Encoder) appendWall(b []byte, c trace.Clock, t trace.Time) []byte {
 	w, _ := c.WallTime(t)
 	w = w.UTC()
 	if sec := w.Unix(); enc.wall.prefix == nil || sec != enc.wall.sec {
@@ -228,7 +230,7 @@ func (enc *JSONEncoder) appendWall(b []byte, c Clock, t Time) []byte {
 	return append(b, `Z"`...)
 }
 
-func (enc *JSONEncoder) track(m *Meta, id TrackID) []byte {
+func (enc *Encoder) track(m *trace.Meta, id trace.TrackID) []byte {
 	for int(id) >= len(enc.tracks) {
 		enc.tracks = append(enc.tracks, cachedTrack{})
 	}
@@ -236,7 +238,7 @@ func (enc *JSONEncoder) track(m *Meta, id TrackID) []byte {
 	if t := &m.Tracks[id]; c.enc == nil || c.t != *t { // names change while a trace is read
 		c.t = *t
 		b := append(c.enc[:0], `,"track":`...)
-		b = AppendJSONString(b, t.Name)
+		b = AppendString(b, t.Name)
 		if t.PID >= 0 {
 			b = append(b, `,"pid":`...)
 			b = appendInt(b, t.PID)
@@ -250,12 +252,12 @@ func (enc *JSONEncoder) track(m *Meta, id TrackID) []byte {
 	return c.enc
 }
 
-func (enc *JSONEncoder) eventType(m *Meta, id TypeID) []byte {
-	var et *EventType // by pointer: an EventType is fourteen words
+func (enc *Encoder) eventType(m *trace.Meta, id trace.TypeID) []byte {
+	var et *trace.EventType // by pointer: an trace.EventType is fourteen words
 	if id >= 0 && int(id) < len(m.Types) {
 		et = &m.Types[id]
 	} else {
-		id, et = -1, &EventType{}
+		id, et = -1, &trace.EventType{}
 	}
 	var c *cachedType
 	if id >= 0 {
@@ -270,46 +272,31 @@ func (enc *JSONEncoder) eventType(m *Meta, id TypeID) []byte {
 		c = &cachedType{}
 	}
 	b := c.enc[:0]
-	if m.Has&HasProvider != 0 {
+	if m.Has&trace.HasProvider != 0 {
 		b = append(b, `,"provider":`...)
-		b = AppendJSONString(b, et.Provider)
+		b = AppendString(b, et.Provider)
 	}
 	b = append(b, `,"event":`...)
-	b = AppendJSONString(b, et.Name)
+	b = AppendString(b, et.Name)
 	b = append(b, `,"id":`...)
 	b = appendInt(b, et.ID)
-	if m.Has&HasVersion != 0 {
+	if m.Has&trace.HasVersion != 0 {
 		b = append(b, `,"version":`...)
 		b = appendInt(b, int64(et.Version))
 	}
-	if m.Has&HasOpcode != 0 {
+	if m.Has&trace.HasOpcode != 0 {
 		b = append(b, `,"opcode":`...)
 		b = appendInt(b, int64(et.Opcode))
 	}
-	if m.Has&HasLevel != 0 {
+	if m.Has&trace.HasLevel != 0 {
 		b = append(b, `,"level":`...)
 		b = appendInt(b, int64(et.Level))
 	}
-	if m.Has&HasKeywords != 0 {
+	if m.Has&trace.HasKeywords != 0 {
 		b = append(b, `,"keywords":"0x`...)
 		b = strconv.AppendUint(b, et.Keywords, 16)
 		b = append(b, '"')
 	}
 	c.enc, c.name, c.provider = b, et.Name, et.Provider
 	return b
-}
-
-// String renders a frame as PerfView does: module!function, ?!function
-// when the module is unknown, or the address when the function is.
-func (f Frame) String() string {
-	addr := "0x" + strconv.FormatUint(f.Addr, 16)
-	switch {
-	case f.Func != "" && f.Module != "":
-		return f.Module + "!" + f.Func
-	case f.Func != "":
-		return "?!" + f.Func
-	case f.Module != "":
-		return f.Module + "!" + addr
-	}
-	return addr
 }

@@ -1,0 +1,118 @@
+package export
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	"viewer/trace"
+)
+
+// AppendValue appends the JSON encoding of v to b: integers and floats as
+// JSON numbers; hex integers, GUIDs, bytes and times as strings; a struct
+// as an ordered array of {"name","value"} objects ([AppendFields]) and an
+// array as a JSON array. Non-finite floats become the strings "NaN",
+// "+Inf" and "-Inf"; invalid UTF-8 is replaced.
+func AppendValue(b []byte, v trace.Value) []byte { return appendValue(b, &v) }
+
+// appendValue is AppendValue by pointer, for encoders that walk fields in
+// place: copying a value just written costs more than encoding it.
+func appendValue(b []byte, v *trace.Value) []byte {
+	switch v.Kind() {
+	case trace.KindInt:
+		return appendInt(b, v.Int())
+	case trace.KindUint:
+		return appendUint(b, v.Uint())
+	case trace.KindFloat:
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return AppendString(b, v.String())
+		}
+		return strconv.AppendFloat(b, f, 'g', -1, 64)
+	case trace.KindBool:
+		return strconv.AppendBool(b, v.Bool())
+	case trace.KindString:
+		return AppendString(b, v.Str())
+	case trace.KindStruct:
+		return AppendFields(b, v.Fields())
+	case trace.KindArray:
+		b = append(b, '[')
+		elems := v.Fields()
+		for i := range elems {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendValue(b, &elems[i].Value)
+		}
+		return append(b, ']')
+	case trace.KindBad:
+		return append(b, "null"...)
+	default:
+		return AppendString(b, v.String())
+	}
+}
+
+// AppendFields appends fields as an ordered JSON array of
+// {"name":…,"value":…} objects.
+func AppendFields(b []byte, fields []trace.Field) []byte {
+	b = append(b, '[')
+	for i := range fields {
+		f := &fields[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = AppendString(b, f.Name)
+		b = append(b, `,"value":`...)
+		b = appendValue(b, &f.Value)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// AppendString appends s as a JSON string, escaping what JSON and HTML
+// need and replacing invalid UTF-8 with U+FFFD.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
+
+func appendString[S string | []byte](b []byte, s S) []byte {
+	if !jsonPlain(s) {
+		enc, _ := json.Marshal(strings.ToValidUTF8(string(s), "\uFFFD"))
+		return append(b, enc...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// jsonPlain reports whether s needs no escaping in a JSON string: no
+// control bytes, no non-ASCII, no '"', '\\', '<', '>' or '&'. It tests
+// eight bytes at a time.
+func jsonPlain[S string | []byte](s S) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	// hasZero is nonzero when a byte of x is zero.
+	hasZero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		bad := x & highs                       // non-ASCII
+		bad |= (x - 0x20*ones) &^ x & highs    // a byte below 0x20 (exact for ASCII bytes)
+		bad |= hasZero(x ^ '"'*ones)           // '"'
+		bad |= hasZero(x ^ '\\'*ones)          // '\\'
+		bad |= hasZero(x ^ '&'*ones)           // '&'
+		bad |= hasZero(x&^(2*ones) ^ '<'*ones) // '<' and '>' (0x3c, 0x3e)
+		if bad != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
