@@ -43,12 +43,14 @@ func main() {
 }
 
 // formats lists the trace formats the viewer reads, in sniffing order.
+// perf.data's .NET runtime user_events are decoded with NetTrace's
+// metadata and payload decoder, plugged in here.
 func formats() []trace.Format {
 	return []trace.Format{
 		nettrace.Format{},
 		cpel.Format{},
 		elog.Format{},
-		perf.Format{},
+		perf.Format{DotNet: func() perf.DotNetDecoder { return nettrace.NewUserEvents() }},
 	}
 }
 

@@ -131,7 +131,7 @@ func FuzzUserEvents(f *testing.F) {
 	f.Add([]byte(nil), p2, "DotNETRuntimeRundown_L5K0", uint16(144))
 	f.Fuzz(func(t *testing.T, meta, payload []byte, tracepoint string, id uint16) {
 		u := NewUserEvents()
-		var schema any
+		var schema PayloadSchema
 		if tracepoint != "" {
 			if _, s, ok := u.Native(tracepoint, id); ok {
 				schema = s
@@ -142,7 +142,7 @@ func FuzzUserEvents(f *testing.F) {
 		if schema == nil {
 			return
 		}
-		fields, _ := u.DecodePayload(schema, payload, nil)
+		fields, _ := schema.DecodePayload(payload, nil)
 		var text strings.Builder
 		for _, fd := range fields {
 			text.WriteString(fd.Value.String())

@@ -11,7 +11,8 @@ import (
 // UserEvents decodes the payloads of .NET runtime user_events tracepoints
 // (recorded in perf.data) with the NetTrace metadata the runtime puts in
 // their extension, and names runtime events from the CLR schema as the
-// reader does. It implements perf.DotNetDecoder.
+// reader does. It implements perf.DotNetDecoder (the program that lists
+// the formats plugs it into perf.Format).
 type UserEvents struct {
 	schema *clr.Schema
 }
@@ -21,7 +22,7 @@ func NewUserEvents() *UserEvents { return &UserEvents{schema: clr.NewSchema()} }
 
 // ParseMetadata parses a NetTrace v5 metadata record without its leading
 // MetaDataId (what .NET writes in user_events extension label 0x01).
-func (u *UserEvents) ParseMetadata(meta []byte) (trace.EventType, any, error) {
+func (u *UserEvents) ParseMetadata(meta []byte) (trace.EventType, PayloadSchema, error) {
 	rec := make([]byte, 4+len(meta)) // the reader's parser expects the id
 	copy(rec[4:], meta)
 	m, ok := parseMetadataV5(rec)
@@ -33,18 +34,22 @@ func (u *UserEvents) ParseMetadata(meta []byte) (trace.EventType, any, error) {
 	if manifest != nil {
 		m.typ.Fields = Spec(manifest)
 	}
-	return m.typ, &typeInfo{fields: m.fields, manifest: manifest, maps: maps}, nil
+	return m.typ, userEventsSchema{&typeInfo{fields: m.fields, manifest: manifest, maps: maps}}, nil
 }
 
-// DecodePayload appends the fields of an EventPipe payload decoded with a
-// schema from ParseMetadata. user_events exist only on 64-bit Linux, so
-// pointers are 8 bytes.
-func (u *UserEvents) DecodePayload(schema any, payload []byte, dst []trace.Field) ([]trace.Field, error) {
-	ti, ok := schema.(*typeInfo)
-	if !ok {
-		return dst, errors.New("nettrace: not a user_events schema")
-	}
-	return append(dst, ti.decode(payload, 8)...), nil
+// PayloadSchema decodes the payloads of one event type that UserEvents
+// described; it is the same type as perf.DotNetSchema.
+type PayloadSchema = interface {
+	DecodePayload(payload []byte, dst []trace.Field) ([]trace.Field, error)
+}
+
+// userEventsSchema is the PayloadSchema of a user_events event type.
+type userEventsSchema struct{ ti *typeInfo }
+
+// DecodePayload appends the fields of an EventPipe payload. user_events
+// exist only on 64-bit Linux, so pointers are 8 bytes.
+func (s userEventsSchema) DecodePayload(payload []byte, dst []trace.Field) ([]trace.Field, error) {
+	return append(dst, s.ti.decode(payload, 8)...), nil
 }
 
 // nativeProviders maps a part of a user_events tracepoint name to the
@@ -60,7 +65,7 @@ var nativeProviders = []struct{ part, provider string }{
 // never sends metadata for its own events) by the provider its tracepoint
 // is named after and the event id, with the newest version the CLR
 // schema knows: the payload decoder tolerates older, shorter payloads.
-func (u *UserEvents) Native(tracepoint string, eventID uint16) (trace.EventType, any, bool) {
+func (u *UserEvents) Native(tracepoint string, eventID uint16) (trace.EventType, PayloadSchema, bool) {
 	for _, np := range nativeProviders {
 		if !strings.Contains(tracepoint, np.part) {
 			continue
@@ -72,7 +77,7 @@ func (u *UserEvents) Native(tracepoint string, eventID uint16) (trace.EventType,
 		manifest := fromManifest(e.Fields)
 		et := trace.EventType{Provider: np.provider, Name: e.Name, ID: int64(eventID), Version: e.Version,
 			Level: e.Level, Opcode: e.Opcode, Keywords: e.Keywords, Fields: Spec(manifest)}
-		return et, &typeInfo{manifest: manifest, maps: e.Fields}, true
+		return et, userEventsSchema{&typeInfo{manifest: manifest, maps: e.Fields}}, true
 	}
 	return trace.EventType{}, nil, false
 }

@@ -18,25 +18,31 @@ import (
 // the reader caches it per (process, tracepoint, event id) and types later
 // events by it. Decoding the payload needs the NetTrace metadata and
 // payload decoder, which lives in trace/nettrace: it plugs in through
-// Options.DotNet ([DotNetDecoder]).
+// Options.DotNet and Format.DotNet ([DotNetDecoder]).
 
-// DotNetDecoder is the seam through which the reader decodes .NET runtime
-// user_events payloads with NetTrace metadata. The NetTrace package
-// provides the implementation; the perf reader only finds the metadata,
-// caches it and hands payloads over.
+// DotNetDecoder is the seam through which the reader names and decodes
+// .NET runtime user_events with NetTrace metadata. trace/nettrace's
+// UserEvents implements it; the formats are assembled with it where the
+// program lists them (cmd/viewer), so this package does not import
+// nettrace. The perf reader only finds the metadata, caches it and hands
+// payloads over.
 type DotNetDecoder interface {
 	// ParseMetadata parses a NetTrace v5 metadata record without its
 	// leading MetaDataId (what the .NET runtime puts in the 0x01 extension
-	// label) into an event type (fields, opcode…) and an opaque schema
-	// for DecodePayload.
-	ParseMetadata(meta []byte) (trace.EventType, any, error)
-	// DecodePayload appends the fields of an EventPipe payload decoded
-	// with a schema from ParseMetadata or Native to dst.
-	DecodePayload(schema any, payload []byte, dst []trace.Field) ([]trace.Field, error)
+	// label) into an event type (fields, opcode…) and the schema that
+	// decodes its payloads.
+	ParseMetadata(meta []byte) (trace.EventType, DotNetSchema, error)
 	// Native describes an event that never carries metadata (the
 	// runtime's own events) from the tracepoint's name and the event id;
 	// ok is false when it cannot tell.
-	Native(tracepoint string, eventID uint16) (et trace.EventType, schema any, ok bool)
+	Native(tracepoint string, eventID uint16) (et trace.EventType, schema DotNetSchema, ok bool)
+}
+
+// DotNetSchema decodes the EventPipe payloads of one .NET event type,
+// appending their fields to dst. It is an alias of an interface literal so
+// that a decoder package can name the same type without importing perf.
+type DotNetSchema = interface {
+	DecodePayload(payload []byte, dst []trace.Field) ([]trace.Field, error)
 }
 
 // Extension labels of .NET user_events.
@@ -59,7 +65,7 @@ type dotnetKey struct {
 // dotnetType is one .NET event type of a tracepoint.
 type dotnetType struct {
 	typeID trace.TypeID
-	schema any // from DotNetDecoder.ParseMetadata; nil without metadata or decoder
+	schema DotNetSchema // from the DotNetDecoder; nil without metadata or decoder
 }
 
 // isDotNet reports whether a tracefs format is a .NET runtime user_events
@@ -242,8 +248,8 @@ func (rd *Reader) decodeDotNet(ti *typeInfo, raw []byte, dst []trace.Field) ([]t
 	if !ok {
 		return ti.attr.tp.Decode(raw, rd.bo, dst), nil
 	}
-	if d := rd.opts.DotNet; d != nil && ti.dotnet.schema != nil {
-		return d.DecodePayload(ti.dotnet.schema, parts.payload, dst)
+	if ti.dotnet.schema != nil {
+		return ti.dotnet.schema.DecodePayload(parts.payload, dst)
 	}
 	return append(dst, trace.Field{Name: "payload", Value: trace.BytesValue(parts.payload)}), nil
 }

@@ -38,22 +38,25 @@ func netTraceMetadata(provider string, id int32, name string, keywords uint64, v
 // fakeNetTrace stands in for the NetTrace decoder behind the DotNet seam.
 type fakeNetTrace struct{ parsed int }
 
-func (f *fakeNetTrace) ParseMetadata(meta []byte) (trace.EventType, any, error) {
+func (f *fakeNetTrace) ParseMetadata(meta []byte) (trace.EventType, DotNetSchema, error) {
 	h, ok := ParseDotNetMetadataHeader(meta)
 	if !ok {
 		return trace.EventType{}, nil, errors.New("bad metadata")
 	}
 	f.parsed++
 	return trace.EventType{Provider: h.Provider, Name: h.Name, Keywords: h.Keywords, Version: int(h.Version), Level: int(h.Level), Opcode: 1,
-		Fields: []trace.FieldSpec{{Name: "Value", Type: "int32"}}}, "int32 Value", nil
+		Fields: []trace.FieldSpec{{Name: "Value", Type: "int32"}}}, fakeInt32{}, nil
 }
 
-func (f *fakeNetTrace) Native(string, uint16) (trace.EventType, any, bool) {
+func (f *fakeNetTrace) Native(string, uint16) (trace.EventType, DotNetSchema, bool) {
 	return trace.EventType{}, nil, false
 }
 
-func (f *fakeNetTrace) DecodePayload(schema any, payload []byte, dst []trace.Field) ([]trace.Field, error) {
-	if schema != "int32 Value" || len(payload) < 4 {
+// fakeInt32 is the schema of fakeNetTrace's one event type: an int32 Value.
+type fakeInt32 struct{}
+
+func (fakeInt32) DecodePayload(payload []byte, dst []trace.Field) ([]trace.Field, error) {
+	if len(payload) < 4 {
 		return dst, errors.New("bad payload")
 	}
 	return append(dst, trace.Field{Name: "Value", Value: trace.IntValue(int64(int32(binary.LittleEndian.Uint32(payload))))}), nil

@@ -52,11 +52,14 @@ import (
 	"io"
 
 	"viewer/trace"
-	"viewer/trace/nettrace"
 )
 
-// Format is the perf.data format.
-type Format struct{}
+// Format is the perf.data format. DotNet, when set, makes the decoder of
+// .NET runtime user_events for each file opened (see [DotNetDecoder]);
+// without it their payloads stay raw bytes.
+type Format struct {
+	DotNet func() DotNetDecoder
+}
 
 // Name returns "perf".
 func (Format) Name() string { return "perf" }
@@ -68,8 +71,12 @@ func (Format) Match(head []byte) bool {
 }
 
 // Open returns a reader for the perf.data file r of the given size.
-func (Format) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
-	return NewReader(r, size, Options{DotNet: nettrace.NewUserEvents()})
+func (f Format) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
+	var opts Options
+	if f.DotNet != nil {
+		opts.DotNet = f.DotNet()
+	}
+	return NewReader(r, size, opts)
 }
 
 const (
