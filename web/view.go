@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"viewer/render/query"
 	"viewer/trace"
 )
 
@@ -18,8 +19,8 @@ const ViewVersion = 1
 // Limits on what one URL may ask for, so that a hostile link cannot make
 // the server (or the page) allocate without bound.
 const (
-	MaxViewIDs   = 1 << 16 // track or type ids in one list or set, expanded
-	MaxViewQuery = 1 << 10 // bytes of the search query or track filter
+	MaxViewIDs   = 1 << 16      // track or type ids in one list or set, expanded
+	MaxViewQuery = query.MaxLen // bytes of the search query or track filter
 )
 
 // Mode is how the timeline draws events (g2's two glyph modes).
