@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -581,7 +582,7 @@ func TestLatestWins(t *testing.T) {
 	t.Logf("%d requests, %d replies", n, len(seqs))
 }
 
-func TestHitSearchEventMeta(t *testing.T) {
+func TestSearchEventMeta(t *testing.T) {
 	ts := newTestServer(t, t.TempDir(), nil)
 	_, id, _ := ts.upload("a", synthFile(20000, 5))
 	ts.waitReady(id)
@@ -631,53 +632,52 @@ func TestHitSearchEventMeta(t *testing.T) {
 		}
 	}
 
-	// The same search and a hit test over the websocket.
-	c, _, err := ts.dial(id, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	first := sr.Hits[0]
-	c.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"type":"hit","seq":3,"track":%d,"time":"%d","ns_per_px":1}`, first.Track, first.Time))
-	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"search","seq":4,"q":"Event3 && value < 500"}`))
-	var gotHit, gotSearch bool
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	for !gotHit || !gotSearch {
-		_, b, err := c.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m struct {
-			Type string      `json:"type"`
-			Seq  uint32      `json:"seq"`
-			Ev   *EventRef   `json:"ev"`
+	// A name and a field predicate, stepping with after and dir as the
+	// page's next/previous keys do: every hit matches, in order both ways.
+	search := func(query string) []SearchHit {
+		t.Helper()
+		resp, b := ts.do("GET", "/api/traces/"+id+"/search?"+query, nil)
+		var sr struct {
 			Hits []SearchHit `json:"hits"`
-			Done bool        `json:"done"`
 		}
-		json.Unmarshal(b, &m)
-		switch m.Type {
-		case "hit":
-			gotHit = true
-			if m.Seq != 3 || m.Ev == nil || m.Ev.Track != first.Track {
-				t.Errorf("hit reply %s", b)
-			}
-		case "search":
-			for _, h := range m.Hits {
-				_, b := ts.do("GET", "/api/traces/"+id+"/events/"+h.Ev.String(), nil)
-				var ev struct {
-					Fields []struct {
-						Name  string `json:"name"`
-						Value any    `json:"value"`
-					} `json:"fields"`
-				}
-				json.Unmarshal(b, &ev)
-				if len(ev.Fields) < 2 || ev.Fields[1].Value.(float64) >= 500 {
-					t.Fatalf("search hit %s does not match: %s", h.Ev, b)
-				}
-			}
-			gotSearch = m.Done
-		case "error":
-			t.Fatalf("error: %s", b)
+		if err := json.Unmarshal(b, &sr); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("search %s: %d %s", query, resp.StatusCode, b)
+		}
+		return sr.Hits
+	}
+	q := url.QueryEscape("Event3 && value < 500")
+	all := search("q=" + q)
+	if len(all) == 0 {
+		t.Fatal("predicate search found nothing")
+	}
+	for _, h := range all {
+		_, b := ts.do("GET", "/api/traces/"+id+"/events/"+h.Ev.String(), nil)
+		var ev struct {
+			Event  string `json:"event"`
+			Fields []struct {
+				Name  string `json:"name"`
+				Value any    `json:"value"`
+			} `json:"fields"`
+		}
+		json.Unmarshal(b, &ev)
+		if !strings.HasPrefix(ev.Event, "Event3") || len(ev.Fields) < 2 || ev.Fields[1].Value.(float64) >= 500 {
+			t.Fatalf("search hit %s does not match: %s", h.Ev, b)
+		}
+	}
+	if len(all) > 2 {
+		if next := search("q=" + q + "&limit=1&after=" + all[0].Ev.String()); len(next) != 1 || next[0] != all[1] {
+			t.Errorf("next after %s: %v, want %v", all[0].Ev, next, all[1])
+		}
+		if prev := search("q=" + q + "&limit=1&dir=prev&after=" + all[2].Ev.String()); len(prev) != 1 || prev[0] != all[1] {
+			t.Errorf("previous before %s: %v, want %v", all[2].Ev, prev, all[1])
+		}
+	}
+	if last := search("q=" + q + "&dir=prev&after=" + all[0].Ev.String()); len(last) != 0 {
+		t.Errorf("previous before the first hit: %v", last)
+	}
+	for _, bad := range []string{"q=", "q=" + url.QueryEscape("x = \"open"), "q=a&limit=0", "q=a&dir=up", "q=a&after=1"} {
+		if resp, _ := ts.do("GET", "/api/traces/"+id+"/search?"+bad, nil); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("search?%s: %d, want 400", bad, resp.StatusCode)
 		}
 	}
 	if resp, _ := ts.do("GET", "/api/traces/"+id+"/events/99:0", nil); resp.StatusCode != 404 {
