@@ -107,7 +107,8 @@ func TestResolution(t *testing.T) {
 		}
 	}
 	tooMany := make([]trace.TrackID, MaxCells/MaxWidth)
-	for _, vp := range []Viewport{{Start: 5, End: 5, Width: 10}, {Start: 0, End: 10, Width: 0}, {Start: 0, End: 10, Width: MaxWidth + 1}, {Start: 0, End: 10, Width: MaxWidth, Tracks: tooMany}} {
+	for _, vp := range []Viewport{{Start: 5, End: 5, Width: 10}, {Start: 0, End: 10, Width: 0}, {Start: 0, End: 10, Width: MaxWidth + 1}, {Start: 0, End: 10, Width: MaxWidth, Tracks: tooMany},
+		{Start: 0, End: 10, Width: 1, Tracks: make([]trace.TrackID, MaxTracks+1)}} {
 		if _, _, _, err := Resolution(vp); !errors.Is(err, ErrViewport) {
 			t.Errorf("%+v: err %v, want ErrViewport", vp, err)
 		}

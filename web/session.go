@@ -21,21 +21,17 @@ import (
 	"viewer/trace"
 )
 
-// Websocket session limits and timings (PROTOCOL.md §4).
+// Websocket session limits and timings (PROTOCOL.md §4). A viewport
+// request's limits are render's ([render.MaxWidth], [render.MaxTracks],
+// [render.MaxCells]); its hidden types are an id list like a URL's, at
+// most [MaxViewIDs].
 const (
 	writeWait  = 10 * time.Second
 	pongWait   = 60 * time.Second
 	pingPeriod = pongWait * 9 / 10
 	MaxMessage = 64 << 10 // bytes of one client message
-	MaxWidth   = 1 << 15  // pixels of one viewport
 
-	// MaxViewportTracks bounds the tracks of one viewport request: the
-	// page asks only for the rows it shows.
-	MaxViewportTracks = 4096
-	// MaxViewportCells bounds tracks × (width+1), the most items a reply
-	// can hold (16 bytes each on the wire).
-	MaxViewportCells = 1 << 22
-	outQueueLength   = 16
+	outQueueLength = 16
 )
 
 // sessionTime is a time in a client request: a decimal string or, when
@@ -189,12 +185,14 @@ func (ss *session) accept(req *request) error {
 		switch {
 		case req.End <= req.Start:
 			return errors.New("viewport: end must be after start")
-		case req.Width < 1 || req.Width > MaxWidth:
-			return fmt.Errorf("viewport: width must be from 1 to %d", MaxWidth)
-		case len(req.Tracks) > MaxViewportTracks || len(req.Types) > MaxViewIDs:
-			return fmt.Errorf("viewport: more than %d tracks", MaxViewportTracks)
-		case len(req.Tracks)*(req.Width+1) > MaxViewportCells:
-			return fmt.Errorf("viewport: tracks × width exceeds %d", MaxViewportCells)
+		case req.Width < 1 || req.Width > render.MaxWidth:
+			return fmt.Errorf("viewport: width must be from 1 to %d", render.MaxWidth)
+		case len(req.Tracks) > render.MaxTracks:
+			return fmt.Errorf("viewport: more than %d tracks", render.MaxTracks)
+		case len(req.Types) > MaxViewIDs:
+			return fmt.Errorf("viewport: more than %d hidden types", MaxViewIDs)
+		case len(req.Tracks)*(req.Width+1) > render.MaxCells:
+			return fmt.Errorf("viewport: tracks × (width+1) exceeds %d", render.MaxCells)
 		}
 		switch req.Mode {
 		case "":
