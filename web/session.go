@@ -174,6 +174,8 @@ func (ss *session) readLoop() {
 		}
 		if err := ss.accept(&req); err != nil {
 			ss.send(map[string]any{"type": "error", "seq": req.Seq, "error": err.Error()})
+		} else if ss.srv.accepted != nil {
+			ss.srv.accepted(req.Seq)
 		}
 	}
 }

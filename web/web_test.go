@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -553,22 +552,34 @@ func TestStaticCaching(t *testing.T) {
 	}
 }
 
+// TestLatestWins checks the session's queue of viewport requests: replies
+// come in request order, the newest request is always answered, and
+// requests that pile up while a query cannot run are dropped, all but the
+// newest.
 func TestLatestWins(t *testing.T) {
 	ts := newTestServer(t, t.TempDir(), nil)
 	_, id, _ := ts.upload("a", synthFile(300000, 4))
 	ti := ts.waitReady(id)
+	const n = 200
+	request := func(seq uint32) []byte {
+		return []byte(viewportRequest(seq, ti.Stats.FirstNS+int64(seq), ti.Stats.LastNS, 2000, 8))
+	}
+	// The second part's requests, n+1 to 2n, as the sessions queue them.
+	accepted := make(chan uint32, n)
+	ts.s.accepted = func(seq uint32) {
+		if seq > n {
+			accepted <- seq
+		}
+	}
+
+	// Free running: replies in order, ending with the newest.
 	c, _, err := ts.dial(id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	const n = 200
-	var wmu sync.Mutex
 	go func() {
-		for i := 1; i <= n; i++ {
-			wmu.Lock()
-			c.WriteMessage(websocket.TextMessage, []byte(viewportRequest(uint32(i), ti.Stats.FirstNS+int64(i), ti.Stats.LastNS, 2000, 8)))
-			wmu.Unlock()
+		for i := uint32(1); i <= n; i++ {
+			c.WriteMessage(websocket.TextMessage, request(i))
 		}
 	}()
 	var seqs []uint32
@@ -579,7 +590,38 @@ func TestLatestWins(t *testing.T) {
 		}
 		seqs = append(seqs, f.Seq)
 	}
-	t.Logf("%d requests, %d replies", n, len(seqs))
+	t.Logf("free running: %d requests, %d replies", n, len(seqs))
+	c.Close()
+
+	// Piled up: with every query slot taken, the session queues all n
+	// requests before it can run one; then only the newest is answered.
+	for range cap(ts.s.querySlots) {
+		ts.s.querySlots <- struct{}{}
+	}
+	c, _, err = ts.dial(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := uint32(n + 1); i <= 2*n; i++ {
+		if err := c.WriteMessage(websocket.TextMessage, request(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timeout := time.After(30 * time.Second)
+	for i := 0; i < n; i++ {
+		select {
+		case <-accepted:
+		case <-timeout:
+			t.Fatalf("the session queued %d of %d requests", i, n)
+		}
+	}
+	for range cap(ts.s.querySlots) {
+		<-ts.s.querySlots
+	}
+	if f, _, _, _ := readUntilReply(t, c); f.Seq != 2*n {
+		t.Errorf("first reply after the pile-up answers request %d, want only the newest, %d", f.Seq, 2*n)
+	}
 }
 
 func TestSearchEventMeta(t *testing.T) {
