@@ -19,12 +19,19 @@ type Viewport struct {
 	Tracks     []trace.TrackID
 }
 
-// MaxWidth is the widest viewport in pixels a query accepts.
-const MaxWidth = 1 << 16
-
-// MaxCells bounds Width × len(Tracks) of a viewport, so that a reply
-// stays well under a few hundred megabytes whatever a client asks.
-const MaxCells = 1 << 23
+// Limits on one viewport, the ones the server enforces on every request
+// (web/PROTOCOL.md §4) and the page is given (ui/static/js/urlspec.js).
+const (
+	// MaxWidth is the widest viewport in pixels a query accepts.
+	MaxWidth = 1 << 15
+	// MaxTracks bounds len(Tracks): the page asks only for the rows it
+	// shows.
+	MaxTracks = 1 << 12
+	// MaxCells bounds (Width+1) × len(Tracks), the most items a reply can
+	// hold (16 bytes each on the wire), so that a reply stays under a few
+	// tens of megabytes whatever a client asks.
+	MaxCells = 1 << 22
+)
 
 // MaxTime bounds the viewport times a query accepts (±2^61 ns, about 73
 // years): times beyond are clamped, so bucket arithmetic cannot overflow.
@@ -84,6 +91,9 @@ var ErrViewport = errors.New("render: invalid viewport")
 func Resolution(vp Viewport) (res int64, start trace.Time, buckets int, err error) {
 	if vp.Width < 1 || vp.Width > MaxWidth {
 		return 0, 0, 0, errors.Join(ErrViewport, errors.New("width out of range"))
+	}
+	if len(vp.Tracks) > MaxTracks {
+		return 0, 0, 0, errors.Join(ErrViewport, fmt.Errorf("%d tracks exceed %d", len(vp.Tracks), MaxTracks))
 	}
 	if (vp.Width+1)*len(vp.Tracks) > MaxCells {
 		return 0, 0, 0, errors.Join(ErrViewport, fmt.Errorf("%d tracks of %d px exceed %d cells", len(vp.Tracks), vp.Width, MaxCells))

@@ -3,7 +3,6 @@ package render
 import (
 	"container/heap"
 	"context"
-	"fmt"
 	"iter"
 	"math"
 	"slices"
@@ -22,7 +21,8 @@ type Filter struct {
 	Tracks []trace.TrackID // the event is on one of these tracks; empty: any track
 }
 
-// Op is a comparison of a [Predicate].
+// Op is a comparison of a [Predicate]; the comments give its spelling in
+// a search query.
 type Op uint8
 
 const (
@@ -36,69 +36,15 @@ const (
 	OpContains    // ~ (case-insensitive substring of the value's text)
 )
 
-// opSyntax lists the operators as written, longest first for parsing.
-var opSyntax = []struct {
-	text string
-	op   Op
-}{{"!=", OpNe}, {"<=", OpLe}, {">=", OpGe}, {"==", OpEq}, {"=", OpEq}, {"<", OpLt}, {">", OpGt}, {"~", OpContains}}
-
-func (o Op) String() string {
-	for _, s := range opSyntax {
-		if s.op == o && s.text != "==" {
-			return s.text
-		}
-	}
-	return "?"
-}
-
-// Predicate is a condition `field op value` on an event's decoded payload.
-// Field names a payload field; members of structs are reached with dots
-// ("Request.Size"); "label" names the event's one-line label when no field
-// has that name. Numbers compare as numbers when both sides are numeric,
+// Predicate is a condition `field op value` on an event's decoded payload
+// (package render/query parses it from a search query). Field names a
+// payload field; members of structs are reached with dots ("Request.Size");
+// "label" names the event's one-line label when no field has that name. Numbers compare as numbers when both sides are numeric,
 // everything else compares as text.
 type Predicate struct {
 	Field string
 	Op    Op
 	Value string
-}
-
-// MaxPredicate is the longest predicate text ParsePredicate accepts.
-const MaxPredicate = 1024
-
-// ParsePredicate parses `field op value`, op one of = != < <= > >= ~. The
-// value may be a Go-quoted string.
-func ParsePredicate(s string) (Predicate, error) {
-	if len(s) > MaxPredicate {
-		return Predicate{}, fmt.Errorf("render: predicate longer than %d bytes", MaxPredicate)
-	}
-	at, op := -1, opSyntax[0]
-	for i := 0; i < len(s) && at < 0; i++ {
-		for _, o := range opSyntax {
-			if strings.HasPrefix(s[i:], o.text) {
-				at, op = i, o
-				break
-			}
-		}
-	}
-	if at < 0 {
-		return Predicate{}, fmt.Errorf("render: predicate %q has no operator (= != < <= > >= ~)", s)
-	}
-	p := Predicate{Field: strings.TrimSpace(s[:at]), Op: op.op, Value: strings.TrimSpace(s[at+len(op.text):])}
-	if p.Field == "" {
-		return Predicate{}, fmt.Errorf("render: predicate %q names no field", s)
-	}
-	if strings.HasPrefix(p.Value, `"`) {
-		v, err := strconv.Unquote(p.Value)
-		if err != nil {
-			return Predicate{}, fmt.Errorf("render: predicate %q: bad quoted value", s)
-		}
-		p.Value = v
-	}
-	return p, nil
-}
-
-func (p Predicate) String() string {
-	return p.Field + " " + p.Op.String() + " " + strconv.Quote(p.Value)
 }
 
 // Match reports whether decoded details satisfy p.

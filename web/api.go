@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"viewer/render"
+	"viewer/render/query"
 	"viewer/trace"
 	"viewer/trace/export"
 )
@@ -349,7 +350,7 @@ const (
 // search calls yield with the events matching q after from (before it when
 // backward), in order, until yield returns false or no event matches.
 func (idx *index) search(ctx context.Context, q string, from render.Position, backward bool, yield func(SearchHit) bool) error {
-	f, err := ParseQuery(q, idx.x.Meta())
+	f, err := query.Parse(q, idx.x.Meta())
 	if err != nil {
 		return err
 	}

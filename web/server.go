@@ -94,6 +94,9 @@ type Server struct {
 	// processors: more would only share them, and every waiting session
 	// keeps collecting newer requests meanwhile.
 	querySlots chan struct{}
+	// accepted, when set (by tests), is called by a session's reader with
+	// the seq of each request it has queued.
+	accepted func(seq uint32)
 }
 
 // demoMarker is created in the data directory once the demo trace has been

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -22,26 +21,17 @@ import (
 	"viewer/trace"
 )
 
-// Websocket session limits and timings (PROTOCOL.md §4).
+// Websocket session limits and timings (PROTOCOL.md §4). A viewport
+// request's limits are render's ([render.MaxWidth], [render.MaxTracks],
+// [render.MaxCells]); its hidden types are an id list like a URL's, at
+// most [MaxViewIDs].
 const (
 	writeWait  = 10 * time.Second
 	pongWait   = 60 * time.Second
 	pingPeriod = pongWait * 9 / 10
 	MaxMessage = 64 << 10 // bytes of one client message
-	MaxWidth   = 1 << 15  // pixels of one viewport
 
-	// MaxViewportTracks bounds the tracks of one viewport request: the
-	// page asks only for the rows it shows.
-	MaxViewportTracks = 4096
-	// MaxViewportCells bounds tracks × (width+1), the most items a reply
-	// can hold (16 bytes each on the wire).
-	MaxViewportCells = 1 << 22
-	searchBatch      = 1000  // hits per pushed search message
-	maxSearchSent    = 10000 // hits pushed per search
-	outQueueLength   = 16
-
-	// searchFlush is how often hits that come slowly are pushed anyway.
-	searchFlush = 100 * time.Millisecond
+	outQueueLength = 16
 )
 
 // sessionTime is a time in a client request: a decimal string or, when
@@ -58,21 +48,17 @@ func (t *sessionTime) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// request is any client message; which fields matter depends on Type.
+// request is a client message: a viewport request, the only type there
+// is (search and event details are JSON API requests).
 type request struct {
-	Type    string          `json:"type"`
-	Seq     uint32          `json:"seq"`
-	Start   sessionTime     `json:"start"`
-	End     sessionTime     `json:"end"`
-	Width   int             `json:"width"`
-	Tracks  []trace.TrackID `json:"tracks"`
-	Types   []trace.TypeID  `json:"types"`
-	Mode    Mode            `json:"mode"`
-	Time    sessionTime     `json:"time"`
-	Track   trace.TrackID   `json:"track"`
-	NsPerPx float64         `json:"ns_per_px"`
-	Q       string          `json:"q"`
-	From    *sessionTime    `json:"from"`
+	Type   string          `json:"type"`
+	Seq    uint32          `json:"seq"`
+	Start  sessionTime     `json:"start"`
+	End    sessionTime     `json:"end"`
+	Width  int             `json:"width"`
+	Tracks []trace.TrackID `json:"tracks"`
+	Types  []trace.TypeID  `json:"types"`
+	Mode   Mode            `json:"mode"`
 }
 
 // session is one viewer tab's websocket.
@@ -90,8 +76,6 @@ type session struct {
 
 	mu       sync.Mutex
 	viewport *request // newest pending viewport request ("latest wins")
-	hit      *request // newest pending hit request
-	search   context.CancelFunc
 	frame    []byte
 	slice    render.Slice
 	// sentTables says whether the name tables went out (writer only).
@@ -190,6 +174,8 @@ func (ss *session) readLoop() {
 		}
 		if err := ss.accept(&req); err != nil {
 			ss.send(map[string]any{"type": "error", "seq": req.Seq, "error": err.Error()})
+		} else if ss.srv.accepted != nil {
+			ss.srv.accepted(req.Seq)
 		}
 	}
 }
@@ -201,12 +187,14 @@ func (ss *session) accept(req *request) error {
 		switch {
 		case req.End <= req.Start:
 			return errors.New("viewport: end must be after start")
-		case req.Width < 1 || req.Width > MaxWidth:
-			return fmt.Errorf("viewport: width must be from 1 to %d", MaxWidth)
-		case len(req.Tracks) > MaxViewportTracks || len(req.Types) > MaxViewIDs:
-			return fmt.Errorf("viewport: more than %d tracks", MaxViewportTracks)
-		case len(req.Tracks)*(req.Width+1) > MaxViewportCells:
-			return fmt.Errorf("viewport: tracks × width exceeds %d", MaxViewportCells)
+		case req.Width < 1 || req.Width > render.MaxWidth:
+			return fmt.Errorf("viewport: width must be from 1 to %d", render.MaxWidth)
+		case len(req.Tracks) > render.MaxTracks:
+			return fmt.Errorf("viewport: more than %d tracks", render.MaxTracks)
+		case len(req.Types) > MaxViewIDs:
+			return fmt.Errorf("viewport: more than %d hidden types", MaxViewIDs)
+		case len(req.Tracks)*(req.Width+1) > render.MaxCells:
+			return fmt.Errorf("viewport: tracks × (width+1) exceeds %d", render.MaxCells)
 		}
 		switch req.Mode {
 		case "":
@@ -218,19 +206,6 @@ func (ss *session) accept(req *request) error {
 		ss.mu.Lock()
 		ss.viewport = req
 		ss.mu.Unlock()
-	case "hit":
-		if !(req.NsPerPx > 0) {
-			return errors.New("hit: ns_per_px must be positive")
-		}
-		ss.mu.Lock()
-		ss.hit = req
-		ss.mu.Unlock()
-	case "search":
-		if len(req.Q) > MaxViewQuery {
-			return fmt.Errorf("search: query longer than %d bytes", MaxViewQuery)
-		}
-		ss.startSearch(req)
-		return nil
 	default:
 		return fmt.Errorf("unknown message type %q", req.Type)
 	}
@@ -340,8 +315,8 @@ func (ss *session) writeReady(idx *index) error {
 	return ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
 }
 
-// serve answers the newest pending hit and viewport requests, once the
-// index is ready.
+// serve answers the newest pending viewport request, once the index is
+// ready.
 func (ss *session) serve() error {
 	_, idx := ss.job.snapshot()
 	if idx == nil {
@@ -351,7 +326,7 @@ func (ss *session) serve() error {
 		return err
 	}
 	ss.mu.Lock()
-	pending := ss.hit != nil || ss.viewport != nil
+	pending := ss.viewport != nil
 	ss.mu.Unlock()
 	if !pending {
 		return nil
@@ -367,28 +342,14 @@ func (ss *session) serve() error {
 		return nil
 	}
 	ss.mu.Lock()
-	hit, vp := ss.hit, ss.viewport
-	ss.hit, ss.viewport = nil, nil
+	vp := ss.viewport
+	ss.viewport = nil
 	ss.mu.Unlock()
-	if hit != nil {
-		var ev *EventRef
-		tol := time.Duration(hitTolerancePx * hit.NsPerPx)
-		if id, ok := idx.x.HitTest(hit.Track, trace.Time(hit.Time), tol); ok {
-			ref := EventRef(id)
-			ev = &ref
-		}
-		if err := ss.writeJSON(map[string]any{"type": "hit", "seq": hit.Seq, "ev": ev}); err != nil {
-			return err
-		}
+	if vp == nil {
+		return nil
 	}
-	if vp != nil {
-		return ss.serveViewport(idx, vp)
-	}
-	return nil
+	return ss.serveViewport(idx, vp)
 }
-
-// hitTolerancePx is how far from an event a click still hits it.
-const hitTolerancePx = 3
 
 func (ss *session) serveViewport(idx *index, vp *request) error {
 	start := time.Now()
@@ -406,74 +367,4 @@ func (ss *session) serveViewport(idx *index, vp *request) error {
 	}
 	ss.frame = wire.AppendReply(ss.frame[:0], vp.Seq, wire.NewReply(&ss.slice, time.Since(start)))
 	return ss.write(websocket.BinaryMessage, ss.frame)
-}
-
-// startSearch replaces the running search, if any, with req's.
-func (ss *session) startSearch(req *request) {
-	ss.mu.Lock()
-	if ss.search != nil {
-		ss.search()
-		ss.search = nil
-	}
-	if req.Q == "" {
-		ss.mu.Unlock()
-		return
-	}
-	ctx, cancel := context.WithCancel(ss.ctx)
-	ss.search = cancel
-	ss.mu.Unlock()
-	go ss.runSearch(ctx, req)
-}
-
-func (ss *session) runSearch(ctx context.Context, req *request) {
-	defer ss.guard("search")
-	select {
-	case <-ss.job.done:
-	case <-ctx.Done():
-		return
-	}
-	_, idx := ss.job.snapshot()
-	if idx == nil {
-		ss.send(map[string]any{"type": "error", "seq": req.Seq, "error": "search: the trace is not indexed"})
-		return
-	}
-	type batch struct {
-		Type  string      `json:"type"`
-		Seq   uint32      `json:"seq"`
-		Hits  []SearchHit `json:"hits"`
-		Total int         `json:"total"`
-		More  bool        `json:"more"`
-		Done  bool        `json:"done"`
-	}
-	hits := make([]SearchHit, 0, searchBatch)
-	total, more := 0, false
-	flushed := time.Now()
-	from := render.At(math.MinInt64)
-	if req.From != nil {
-		from = render.At(trace.Time(*req.From))
-	}
-	err := idx.search(ctx, req.Q, from, false, func(h SearchHit) bool {
-		if total == maxSearchSent {
-			more = true
-			return false
-		}
-		hits = append(hits, h)
-		total++
-		if len(hits) == searchBatch || time.Since(flushed) >= searchFlush {
-			flushed = time.Now()
-			if !ss.send(batch{"search", req.Seq, hits, total, false, false}) {
-				return false
-			}
-			hits = make([]SearchHit, 0, searchBatch)
-		}
-		return true
-	})
-	if ctx.Err() != nil {
-		return
-	}
-	if err != nil {
-		ss.send(map[string]any{"type": "error", "seq": req.Seq, "error": "search: " + err.Error()})
-		return
-	}
-	ss.send(batch{"search", req.Seq, hits, total, more, true})
 }

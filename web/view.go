@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"viewer/render/query"
 	"viewer/trace"
 )
 
@@ -18,8 +19,8 @@ const ViewVersion = 1
 // Limits on what one URL may ask for, so that a hostile link cannot make
 // the server (or the page) allocate without bound.
 const (
-	MaxViewIDs   = 1 << 16 // track or type ids in one list or set, expanded
-	MaxViewQuery = 1 << 10 // bytes of the search query or track filter
+	MaxViewIDs   = 1 << 16      // track or type ids in one list or set, expanded
+	MaxViewQuery = query.MaxLen // bytes of the search query or track filter
 )
 
 // Mode is how the timeline draws events (g2's two glyph modes).
@@ -54,14 +55,11 @@ type View struct {
 
 // DefaultView returns the view of a link without parameters.
 func DefaultView() View {
-	return View{
-		Version:   ViewVersion,
-		Hide:      []trace.TrackID{},
-		Pin:       []trace.TrackID{},
-		Order:     []trace.TrackID{},
-		HideTypes: []trace.TypeID{},
-		Mode:      ModeEvent,
+	var v View
+	for i := range viewParams {
+		viewParams[i].setDefault(&v)
 	}
+	return v
 }
 
 // ViewError reports a URL parameter that does not parse.
@@ -73,177 +71,63 @@ type ViewError struct {
 func (e *ViewError) Error() string { return "view parameter " + strconv.Quote(e.Key) + ": " + e.Msg }
 
 // ParseView decodes the view state of a shareable URL's query. It is the
-// one place that reads view parameters; [View.Encode] is its inverse.
-// Unknown keys are ignored so that newer links degrade gracefully.
+// one place that reads view parameters; [View.Encode] is its inverse. Both
+// follow the grammar's table, viewParams, which the page's urlstate.js
+// follows too. Unknown keys are ignored so that newer links degrade
+// gracefully; the first value that does not parse, in the table's order,
+// is the error.
 func ParseView(q url.Values) (View, error) {
 	v := DefaultView()
-	one := func(key string) (string, bool, error) {
-		vals, ok := q[key]
-		if !ok {
-			return "", false, nil
+	var startKey string // the range start's key
+	var haveStart bool
+	for i := range viewParams {
+		p := &viewParams[i]
+		vals, ok := q[p.Key]
+		if ok && len(vals) != 1 {
+			return View{}, &ViewError{p.Key, "given more than once"}
 		}
-		if len(vals) != 1 {
-			return "", false, &ViewError{key, "given more than once"}
+		if ok {
+			if err := p.parse(&v, vals[0]); err != nil {
+				return View{}, &ViewError{p.Key, err.Error()}
+			}
 		}
-		return vals[0], true, nil
-	}
-	if s, ok, err := one("v"); err != nil {
-		return View{}, err
-	} else if ok {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return View{}, &ViewError{"v", "not a version number"}
+		switch p.Kind {
+		case kindStart:
+			startKey, haveStart = p.Key, ok
+		case kindEnd:
+			if haveStart != ok {
+				return View{}, &ViewError{startKey, fmt.Sprintf("a range needs both %s and %s", startKey, p.Key)}
+			}
+			if ok {
+				if v.End <= v.Start {
+					return View{}, &ViewError{p.Key, "the range ends before it starts"}
+				}
+				v.HasRange = true
+			}
 		}
-		if n > ViewVersion {
-			return View{}, &ViewError{"v", fmt.Sprintf("version %d is newer than this viewer (%d)", n, ViewVersion)}
-		}
-	}
-	var haveS, haveE bool
-	for _, k := range []struct {
-		key  string
-		dst  *trace.Time
-		have *bool
-	}{{"s", &v.Start, &haveS}, {"e", &v.End, &haveE}} {
-		s, ok, err := one(k.key)
-		if err != nil {
-			return View{}, err
-		}
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return View{}, &ViewError{k.key, "not a time in nanoseconds"}
-		}
-		*k.dst, *k.have = trace.Time(n), true
-	}
-	if haveS != haveE {
-		return View{}, &ViewError{"s", "a range needs both s and e"}
-	}
-	if haveS {
-		if v.End <= v.Start {
-			return View{}, &ViewError{"e", "the range ends before it starts"}
-		}
-		v.HasRange = true
-	}
-	if s, ok, err := one("sel"); err != nil {
-		return View{}, err
-	} else if ok {
-		ref, err := ParseEventRef(s)
-		if err != nil {
-			return View{}, &ViewError{"sel", err.Error()}
-		}
-		v.Sel = &ref
-	}
-	if s, ok, err := one("tr"); err != nil {
-		return View{}, err
-	} else if ok {
-		n, err := parseID(s)
-		if err != nil {
-			return View{}, &ViewError{"tr", err.Error()}
-		}
-		tr := trace.TrackID(n)
-		v.Track = &tr
-	}
-	for _, k := range []struct {
-		key string
-		dst *[]trace.TrackID
-		set bool
-	}{{"hide", &v.Hide, true}, {"pin", &v.Pin, false}, {"order", &v.Order, false}} {
-		s, ok, err := one(k.key)
-		if err != nil {
-			return View{}, err
-		}
-		if !ok {
-			continue
-		}
-		ids, err := parseIDs(s, k.set)
-		if err != nil {
-			return View{}, &ViewError{k.key, err.Error()}
-		}
-		*k.dst = convertIDs[trace.TrackID](ids)
-	}
-	if s, ok, err := one("xt"); err != nil {
-		return View{}, err
-	} else if ok {
-		ids, err := parseIDs(s, true)
-		if err != nil {
-			return View{}, &ViewError{"xt", err.Error()}
-		}
-		v.HideTypes = convertIDs[trace.TypeID](ids)
-	}
-	if s, ok, err := one("mode"); err != nil {
-		return View{}, err
-	} else if ok {
-		switch Mode(s) {
-		case ModeEvent, ModeSummary:
-			v.Mode = Mode(s)
-		default:
-			return View{}, &ViewError{"mode", "not event or summary"}
-		}
-	}
-	for _, k := range []struct {
-		key string
-		dst *string
-	}{{"q", &v.Query}, {"f", &v.Filter}} {
-		s, ok, err := one(k.key)
-		if err != nil {
-			return View{}, err
-		}
-		if !ok {
-			continue
-		}
-		if len(s) > MaxViewQuery {
-			return View{}, &ViewError{k.key, fmt.Sprintf("longer than %d bytes", MaxViewQuery)}
-		}
-		*k.dst = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	return v, nil
 }
 
 // Encode returns the query string of v (without "?"), leaving out
-// defaults, in a fixed key order so that equal views give equal URLs.
+// defaults, in the table's key order so that equal views give equal URLs.
+// The server reads URLs and never writes one: Encode is ParseView's other
+// half in the tests, the Go side of the agreement with urlstate.js's
+// formatState (urlstate_test.go).
 func (v View) Encode() string {
 	var b strings.Builder
-	add := func(key, val string) {
+	for i := range viewParams {
+		p := &viewParams[i]
+		val := p.format(&v)
+		if val == "" {
+			continue
+		}
 		if b.Len() > 0 {
 			b.WriteByte('&')
 		}
-		b.WriteString(key)
+		b.WriteString(p.Key)
 		b.WriteByte('=')
 		b.WriteString(val)
-	}
-	add("v", strconv.Itoa(ViewVersion))
-	if v.HasRange {
-		add("s", strconv.FormatInt(int64(v.Start), 10))
-		add("e", strconv.FormatInt(int64(v.End), 10))
-	}
-	if v.Sel != nil {
-		add("sel", v.Sel.String())
-	}
-	if v.Track != nil {
-		add("tr", strconv.Itoa(int(*v.Track)))
-	}
-	if len(v.Hide) > 0 {
-		add("hide", formatSet(v.Hide))
-	}
-	if len(v.Pin) > 0 {
-		add("pin", formatList(v.Pin))
-	}
-	if len(v.Order) > 0 {
-		add("order", formatList(v.Order))
-	}
-	if len(v.HideTypes) > 0 {
-		add("xt", formatSet(v.HideTypes))
-	}
-	if v.Mode != "" && v.Mode != ModeEvent {
-		add("mode", string(v.Mode))
-	}
-	if v.Query != "" {
-		add("q", url.QueryEscape(v.Query))
-	}
-	if v.Filter != "" {
-		add("f", url.QueryEscape(v.Filter))
 	}
 	return b.String()
 }
@@ -259,7 +143,7 @@ func parseID(s string) (int32, error) {
 // parseIDs parses a comma-separated id list. A set may hold inclusive
 // ranges (a-b) and must increase strictly; a list keeps its order and may
 // not repeat an id.
-func parseIDs(s string, set bool) ([]int32, error) {
+func parseIDs(s string, set bool, max int) ([]int32, error) {
 	if s == "" {
 		return nil, errors.New("empty")
 	}
@@ -281,8 +165,8 @@ func parseIDs(s string, set bool) ([]int32, error) {
 		if b < a {
 			return nil, fmt.Errorf("range %s runs backwards", part)
 		}
-		if int64(len(ids))+int64(b-a)+1 > MaxViewIDs {
-			return nil, fmt.Errorf("more than %d ids", MaxViewIDs)
+		if int64(len(ids))+int64(b-a)+1 > int64(max) {
+			return nil, fmt.Errorf("more than %d ids", max)
 		}
 		for id := a; ; id++ {
 			if set && len(ids) > 0 && id <= ids[len(ids)-1] {
@@ -301,7 +185,7 @@ func parseIDs(s string, set bool) ([]int32, error) {
 	return ids, nil
 }
 
-func convertIDs[T ~int32](ids []int32) []T {
+func convertIDs[T, U ~int32](ids []U) []T {
 	out := make([]T, len(ids))
 	for i, id := range ids {
 		out[i] = T(id)

@@ -11,11 +11,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -552,22 +552,34 @@ func TestStaticCaching(t *testing.T) {
 	}
 }
 
+// TestLatestWins checks the session's queue of viewport requests: replies
+// come in request order, the newest request is always answered, and
+// requests that pile up while a query cannot run are dropped, all but the
+// newest.
 func TestLatestWins(t *testing.T) {
 	ts := newTestServer(t, t.TempDir(), nil)
 	_, id, _ := ts.upload("a", synthFile(300000, 4))
 	ti := ts.waitReady(id)
+	const n = 200
+	request := func(seq uint32) []byte {
+		return []byte(viewportRequest(seq, ti.Stats.FirstNS+int64(seq), ti.Stats.LastNS, 2000, 8))
+	}
+	// The second part's requests, n+1 to 2n, as the sessions queue them.
+	accepted := make(chan uint32, n)
+	ts.s.accepted = func(seq uint32) {
+		if seq > n {
+			accepted <- seq
+		}
+	}
+
+	// Free running: replies in order, ending with the newest.
 	c, _, err := ts.dial(id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	const n = 200
-	var wmu sync.Mutex
 	go func() {
-		for i := 1; i <= n; i++ {
-			wmu.Lock()
-			c.WriteMessage(websocket.TextMessage, []byte(viewportRequest(uint32(i), ti.Stats.FirstNS+int64(i), ti.Stats.LastNS, 2000, 8)))
-			wmu.Unlock()
+		for i := uint32(1); i <= n; i++ {
+			c.WriteMessage(websocket.TextMessage, request(i))
 		}
 	}()
 	var seqs []uint32
@@ -578,10 +590,41 @@ func TestLatestWins(t *testing.T) {
 		}
 		seqs = append(seqs, f.Seq)
 	}
-	t.Logf("%d requests, %d replies", n, len(seqs))
+	t.Logf("free running: %d requests, %d replies", n, len(seqs))
+	c.Close()
+
+	// Piled up: with every query slot taken, the session queues all n
+	// requests before it can run one; then only the newest is answered.
+	for range cap(ts.s.querySlots) {
+		ts.s.querySlots <- struct{}{}
+	}
+	c, _, err = ts.dial(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := uint32(n + 1); i <= 2*n; i++ {
+		if err := c.WriteMessage(websocket.TextMessage, request(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timeout := time.After(30 * time.Second)
+	for i := 0; i < n; i++ {
+		select {
+		case <-accepted:
+		case <-timeout:
+			t.Fatalf("the session queued %d of %d requests", i, n)
+		}
+	}
+	for range cap(ts.s.querySlots) {
+		<-ts.s.querySlots
+	}
+	if f, _, _, _ := readUntilReply(t, c); f.Seq != 2*n {
+		t.Errorf("first reply after the pile-up answers request %d, want only the newest, %d", f.Seq, 2*n)
+	}
 }
 
-func TestHitSearchEventMeta(t *testing.T) {
+func TestSearchEventMeta(t *testing.T) {
 	ts := newTestServer(t, t.TempDir(), nil)
 	_, id, _ := ts.upload("a", synthFile(20000, 5))
 	ts.waitReady(id)
@@ -631,53 +674,52 @@ func TestHitSearchEventMeta(t *testing.T) {
 		}
 	}
 
-	// The same search and a hit test over the websocket.
-	c, _, err := ts.dial(id, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	first := sr.Hits[0]
-	c.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"type":"hit","seq":3,"track":%d,"time":"%d","ns_per_px":1}`, first.Track, first.Time))
-	c.WriteMessage(websocket.TextMessage, []byte(`{"type":"search","seq":4,"q":"Event3 && value < 500"}`))
-	var gotHit, gotSearch bool
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	for !gotHit || !gotSearch {
-		_, b, err := c.ReadMessage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m struct {
-			Type string      `json:"type"`
-			Seq  uint32      `json:"seq"`
-			Ev   *EventRef   `json:"ev"`
+	// A name and a field predicate, stepping with after and dir as the
+	// page's next/previous keys do: every hit matches, in order both ways.
+	search := func(query string) []SearchHit {
+		t.Helper()
+		resp, b := ts.do("GET", "/api/traces/"+id+"/search?"+query, nil)
+		var sr struct {
 			Hits []SearchHit `json:"hits"`
-			Done bool        `json:"done"`
 		}
-		json.Unmarshal(b, &m)
-		switch m.Type {
-		case "hit":
-			gotHit = true
-			if m.Seq != 3 || m.Ev == nil || m.Ev.Track != first.Track {
-				t.Errorf("hit reply %s", b)
-			}
-		case "search":
-			for _, h := range m.Hits {
-				_, b := ts.do("GET", "/api/traces/"+id+"/events/"+h.Ev.String(), nil)
-				var ev struct {
-					Fields []struct {
-						Name  string `json:"name"`
-						Value any    `json:"value"`
-					} `json:"fields"`
-				}
-				json.Unmarshal(b, &ev)
-				if len(ev.Fields) < 2 || ev.Fields[1].Value.(float64) >= 500 {
-					t.Fatalf("search hit %s does not match: %s", h.Ev, b)
-				}
-			}
-			gotSearch = m.Done
-		case "error":
-			t.Fatalf("error: %s", b)
+		if err := json.Unmarshal(b, &sr); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("search %s: %d %s", query, resp.StatusCode, b)
+		}
+		return sr.Hits
+	}
+	q := url.QueryEscape("Event3 && value < 500")
+	all := search("q=" + q)
+	if len(all) == 0 {
+		t.Fatal("predicate search found nothing")
+	}
+	for _, h := range all {
+		_, b := ts.do("GET", "/api/traces/"+id+"/events/"+h.Ev.String(), nil)
+		var ev struct {
+			Event  string `json:"event"`
+			Fields []struct {
+				Name  string `json:"name"`
+				Value any    `json:"value"`
+			} `json:"fields"`
+		}
+		json.Unmarshal(b, &ev)
+		if !strings.HasPrefix(ev.Event, "Event3") || len(ev.Fields) < 2 || ev.Fields[1].Value.(float64) >= 500 {
+			t.Fatalf("search hit %s does not match: %s", h.Ev, b)
+		}
+	}
+	if len(all) > 2 {
+		if next := search("q=" + q + "&limit=1&after=" + all[0].Ev.String()); len(next) != 1 || next[0] != all[1] {
+			t.Errorf("next after %s: %v, want %v", all[0].Ev, next, all[1])
+		}
+		if prev := search("q=" + q + "&limit=1&dir=prev&after=" + all[2].Ev.String()); len(prev) != 1 || prev[0] != all[1] {
+			t.Errorf("previous before %s: %v, want %v", all[2].Ev, prev, all[1])
+		}
+	}
+	if last := search("q=" + q + "&dir=prev&after=" + all[0].Ev.String()); len(last) != 0 {
+		t.Errorf("previous before the first hit: %v", last)
+	}
+	for _, bad := range []string{"q=", "q=" + url.QueryEscape("x = \"open"), "q=a&limit=0", "q=a&dir=up", "q=a&after=1"} {
+		if resp, _ := ts.do("GET", "/api/traces/"+id+"/search?"+bad, nil); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("search?%s: %d, want 400", bad, resp.StatusCode)
 		}
 	}
 	if resp, _ := ts.do("GET", "/api/traces/"+id+"/events/99:0", nil); resp.StatusCode != 404 {

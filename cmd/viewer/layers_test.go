@@ -49,6 +49,7 @@ var layers = []struct {
 	{"viewer/ui/templates", nil, "templ pages"},
 	{"viewer/web", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*", "viewer/ui/templates"}, "the server: formats come from its Config"},
 	{"viewer/web/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*", "viewer/web", "viewer/ui/templates"}, "the server's parts"},
+	{"viewer/web/internal/*", []string{"viewer/web"}, "generators of the page's files from the server's tables"},
 	{"viewer/cmd/viewer", []string{"viewer/*", "viewer/*/*", "viewer/*/*/*", "viewer/*/*/*/*"}, "assembles everything"},
 	{"viewer/cmd/viewer/internal/*", []string{"viewer/trace", "viewer/trace/*", "viewer/trace/*/*test"}, "generators of committed fixtures"},
 }

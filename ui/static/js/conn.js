@@ -8,6 +8,7 @@
 'use strict';
 
 import { decodeHeader, decodeReply, decodeTables, KIND_REPLY, KIND_TABLES } from './wire.js';
+import { VIEWPORT_LIMITS } from './urlspec.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -148,8 +149,9 @@ export class WsSource {
     return meta;
   }
 
-  /** @param {import('./source.js').ViewRequest} q */
-  view(q) {
+  /** @param {import('./source.js').ViewRequest} want */
+  view(want) {
+    const q = fitViewport(want);
     const ws = this.ws;
     if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
     this.seq = (this.seq + 1) >>> 0;
@@ -248,4 +250,19 @@ export class WsSource {
     const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
     return { hits, total: hits.length, more: !!j.more };
   }
+}
+
+/**
+ * The request within the server's viewport limits (PROTOCOL.md §4, values
+ * from the generated urlspec.js): at most VIEWPORT_LIMITS.tracks tracks,
+ * and fewer pixels (coarser buckets) when the rows times the width would
+ * pass the cells bound, rather than a request the server refuses.
+ * @param {import('./source.js').ViewRequest} q
+ * @returns {import('./source.js').ViewRequest}
+ */
+export function fitViewport(q) {
+  const L = VIEWPORT_LIMITS;
+  const tracks = q.tracks.length > L.tracks ? q.tracks.slice(0, L.tracks) : q.tracks;
+  const width = Math.max(1, Math.min(q.width, L.width, Math.floor(L.cells / Math.max(1, tracks.length)) - 1));
+  return width === q.width && tracks === q.tracks ? q : { ...q, width, tracks };
 }

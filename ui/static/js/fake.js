@@ -215,6 +215,9 @@ export class FakeSource {
    * The fake's version of PROTOCOL.md §5 queries: `#code`, `id:code`,
    * `provider/name` or `name` substrings, and `field OP value` on the
    * numeric fields `datum` and `index`; terms joined by && must all hold.
+   * It stands in for the server (package render/query, the one real reader
+   * of queries) on dev.html's generated trace; the page itself never
+   * parses a query.
    * @param {string} query @returns {(track: number, i: number) => boolean}
    */
   matcher(query) {

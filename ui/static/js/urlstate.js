@@ -1,14 +1,19 @@
 // @ts-check
-// URL state of the viewer (web/PROTOCOL.md §6): the browser-side twin of
-// web.ParseView and View.Encode. Same keys, same order, same defaults left
-// out, so the URL the page writes is the one the server would write.
+// URL state of the viewer (web/PROTOCOL.md §6). The grammar is one table,
+// VIEW_PARAMS in the generated urlspec.js (from web/viewspec.go); this
+// module and the server's web.ParseView / View.Encode loop over it with
+// one rule per kind, reading the query the way Go's url.ParseQuery does,
+// so the URL the page writes is the one the server would write.
+// web/urlstate_test.go runs both on the same URLs under node and checks
+// that they agree. No DOM here: node imports this module.
 
 'use strict';
 
-import { parseNs } from './viewport.js';
+import { VIEW_PARAMS, VIEW_VERSION } from './urlspec.js';
 
-export const VERSION = 1;
-const MAX_IDS = 1 << 16;
+/** @typedef {import('./urlspec.js').ViewParam} ViewParam */
+
+export const VERSION = VIEW_VERSION;
 
 /**
  * @typedef {object} ViewState
@@ -25,93 +30,226 @@ const MAX_IDS = 1 << 16;
  * @property {string} filter
  */
 
-/** @returns {ViewState} */
-export function defaultState() {
-  return { start: null, end: null, sel: '', track: -1, hide: [], pin: [], order: [], hideTypes: [], mode: 'event', q: '', filter: '' };
+/** The state of a kind's default (left out of URLs). @param {ViewParam} p @returns {any} */
+function kindDefault(p) {
+  switch (p.kind) {
+    case 'start': case 'end': return null;
+    case 'event': case 'text': return '';
+    case 'id': return -1;
+    case 'set': case 'list': return [];
+    case 'enum': return (p.values ?? [''])[0];
+  }
+  return undefined;
 }
 
-/**
- * Parses a query string. Malformed values are dropped (the server already
- * refused bad links; here we only meet URLs we wrote or history entries).
- * @param {string} search
- * @returns {ViewState}
- */
-export function parseState(search) {
-  const p = new URLSearchParams(search);
-  const st = defaultState();
-  const s = parseNs(p.get('s'));
-  const e = parseNs(p.get('e'));
-  if (s !== undefined && e !== undefined && e > s) {
-    st.start = s;
-    st.end = e;
-  }
-  const id = (/** @type {string | null} */ v) => (v != null && /^(0|[1-9]\d{0,9})$/.test(v) ? Number(v) : -1);
-  const sel = p.get('sel');
-  st.sel = sel && /^-?\d{1,10}:\d{1,10}$/.test(sel) ? sel : '';
-  st.track = id(p.get('tr'));
-  st.hide = parseIDs(p.get('hide'), true);
-  st.pin = parseIDs(p.get('pin'), false);
-  st.order = parseIDs(p.get('order'), false);
-  st.hideTypes = parseIDs(p.get('xt'), true);
-  st.mode = p.get('mode') === 'summary' ? 'summary' : 'event';
-  st.q = p.get('q') ?? '';
-  st.filter = p.get('f') ?? '';
+/** @returns {ViewState} */
+export function defaultState() {
+  /** @type {any} */
+  const st = {};
+  for (const p of VIEW_PARAMS) if (p.state) st[p.state] = kindDefault(p);
   return st;
 }
 
 /**
- * Formats a state as the query string (without "?"), in web.View.Encode's
- * key order.
- * @param {ViewState} st
+ * Parses a query string (with or without "?"). Values the server would
+ * refuse are dropped: their keys keep the default.
+ * @param {string} search
+ * @returns {ViewState}
  */
-export function formatState(st) {
-  /** @type {string[]} */
-  const out = [`v=${VERSION}`];
-  if (st.start !== null && st.end !== null) out.push(`s=${st.start}`, `e=${st.end}`);
-  if (st.sel) out.push(`sel=${st.sel}`);
-  if (st.track >= 0) out.push(`tr=${st.track}`);
-  if (st.hide.length) out.push(`hide=${formatSet(st.hide)}`);
-  if (st.pin.length) out.push(`pin=${st.pin.join(',')}`);
-  if (st.order.length) out.push(`order=${st.order.join(',')}`);
-  if (st.hideTypes.length) out.push(`xt=${formatSet(st.hideTypes)}`);
-  if (st.mode !== 'event') out.push(`mode=${st.mode}`);
-  if (st.q) out.push(`q=${queryEscape(st.q)}`);
-  if (st.filter) out.push(`f=${queryEscape(st.filter)}`);
-  return out.join('&');
-}
-
-/** Go's url.QueryEscape. @param {string} s */
-function queryEscape(s) {
-  return encodeURIComponent(s)
-    .replace(/%20/g, '+')
-    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+export function parseState(search) {
+  return parseStateChecked(search).state;
 }
 
 /**
- * Comma-separated ids; a set may hold ranges a-b and is returned sorted.
- * @param {string | null} s @param {boolean} set
+ * Parses a query string as web.ParseView does, going on past refused
+ * values: `refused` lists their keys in the table's order (the first is
+ * the key the server's error names), and the state holds the rest.
+ * @param {string} search
+ * @returns {{state: ViewState, refused: string[]}}
  */
-export function parseIDs(s, set) {
-  if (!s) return [];
+export function parseStateChecked(search) {
+  const q = goQuery(search);
+  /** @type {any} */
+  const st = defaultState();
+  /** @type {string[]} */
+  const refused = [];
+  let startKey = '';
+  let haveStart = false;
+  for (const p of VIEW_PARAMS) {
+    const vals = q.get(p.key);
+    let ok = vals !== undefined;
+    if (vals !== undefined) {
+      const v = vals.length === 1 ? parseValue(p, vals[0]) : undefined;
+      if (v === undefined) {
+        refused.push(p.key);
+        ok = false;
+      } else if (p.state) {
+        st[p.state] = v;
+      }
+    }
+    if (p.kind === 'start') {
+      startKey = p.key;
+      haveStart = ok;
+    } else if (p.kind === 'end') {
+      const bad = haveStart !== ok ? startKey : ok && st.end <= st.start ? p.key : '';
+      if (bad || !ok) {
+        if (bad && !refused.includes(bad)) refused.push(bad);
+        for (const r of VIEW_PARAMS) if (r.kind === 'start' || r.kind === 'end') st[r.state] = null;
+      }
+    }
+  }
+  return { state: st, refused };
+}
+
+/**
+ * One URL value as its kind reads it, or undefined when the server would
+ * refuse it.
+ * @param {ViewParam} p @param {Uint8Array} raw the value's bytes
+ * @returns {any}
+ */
+function parseValue(p, raw) {
+  const s = goString(raw);
+  switch (p.kind) {
+    case 'version': {
+      const n = parseInt64(s, 64);
+      return n !== undefined && n >= 1n && n <= BigInt(p.max ?? 0) ? Number(n) : undefined;
+    }
+    case 'start': case 'end':
+      return parseInt64(s, 64);
+    case 'event':
+      return parseEventRef(s) ? s : undefined;
+    case 'id':
+      return parseID(s);
+    case 'set': case 'list':
+      return parseIDs(s, p.kind === 'set', p.max ?? 0);
+    case 'enum':
+      return (p.values ?? []).includes(s) ? s : undefined;
+    case 'text':
+      return raw.length <= (p.max ?? 0) ? s : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Formats a state as the query string (without "?"), defaults left out,
+ * in the table's key order: web.View.Encode's string for the same view.
+ * @param {ViewState} st
+ */
+export function formatState(st) {
+  /** @type {any} */
+  const s = st;
+  const range = s.start !== null && s.end !== null;
+  /** @type {string[]} */
+  const out = [];
+  for (const p of VIEW_PARAMS) {
+    const v = p.state ? s[p.state] : undefined;
+    let w = '';
+    switch (p.kind) {
+      case 'version': w = String(VIEW_VERSION); break;
+      case 'start': case 'end': if (range) w = String(v); break;
+      case 'event': w = v ?? ''; break;
+      case 'id': if (v >= 0) w = String(v); break;
+      case 'set': w = formatSet(v); break;
+      case 'list': w = v.join(','); break;
+      case 'enum': if (v !== (p.values ?? [''])[0]) w = v; break;
+      case 'text': w = queryEscape(v); break;
+    }
+    if (w) out.push(`${p.key}=${w}`);
+  }
+  return out.join('&');
+}
+
+/**
+ * The state the server put in the page data (web.View as JSON).
+ * @param {any} v
+ * @returns {ViewState}
+ */
+export function fromPageView(v) {
+  /** @type {any} */
+  const st = defaultState();
+  if (!v || typeof v !== 'object') return st;
+  for (const p of VIEW_PARAMS) {
+    if (!p.state) continue;
+    const x = v[p.field];
+    switch (p.kind) {
+      case 'start': case 'end':
+        if (v.has_range) st[p.state] = parseInt64(String(x), 64) ?? null;
+        break;
+      case 'event': if (typeof x === 'string' && parseEventRef(x)) st[p.state] = x; break;
+      case 'id': if (Number.isInteger(x) && x >= 0) st[p.state] = x; break;
+      case 'set': case 'list':
+        if (Array.isArray(x)) st[p.state] = x.filter((y) => Number.isInteger(y) && y >= 0);
+        break;
+      case 'enum': if ((p.values ?? []).includes(x)) st[p.state] = x; break;
+      case 'text': if (typeof x === 'string') st[p.state] = x; break;
+    }
+  }
+  if (st.start === null || st.end === null || st.end <= st.start) st.start = st.end = null;
+  return st;
+}
+
+// ---- the value rules, each the twin of the Go function it names --------
+
+/**
+ * strconv.ParseInt(s, 10, bits): an optional sign and decimal digits
+ * within the range.
+ * @param {string} s @param {number} bits
+ */
+function parseInt64(s, bits) {
+  if (!/^[+-]?[0-9]+$/.test(s)) return undefined;
+  const n = BigInt(s);
+  const lim = 1n << BigInt(bits - 1);
+  return n >= -lim && n < lim ? n : undefined;
+}
+
+/** web.parseID: a non-negative int32 without leading zeros. @param {string} s */
+function parseID(s) {
+  const n = parseInt64(s, 32);
+  if (n === undefined || n < 0n || (s.length > 1 && s[0] === '0')) return undefined;
+  return Number(n);
+}
+
+/** web.ParseEventRef: TRACK:INDEX in canonical decimal, TRACK ≥ -1. @param {string} s */
+function parseEventRef(s) {
+  const i = s.indexOf(':');
+  if (i < 0) return false;
+  const t = s.slice(0, i), x = s.slice(i + 1);
+  const track = parseInt64(t, 32), idx = parseInt64(x, 32);
+  return track !== undefined && track >= -1n && String(track) === t &&
+    idx !== undefined && idx >= 0n && String(idx) === x;
+}
+
+/**
+ * web.parseIDs: comma-separated ids. A set may hold inclusive ranges a-b
+ * and must increase strictly; a list keeps its order and may not repeat.
+ * @param {string} s @param {boolean} set @param {number} max
+ * @returns {number[] | undefined}
+ */
+export function parseIDs(s, set, max) {
+  if (s === '') return undefined;
   /** @type {number[]} */
   const ids = [];
   const seen = new Set();
   for (const part of s.split(',')) {
-    const m = set ? /^(\d{1,10})(?:-(\d{1,10}))?$/.exec(part) : /^(\d{1,10})()$/.exec(part);
-    if (!m) return [];
-    const a = Number(m[1]);
-    const b = m[2] ? Number(m[2]) : a;
-    if (b < a || ids.length + (b - a) + 1 > MAX_IDS) return [];
-    for (let i = a; i <= b; i++) {
-      if (seen.has(i)) continue;
-      seen.add(i);
-      ids.push(i);
+    let lo = part, hi = part;
+    const i = part.indexOf('-');
+    if (i >= 0 && set) {
+      lo = part.slice(0, i);
+      hi = part.slice(i + 1);
+    }
+    const a = parseID(lo), b = parseID(hi);
+    if (a === undefined || b === undefined || b < a || ids.length + (b - a) + 1 > max) return undefined;
+    for (let id = a; id <= b; id++) {
+      if (set && ids.length > 0 && id <= ids[ids.length - 1]) return undefined;
+      if (!set && seen.has(id)) return undefined;
+      seen.add(id);
+      ids.push(id);
     }
   }
-  return set ? ids.sort((x, y) => x - y) : ids;
+  return ids;
 }
 
-/** Increasing ids with runs of three or more written as ranges. @param {number[]} ids */
+/** web.formatSet: increasing ids with runs of three or more as ranges. @param {number[]} ids */
 export function formatSet(ids) {
   const v = [...new Set(ids)].sort((a, b) => a - b);
   const out = [];
@@ -126,32 +264,121 @@ export function formatSet(ids) {
   return out.join(',');
 }
 
+/** Go's url.QueryEscape. @param {string} s */
+function queryEscape(s) {
+  const w = typeof s.toWellFormed === 'function' ? s.toWellFormed() : s;
+  return encodeURIComponent(w)
+    .replace(/%20/g, '+')
+    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+}
+
+// ---- reading the query as the server does ------------------------------
+
+/** net/url's default limit on the parameters of one query. */
+const MAX_PARAMS = 10000;
+
+const utf8 = new TextEncoder();
+
 /**
- * The state the server put in the page data (web.View as JSON).
- * @param {any} v
- * @returns {ViewState}
+ * Go's url.ParseQuery (the server's r.URL.Query()): pairs split on "&"; a
+ * pair holding ";" or a bad %-escape is skipped; more than 10000 pairs
+ * read as none. Values stay bytes, as Go's strings do.
+ * @param {string} search
+ * @returns {Map<string, Uint8Array[]>}
  */
-export function fromPageView(v) {
-  const st = defaultState();
-  if (!v || typeof v !== 'object') return st;
-  if (v.has_range) {
-    const s = parseNs(String(v.start));
-    const e = parseNs(String(v.end));
-    if (s !== undefined && e !== undefined && e > s) {
-      st.start = s;
-      st.end = e;
-    }
+function goQuery(search) {
+  const q = search.startsWith('?') ? search.slice(1) : search;
+  /** @type {Map<string, Uint8Array[]>} */
+  const m = new Map();
+  const pairs = q.split('&');
+  if (pairs.length > MAX_PARAMS) return m;
+  for (const pair of pairs) {
+    if (pair === '' || pair.includes(';')) continue;
+    const i = pair.indexOf('=');
+    const k = queryUnescape(i < 0 ? pair : pair.slice(0, i));
+    const v = queryUnescape(i < 0 ? '' : pair.slice(i + 1));
+    if (!k || !v) continue;
+    const key = goString(k);
+    const vals = m.get(key);
+    if (vals) vals.push(v);
+    else m.set(key, [v]);
   }
-  const num = (/** @type {unknown} */ x) => (typeof x === 'number' && Number.isInteger(x) ? x : -1);
-  const arr = (/** @type {unknown} */ x) => (Array.isArray(x) ? x.filter((y) => Number.isInteger(y) && y >= 0) : []);
-  st.sel = typeof v.sel === 'string' && /^-?\d{1,10}:\d{1,10}$/.test(v.sel) ? v.sel : '';
-  st.track = num(v.track);
-  st.hide = arr(v.hide);
-  st.pin = arr(v.pin);
-  st.order = arr(v.order);
-  st.hideTypes = arr(v.hide_types);
-  st.mode = v.mode === 'summary' ? 'summary' : 'event';
-  st.q = typeof v.q === 'string' ? v.q : '';
-  st.filter = typeof v.filter === 'string' ? v.filter : '';
-  return st;
+  return m;
+}
+
+/**
+ * Go's url.QueryUnescape, to bytes: "+" is a space, "%XX" a byte; a "%"
+ * without two hex digits is an error (null).
+ * @param {string} s
+ */
+function queryUnescape(s) {
+  /** @type {number[]} */
+  const out = [];
+  let lit = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c !== '%' && c !== '+') {
+      lit += c;
+      continue;
+    }
+    for (const x of utf8.encode(lit)) out.push(x);
+    lit = '';
+    if (c === '+') {
+      out.push(0x20);
+      continue;
+    }
+    const h = s.slice(i + 1, i + 3);
+    if (!/^[0-9a-fA-F]{2}$/.test(h)) return null;
+    out.push(parseInt(h, 16));
+    i += 2;
+  }
+  for (const x of utf8.encode(lit)) out.push(x);
+  return Uint8Array.from(out);
+}
+
+/**
+ * The string Go makes of bytes that should be UTF-8 (as
+ * strings.ToValidUTF8(s, "\uFFFD") does): each run of bytes that are not
+ * UTF-8 by utf8.DecodeRune's rules becomes one U+FFFD.
+ * @param {Uint8Array} b
+ */
+function goString(b) {
+  const dec = new TextDecoder();
+  let out = '';
+  let from = 0;
+  let inRun = false;
+  for (let i = 0; i < b.length; ) {
+    const n = runeLen(b, i);
+    if (n > 0) {
+      inRun = false;
+      i += n;
+      continue;
+    }
+    if (!inRun) out += dec.decode(b.subarray(from, i)) + '\uFFFD';
+    inRun = true;
+    i++;
+    from = i;
+  }
+  return out + dec.decode(b.subarray(from));
+}
+
+/**
+ * The length of the UTF-8 sequence at b[i], 0 when it is not one (Go's
+ * utf8.DecodeRune: no overlong forms, no surrogates, nothing above U+10FFFF).
+ * @param {Uint8Array} b @param {number} i
+ */
+function runeLen(b, i) {
+  const c = b[i];
+  if (c < 0x80) return 1;
+  const cont = (/** @type {number} */ k, lo = 0x80, hi = 0xbf) => i + k < b.length && b[i + k] >= lo && b[i + k] <= hi;
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const lo = c === 0xe0 ? 0xa0 : 0x80, hi = c === 0xed ? 0x9f : 0xbf;
+    return cont(1, lo, hi) && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const lo = c === 0xf0 ? 0x90 : 0x80, hi = c === 0xf4 ? 0x8f : 0xbf;
+    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
 }
