@@ -15,6 +15,7 @@ import (
 	"viewer/trace/cpel"
 	"viewer/trace/elog"
 	"viewer/trace/nettrace"
+	"viewer/trace/nettrace/nettracetest"
 	"viewer/trace/perf"
 )
 
@@ -318,9 +319,9 @@ func hostileElog(tb testing.TB) map[string][]byte {
 
 // --- NetTrace ---
 
-func netTraceBytes(tb testing.TB, build func(w *nettrace.Writer) error) []byte {
+func netTraceBytes(tb testing.TB, build func(w *nettracetest.Writer) error) []byte {
 	var buf bytes.Buffer
-	w := nettrace.NewWriter(&buf, nettrace.TraceInfo{
+	w := nettracetest.NewWriter(&buf, nettracetest.TraceInfo{
 		Wall: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), TicksPerSecond: 1e7, PointerSize: 8,
 	})
 	if err := build(w); err != nil {
@@ -333,13 +334,13 @@ func netTraceBytes(tb testing.TB, build func(w *nettrace.Writer) error) []byte {
 }
 
 func smallNetTrace(tb testing.TB) []byte {
-	return netTraceBytes(tb, func(w *nettrace.Writer) error {
-		w.Metadata(0, nettrace.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E",
-			Fields: []nettrace.Field{{Name: "x", Type: nettrace.TypeUInt32}}})
-		w.Threads(nettrace.Thread{Index: 1, Name: "main", PID: 1, TID: 2})
-		var evs []nettrace.Event
+	return netTraceBytes(tb, func(w *nettracetest.Writer) error {
+		w.Metadata(0, nettracetest.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E",
+			Fields: []nettracetest.Field{{Name: "x", Type: nettracetest.TypeUInt32}}})
+		w.Threads(nettracetest.Thread{Index: 1, Name: "main", PID: 1, TID: 2})
+		var evs []nettracetest.Event
 		for i := range 20 {
-			evs = append(evs, nettrace.Event{MetadataID: 1, Seq: uint32(i + 1), Thread: 1, Capture: 1,
+			evs = append(evs, nettracetest.Event{MetadataID: 1, Seq: uint32(i + 1), Thread: 1, Capture: 1,
 				Ticks: int64(i), Sorted: true, Payload: []byte{byte(i), 0, 0, 0}})
 		}
 		return w.Events(true, evs...)
@@ -352,13 +353,13 @@ func hostileNetTrace(tb testing.TB) map[string][]byte {
 	// Empty-payload events with compressed headers, the smallest records
 	// the format has, in blocks of the most events allowed, out of order
 	// within each block.
-	m["tiny-events"] = netTraceBytes(tb, func(w *nettrace.Writer) error {
-		w.Metadata(0, nettrace.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E"})
-		w.Threads(nettrace.Thread{Index: 1, Name: "main", PID: 1, TID: 2})
-		evs := make([]nettrace.Event, 45000)
+	m["tiny-events"] = netTraceBytes(tb, func(w *nettracetest.Writer) error {
+		w.Metadata(0, nettracetest.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E"})
+		w.Threads(nettracetest.Thread{Index: 1, Name: "main", PID: 1, TID: 2})
+		evs := make([]nettracetest.Event, 45000)
 		for b := range 2 {
 			for i := range evs {
-				evs[i] = nettrace.Event{MetadataID: 1, Seq: uint32(b*len(evs) + i + 1), Thread: 1, Capture: 1,
+				evs[i] = nettracetest.Event{MetadataID: 1, Seq: uint32(b*len(evs) + i + 1), Thread: 1, Capture: 1,
 					Ticks: int64(b*len(evs) + len(evs) - i)}
 			}
 			if err := w.Events(true, evs...); err != nil {
@@ -371,39 +372,39 @@ func hostileNetTrace(tb testing.TB) map[string][]byte {
 	// Schemas nested to MaxDepth, with arrays of arrays of structs, and
 	// payloads whose array counts claim the most elements (65535 per
 	// level) while holding a few bytes.
-	nest := func(depth int) nettrace.Field {
-		f := nettrace.Field{Name: "leaf", Type: nettrace.TypeUInt64}
+	nest := func(depth int) nettracetest.Field {
+		f := nettracetest.Field{Name: "leaf", Type: nettracetest.TypeUInt64}
 		for d := range depth {
 			inner := f
 			if d%2 == 0 {
-				f = nettrace.Field{Name: "a", Type: nettrace.TypeArray, Elem: &inner}
+				f = nettracetest.Field{Name: "a", Type: nettracetest.TypeArray, Elem: &inner}
 			} else {
-				f = nettrace.Field{Name: "o", Type: nettrace.TypeObject, Fields: []nettrace.Field{inner, {Name: "n", Type: nettrace.TypeUInt32}}}
+				f = nettracetest.Field{Name: "o", Type: nettracetest.TypeObject, Fields: []nettracetest.Field{inner, {Name: "n", Type: nettracetest.TypeUInt32}}}
 			}
 		}
 		return f
 	}
-	m["nested-arrays"] = netTraceBytes(tb, func(w *nettrace.Writer) error {
-		var rows []nettrace.Metadata
+	m["nested-arrays"] = netTraceBytes(tb, func(w *nettracetest.Writer) error {
+		var rows []nettracetest.Metadata
 		for i := range 40 {
-			rows = append(rows, nettrace.Metadata{ID: uint32(i + 1), Provider: "P", EventID: uint32(i), Name: "N",
-				Fields: []nettrace.Field{nest(i % nettrace.MaxDepth), {Name: "s", Type: nettrace.TypeUTF16String}}})
+			rows = append(rows, nettracetest.Metadata{ID: uint32(i + 1), Provider: "P", EventID: uint32(i), Name: "N",
+				Fields: []nettracetest.Field{nest(i % nettrace.MaxDepth), {Name: "s", Type: nettracetest.TypeUTF16String}}})
 		}
 		w.Metadata(0, rows...)
-		w.Threads(nettrace.Thread{Index: 1, PID: 1, TID: 2})
+		w.Threads(nettracetest.Thread{Index: 1, PID: 1, TID: 2})
 		payload := bytes.Repeat([]byte{0xff, 0xff}, 64) // every count 65535
-		var evs []nettrace.Event
+		var evs []nettracetest.Event
 		for i := range hostileSize / (len(payload) + 8) {
-			evs = append(evs, nettrace.Event{MetadataID: uint32(i%40 + 1), Seq: uint32(i + 1), Thread: 1, Capture: 1,
+			evs = append(evs, nettracetest.Event{MetadataID: uint32(i%40 + 1), Seq: uint32(i + 1), Thread: 1, Capture: 1,
 				Ticks: int64(i), Sorted: true, Payload: payload})
 		}
 		return w.Events(true, evs...)
 	})
 
 	// Stacks: many stacks of the most frames a block takes.
-	m["many-stacks"] = netTraceBytes(tb, func(w *nettrace.Writer) error {
-		w.Metadata(0, nettrace.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E"})
-		w.Threads(nettrace.Thread{Index: 1, PID: 1, TID: 2})
+	m["many-stacks"] = netTraceBytes(tb, func(w *nettracetest.Writer) error {
+		w.Metadata(0, nettracetest.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E"})
+		w.Threads(nettracetest.Thread{Index: 1, PID: 1, TID: 2})
 		frames := make([]uint64, 4096)
 		for i := range frames {
 			frames[i] = uint64(i) << 12
@@ -415,9 +416,9 @@ func hostileNetTrace(tb testing.TB) map[string][]byte {
 		if err := w.Stacks(1, stacks...); err != nil {
 			return err
 		}
-		var evs []nettrace.Event
+		var evs []nettracetest.Event
 		for i := range 10000 {
-			evs = append(evs, nettrace.Event{MetadataID: 1, Seq: uint32(i + 1), Thread: 1, Capture: 1,
+			evs = append(evs, nettracetest.Event{MetadataID: 1, Seq: uint32(i + 1), Thread: 1, Capture: 1,
 				Ticks: int64(i), Sorted: true, Stack: uint32(i%30 + 1)})
 		}
 		return w.Events(true, evs...)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"testing"
+
+	"viewer/trace/nettrace/nettracetest"
 	"viewer/trace/tracetest"
 )
 
@@ -57,19 +59,19 @@ func BenchmarkHeartRateMonitor(b *testing.B) {
 func generate(tb testing.TB, n, threads int) []byte {
 	var buf bytes.Buffer
 	buf.Grow(n * 16)
-	w := NewWriter(&buf, TraceInfo{SyncTicks: 0, TicksPerSecond: 1e9, PointerSize: 8})
-	fields := []Field{{Name: "Count", Type: TypeUInt32}, {Name: "Flags", Type: TypeUInt16}}
-	w.Metadata(0, Metadata{ID: 1, Provider: "Bench", EventID: 1, Name: "Tick", Fields: fields},
-		Metadata{ID: 2, Provider: "Bench", EventID: 2, Name: "Tock", Fields: fields})
+	w := nettracetest.NewWriter(&buf, nettracetest.TraceInfo{SyncTicks: 0, TicksPerSecond: 1e9, PointerSize: 8})
+	fields := []nettracetest.Field{{Name: "Count", Type: nettracetest.TypeUInt32}, {Name: "Flags", Type: nettracetest.TypeUInt16}}
+	w.Metadata(0, nettracetest.Metadata{ID: 1, Provider: "Bench", EventID: 1, Name: "Tick", Fields: fields},
+		nettracetest.Metadata{ID: 2, Provider: "Bench", EventID: 2, Name: "Tock", Fields: fields})
 	const perBlock = 1000
-	var rows []Thread
+	var rows []nettracetest.Thread
 	for i := range threads {
-		rows = append(rows, Thread{Index: uint64(i + 1), PID: 1, TID: int64(100 + i)})
+		rows = append(rows, nettracetest.Thread{Index: uint64(i + 1), PID: 1, TID: int64(100 + i)})
 	}
 	w.Threads(rows...)
 	w.Stacks(1, []uint64{0x1000, 0x2000}, []uint64{0x3000, 0x4000, 0x5000})
 	seq := make([]uint32, threads)
-	evs := make([]Event, perBlock)
+	evs := make([]nettracetest.Event, perBlock)
 	payload := []byte{1, 0, 0, 0, 2, 0}
 	var ticks int64
 	sp := buf.Len()
@@ -82,7 +84,7 @@ func generate(tb testing.TB, n, threads int) []byte {
 			}
 			for i := range k {
 				seq[th]++
-				evs[i] = Event{MetadataID: uint32(1 + i%2), Seq: seq[th], Thread: uint64(th + 1), Capture: uint64(th + 1),
+				evs[i] = nettracetest.Event{MetadataID: uint32(1 + i%2), Seq: seq[th], Thread: uint64(th + 1), Capture: uint64(th + 1),
 					Proc: uint32(th), Stack: uint32(1 + i%3/2), Ticks: base + int64(i*threads*10+th), Sorted: true, Payload: payload}
 			}
 			if err := w.Events(true, evs[:k]...); err != nil {

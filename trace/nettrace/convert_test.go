@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/nettrace/nettracetest"
 	"viewer/trace/tracetest"
 )
 
@@ -17,30 +18,30 @@ import (
 func toV6(t *testing.T, r *Reader, evs []trace.Event) []byte {
 	m := r.Meta()
 	var buf bytes.Buffer
-	w := NewWriter(&buf, TraceInfo{Wall: m.Clock.Wall, TicksPerSecond: 1e9, PointerSize: m.PointerSize, Info: m.Info})
-	var rows []Metadata
+	w := nettracetest.NewWriter(&buf, nettracetest.TraceInfo{Wall: m.Clock.Wall, TicksPerSecond: 1e9, PointerSize: m.PointerSize, Info: m.Info})
+	var rows []nettracetest.Metadata
 	for i, et := range m.Types {
-		rows = append(rows, Metadata{ID: uint32(i + 1), Provider: et.Provider, EventID: uint32(et.ID), Name: et.Name,
-			Fields: r.Fields(trace.TypeID(i)), HasOpcode: et.Opcode != 0, Opcode: uint8(et.Opcode), Keywords: et.Keywords,
+		rows = append(rows, nettracetest.Metadata{ID: uint32(i + 1), Provider: et.Provider, EventID: uint32(et.ID), Name: et.Name,
+			Fields: writerFields(r.Fields(trace.TypeID(i))), HasOpcode: et.Opcode != 0, Opcode: uint8(et.Opcode), Keywords: et.Keywords,
 			Message: et.Message, Level: uint8(et.Level), Version: uint8(et.Version)})
 	}
 	w.Metadata(0, rows...)
-	var threads []Thread
+	var threads []nettracetest.Thread
 	for i, tr := range m.Tracks {
-		threads = append(threads, Thread{Index: uint64(i + 1), Name: tr.Name, PID: tr.PID, TID: tr.TID})
+		threads = append(threads, nettracetest.Thread{Index: uint64(i + 1), Name: tr.Name, PID: tr.PID, TID: tr.TID})
 	}
 	w.Threads(threads...)
 	for start := 0; start < len(evs); start += 1000 {
 		chunk := evs[start:min(start+1000, len(evs))]
 		var stacks [][]uint64
 		var lists [][]trace.Label
-		var out []Event
+		var out []nettracetest.Event
 		for _, e := range chunk {
 			p, err := r.Payload(e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := Event{MetadataID: uint32(e.Type + 1), Seq: e.Seq, Thread: uint64(e.Track + 1), Capture: uint64(e.Track + 1),
+			o := nettracetest.Event{MetadataID: uint32(e.Type + 1), Seq: e.Seq, Thread: uint64(e.Track + 1), Capture: uint64(e.Track + 1),
 				Proc: uint32(e.CPU), Ticks: int64(e.Time), Payload: p}
 			if e.Capture != trace.NoTrack {
 				o.Capture = uint64(e.Capture + 1)

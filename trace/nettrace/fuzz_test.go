@@ -19,8 +19,8 @@ var update = flag.Bool("update", false, "rewrite testdata/nettrace fixtures")
 
 const fixtureDir = "../../testdata/nettrace"
 
-// fixtures are the files in testdata/nettrace, each made by this package's
-// writer.
+// fixtures are the files in testdata/nettrace, each made with package
+// nettracetest.
 func fixtures(t testing.TB) map[string][]byte {
 	_, all := allFeatures(t)
 	v4, _ := v4Sample()

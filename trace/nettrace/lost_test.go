@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/nettrace/nettracetest"
 	"viewer/trace/tracetest"
 )
 
@@ -51,12 +52,12 @@ func TestLostPositions(t *testing.T) {
 // keep their negative times (nothing is clamped to the origin).
 func TestBeforeSyncTime(t *testing.T) {
 	var buf bytes.Buffer
-	w := NewWriter(&buf, TraceInfo{SyncTicks: 10_000, TicksPerSecond: 1e9, PointerSize: 8})
-	w.Metadata(0, Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E"})
-	w.Threads(Thread{Index: 1, PID: 1, TID: 1})
+	w := nettracetest.NewWriter(&buf, nettracetest.TraceInfo{SyncTicks: 10_000, TicksPerSecond: 1e9, PointerSize: 8})
+	w.Metadata(0, nettracetest.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E"})
+	w.Threads(nettracetest.Thread{Index: 1, PID: 1, TID: 1})
 	w.Events(true,
-		Event{MetadataID: 1, Seq: 1, Thread: 1, Capture: 1, Ticks: 5000, Sorted: true},
-		Event{MetadataID: 1, Seq: 2, Thread: 1, Capture: 1, Ticks: 12_000, Sorted: true})
+		nettracetest.Event{MetadataID: 1, Seq: 1, Thread: 1, Capture: 1, Ticks: 5000, Sorted: true},
+		nettracetest.Event{MetadataID: 1, Seq: 2, Thread: 1, Capture: 1, Ticks: 12_000, Sorted: true})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/nettrace/nettracetest"
 )
 
 // netperfHead is the start of a NetPerf file whose trace object has the
@@ -60,38 +61,42 @@ func TestOpenErrors(t *testing.T) {
 // and checks that the events before the damage come out, then an error
 // naming it.
 func TestDamagedV6(t *testing.T) {
-	meta := Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E"}
-	good := Event{MetadataID: 1, Seq: 1, Thread: 1, Capture: 1, Ticks: 10}
+	meta := nettracetest.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E"}
+	good := nettracetest.Event{MetadataID: 1, Seq: 1, Thread: 1, Capture: 1, Ticks: 10}
 	for _, tc := range []struct {
 		name  string
-		build func(w *Writer)
+		build func(w *nettracetest.Writer)
 		match string
 	}{
-		{"unknown thread", func(w *Writer) {
-			w.Events(true, Event{MetadataID: 1, Seq: 2, Thread: 9, Capture: 9, Ticks: 20})
+		{"unknown thread", func(w *nettracetest.Writer) {
+			w.Events(true, nettracetest.Event{MetadataID: 1, Seq: 2, Thread: 9, Capture: 9, Ticks: 20})
 		}, "unknown thread index 9"},
-		{"duplicate thread", func(w *Writer) { w.Threads(Thread{Index: 1, PID: 1, TID: 5}) }, "thread index 1 defined twice"},
-		{"undefined metadata", func(w *Writer) {
-			w.Events(true, Event{MetadataID: 5, Seq: 2, Thread: 1, Capture: 1, Ticks: 20})
+		{"duplicate thread", func(w *nettracetest.Writer) { w.Threads(nettracetest.Thread{Index: 1, PID: 1, TID: 5}) }, "thread index 1 defined twice"},
+		{"undefined metadata", func(w *nettracetest.Writer) {
+			w.Events(true, nettracetest.Event{MetadataID: 5, Seq: 2, Thread: 1, Capture: 1, Ticks: 20})
 		}, "undefined metadata id 5"},
-		{"duplicate metadata", func(w *Writer) { w.Metadata(0, meta) }, "metadata id 1 defined twice"},
-		{"undefined stack", func(w *Writer) {
-			w.Events(true, Event{MetadataID: 1, Seq: 2, Thread: 1, Capture: 1, Stack: 4, Ticks: 20})
+		{"duplicate metadata", func(w *nettracetest.Writer) { w.Metadata(0, meta) }, "metadata id 1 defined twice"},
+		{"undefined stack", func(w *nettracetest.Writer) {
+			w.Events(true, nettracetest.Event{MetadataID: 1, Seq: 2, Thread: 1, Capture: 1, Stack: 4, Ticks: 20})
 		}, "undefined stack id 4"},
-		{"undefined label list", func(w *Writer) {
-			w.Events(true, Event{MetadataID: 1, Seq: 2, Thread: 1, Capture: 1, Labels: 3, Ticks: 20})
+		{"undefined label list", func(w *nettracetest.Writer) {
+			w.Events(true, nettracetest.Event{MetadataID: 1, Seq: 2, Thread: 1, Capture: 1, Labels: 3, Ticks: 20})
 		}, "undefined label list 3"},
-		{"unknown label kind", func(w *Writer) { w.Block(blockLabelList, []byte{1, 0, 0, 0, 1, 0, 0, 0, 0x8b}) }, "label of unknown kind 11"},
-		{"event record overrun", func(w *Writer) {
-			w.Block(blockEvent, append([]byte{20, 0, 1, 0, 15: 0, 19: 0}, 0x81, 1, 100, 90, 2))
+		{"unknown label kind", func(w *nettracetest.Writer) {
+			w.Block(nettracetest.BlockLabelList, []byte{1, 0, 0, 0, 1, 0, 0, 0, 0x8b})
+		}, "label of unknown kind 11"},
+		{"event record overrun", func(w *nettracetest.Writer) {
+			w.Block(nettracetest.BlockEvent, append([]byte{20, 0, 1, 0, 15: 0, 19: 0}, 0x81, 1, 100, 90, 2))
 		}, "overruns its block"},
-		{"stack block overrun", func(w *Writer) { w.Block(blockStack, []byte{1, 0, 0, 0, 2, 0, 0, 0, 8, 0, 0, 0}) }, "overruns its block"},
-		{"second trace block", func(w *Writer) { w.Block(blockTrace, nil) }, "a second trace block"},
+		{"stack block overrun", func(w *nettracetest.Writer) {
+			w.Block(nettracetest.BlockStack, []byte{1, 0, 0, 0, 2, 0, 0, 0, 8, 0, 0, 0})
+		}, "overruns its block"},
+		{"second trace block", func(w *nettracetest.Writer) { w.Block(nettracetest.BlockTrace, nil) }, "a second trace block"},
 	} {
 		var buf bytes.Buffer
-		w := NewWriter(&buf, TraceInfo{TicksPerSecond: 1000, PointerSize: 8})
+		w := nettracetest.NewWriter(&buf, nettracetest.TraceInfo{TicksPerSecond: 1000, PointerSize: 8})
 		w.Metadata(0, meta)
-		w.Threads(Thread{Index: 1, PID: 1, TID: 2})
+		w.Threads(nettracetest.Thread{Index: 1, PID: 1, TID: 2})
 		w.Events(true, good)
 		tc.build(w)
 		if err := w.Close(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"viewer/trace"
+	"viewer/trace/nettrace/nettracetest"
 )
 
 // TestDecodePayloadTolerant decodes every prefix of payloads covering all
@@ -15,26 +16,27 @@ import (
 // ignored, and nothing panics.
 func TestDecodePayloadTolerant(t *testing.T) {
 	for _, tc := range []struct {
-		fields []Field
+		fields []nettracetest.Field
 		values []trace.Value
 	}{
 		{scalarFields, scalarValues(5)},
 		{containerFields, containerValues(4)},
 	} {
-		p, err := EncodePayload(tc.fields, tc.values, 8)
+		p, err := nettracetest.EncodePayload(tc.fields, tc.values)
 		if err != nil {
 			t.Fatal(err)
 		}
-		full, used := DecodePayload(p, tc.fields, 8)
-		if used > len(p) || len(full) != len(tc.fields) { // used excludes RelLoc/DataLoc data
-			t.Fatalf("whole payload: used %d of %d bytes, %d of %d fields", used, len(p), len(full), len(tc.fields))
+		fields := readerFields(tc.fields)
+		full, used := DecodePayload(p, fields, 8)
+		if used > len(p) || len(full) != len(fields) { // used excludes RelLoc/DataLoc data
+			t.Fatalf("whole payload: used %d of %d bytes, %d of %d fields", used, len(p), len(full), len(fields))
 		}
-		long, _ := DecodePayload(append(p[:len(p):len(p)], 1, 2, 3, 4, 5), tc.fields, 8)
+		long, _ := DecodePayload(append(p[:len(p):len(p)], 1, 2, 3, 4, 5), fields, 8)
 		if !reflect.DeepEqual(long, full) {
 			t.Errorf("trailing bytes changed the fields")
 		}
 		for n := range len(p) {
-			got, used := DecodePayload(p[:n], tc.fields, 8)
+			got, used := DecodePayload(p[:n], fields, 8)
 			if used > n || len(got) > len(full) {
 				t.Fatalf("prefix %d: used %d, %d fields", n, used, len(got))
 			}

@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"viewer/trace"
+	"viewer/trace/nettrace/nettracetest"
 )
 
-// scenario builds a v6 file with the Writer and records what the reader
-// must give back for it, so that tests compare the two.
+// scenario builds a v6 file with nettracetest's Writer and records what
+// the reader must give back for it, so that tests compare the two.
 type scenario struct {
 	t       testing.TB
 	buf     bytes.Buffer
-	w       *Writer
+	w       *nettracetest.Writer
 	clock   trace.Clock
 	ptr     int
-	threads map[uint64]Thread
-	meta    map[uint32]Metadata
+	threads map[uint64]nettracetest.Thread
+	meta    map[uint32]nettracetest.Metadata
 	stacks  map[uint32][]uint64
 	labels  map[uint32][]trace.Label
 	region  []want // events of the current region, in file order
@@ -30,7 +31,7 @@ type scenario struct {
 // rather than by table ids.
 type want struct {
 	time    trace.Time
-	thread  Thread
+	thread  nettracetest.Thread
 	capture int64 // capture thread's TID, or -2 when the same as thread
 	typ     trace.EventType
 	seq     uint32
@@ -44,12 +45,12 @@ type want struct {
 func newScenario(t testing.TB, freq int64, ptr int) *scenario {
 	s := &scenario{
 		t: t, ptr: ptr,
-		threads: map[uint64]Thread{}, meta: map[uint32]Metadata{},
+		threads: map[uint64]nettracetest.Thread{}, meta: map[uint32]nettracetest.Metadata{},
 		stacks: map[uint32][]uint64{}, labels: map[uint32][]trace.Label{},
 	}
 	wall := time.Date(2026, 11, 21, 17, 0, 0, 123e6, time.UTC)
 	s.clock = trace.Clock{TicksPerSecond: uint64(freq), OriginTicks: 1000, Wall: wall}
-	s.w = NewWriter(&s.buf, TraceInfo{
+	s.w = nettracetest.NewWriter(&s.buf, nettracetest.TraceInfo{
 		Wall: wall, SyncTicks: 1000, TicksPerSecond: freq, PointerSize: ptr,
 		Info: []trace.KeyValue{{Key: "HardwareThreadCount", Value: "8"}, {Key: "ExpectedCPUSamplingRate", Value: "1000000"}, {Key: "SystemPageSize", Value: "4096"}},
 	})
@@ -63,14 +64,14 @@ func (s *scenario) check(err error) {
 	}
 }
 
-func (s *scenario) metadata(headerSize int, rows ...Metadata) {
+func (s *scenario) metadata(headerSize int, rows ...nettracetest.Metadata) {
 	for _, m := range rows {
 		s.meta[m.ID] = m
 	}
 	s.check(s.w.Metadata(headerSize, rows...))
 }
 
-func (s *scenario) threadRows(rows ...Thread) {
+func (s *scenario) threadRows(rows ...nettracetest.Thread) {
 	for _, r := range rows {
 		s.threads[r.Index] = r
 	}
@@ -93,17 +94,17 @@ func (s *scenario) labelBlock(first uint32, lists ...[]trace.Label) {
 
 // events writes an event block. Each event's payload is encoded from
 // values by its metadata's schema.
-func (s *scenario) events(compressed bool, evs []Event, values [][]trace.Value) {
+func (s *scenario) events(compressed bool, evs []nettracetest.Event, values [][]trace.Value) {
 	for i := range evs {
 		e := &evs[i]
 		m := s.meta[e.MetadataID]
 		if values != nil && values[i] != nil {
-			p, err := EncodePayload(m.Fields, values[i], s.ptr)
+			p, err := nettracetest.EncodePayload(m.Fields, values[i])
 			s.check(err)
 			e.Payload = p
 		}
 		typ := trace.EventType{Provider: m.Provider, Name: m.Name, ID: int64(m.EventID), Version: int(m.Version),
-			Level: int(m.Level), Opcode: int(m.Opcode), Keywords: m.Keywords, Message: m.Message, Fields: Spec(m.Fields)}
+			Level: int(m.Level), Opcode: int(m.Opcode), Keywords: m.Keywords, Message: m.Message, Fields: Spec(readerFields(m.Fields))}
 		w := want{
 			time: s.clock.Time(e.Ticks), thread: s.threads[e.Thread], capture: -2, typ: typ, seq: e.Seq,
 			cpu: trace.NoCPU, stack: s.stacks[e.Stack], labels: s.labels[e.Labels], payload: e.Payload,
@@ -153,15 +154,15 @@ func (s *scenario) endRegion() {
 	s.region = nil
 }
 
-func (s *scenario) seqPoint(ticks int64, flags uint32, threads ...ThreadSeq) {
+func (s *scenario) seqPoint(ticks int64, flags uint32, threads ...nettracetest.ThreadSeq) {
 	s.check(s.w.SequencePoint(ticks, flags, threads...))
 	s.endRegion()
 	clear(s.stacks)
 	clear(s.labels)
-	if flags&FlushThreads != 0 {
+	if flags&nettracetest.FlushThreads != 0 {
 		clear(s.threads)
 	}
-	if flags&FlushMetadata != 0 {
+	if flags&nettracetest.FlushMetadata != 0 {
 		clear(s.meta)
 	}
 }
@@ -182,26 +183,26 @@ func guid(b byte) trace.Value {
 
 // Schemas covering every type code.
 var (
-	scalarFields = []Field{
-		{Name: "b32", Type: TypeBoolean32}, {Name: "c16", Type: TypeUTF16CodeUnit}, {Name: "i8", Type: TypeSByte},
-		{Name: "u8", Type: TypeByte}, {Name: "i16", Type: TypeInt16}, {Name: "u16", Type: TypeUInt16},
-		{Name: "i32", Type: TypeInt32}, {Name: "u32", Type: TypeUInt32}, {Name: "i64", Type: TypeInt64},
-		{Name: "u64", Type: TypeUInt64}, {Name: "f32", Type: TypeSingle}, {Name: "f64", Type: TypeDouble},
-		{Name: "dec", Type: TypeDecimal}, {Name: "when", Type: TypeDateTime}, {Name: "id", Type: TypeGUID},
-		{Name: "s", Type: TypeUTF16String}, {Name: "vi", Type: TypeVarInt}, {Name: "vu", Type: TypeVarUInt},
-		{Name: "c8", Type: TypeUTF8CodeUnit}, {Name: "b8", Type: TypeBoolean8},
+	scalarFields = []nettracetest.Field{
+		{Name: "b32", Type: nettracetest.TypeBoolean32}, {Name: "c16", Type: nettracetest.TypeUTF16CodeUnit}, {Name: "i8", Type: nettracetest.TypeSByte},
+		{Name: "u8", Type: nettracetest.TypeByte}, {Name: "i16", Type: nettracetest.TypeInt16}, {Name: "u16", Type: nettracetest.TypeUInt16},
+		{Name: "i32", Type: nettracetest.TypeInt32}, {Name: "u32", Type: nettracetest.TypeUInt32}, {Name: "i64", Type: nettracetest.TypeInt64},
+		{Name: "u64", Type: nettracetest.TypeUInt64}, {Name: "f32", Type: nettracetest.TypeSingle}, {Name: "f64", Type: nettracetest.TypeDouble},
+		{Name: "dec", Type: nettracetest.TypeDecimal}, {Name: "when", Type: nettracetest.TypeDateTime}, {Name: "id", Type: nettracetest.TypeGUID},
+		{Name: "s", Type: nettracetest.TypeUTF16String}, {Name: "vi", Type: nettracetest.TypeVarInt}, {Name: "vu", Type: nettracetest.TypeVarUInt},
+		{Name: "c8", Type: nettracetest.TypeUTF8CodeUnit}, {Name: "b8", Type: nettracetest.TypeBoolean8},
 	}
-	containerFields = []Field{
-		{Name: "obj", Type: TypeObject, Fields: []Field{{Name: "a", Type: TypeInt32}, {Name: "name", Type: TypeUTF16String}}},
-		{Name: "ints", Type: TypeArray, Elem: &Field{Type: TypeInt32}},
-		{Name: "text16", Type: TypeArray, Elem: &Field{Type: TypeUTF16CodeUnit}},
-		{Name: "objs", Type: TypeArray, Elem: &Field{Type: TypeObject, Fields: []Field{{Name: "x", Type: TypeVarUInt}, {Name: "ok", Type: TypeBoolean8}}}},
-		{Name: "fixed", Type: TypeFixedArray, Elem: &Field{Type: TypeUInt16}, Count: 3},
-		{Name: "text8", Type: TypeFixedArray, Elem: &Field{Type: TypeUTF8CodeUnit}, Count: 5},
-		{Name: "rel", Type: TypeRelLoc, Elem: &Field{Type: TypeInt32}},
-		{Name: "data", Type: TypeDataLoc, Elem: &Field{Type: TypeUTF16CodeUnit}},
-		{Name: "raw", Type: TypeArray, Elem: &Field{Type: TypeByte}},
-		{Name: "tail", Type: TypeUInt64},
+	containerFields = []nettracetest.Field{
+		{Name: "obj", Type: nettracetest.TypeObject, Fields: []nettracetest.Field{{Name: "a", Type: nettracetest.TypeInt32}, {Name: "name", Type: nettracetest.TypeUTF16String}}},
+		{Name: "ints", Type: nettracetest.TypeArray, Elem: &nettracetest.Field{Type: nettracetest.TypeInt32}},
+		{Name: "text16", Type: nettracetest.TypeArray, Elem: &nettracetest.Field{Type: nettracetest.TypeUTF16CodeUnit}},
+		{Name: "objs", Type: nettracetest.TypeArray, Elem: &nettracetest.Field{Type: nettracetest.TypeObject, Fields: []nettracetest.Field{{Name: "x", Type: nettracetest.TypeVarUInt}, {Name: "ok", Type: nettracetest.TypeBoolean8}}}},
+		{Name: "fixed", Type: nettracetest.TypeFixedArray, Elem: &nettracetest.Field{Type: nettracetest.TypeUInt16}, Count: 3},
+		{Name: "text8", Type: nettracetest.TypeFixedArray, Elem: &nettracetest.Field{Type: nettracetest.TypeUTF8CodeUnit}, Count: 5},
+		{Name: "rel", Type: nettracetest.TypeRelLoc, Elem: &nettracetest.Field{Type: nettracetest.TypeInt32}},
+		{Name: "data", Type: nettracetest.TypeDataLoc, Elem: &nettracetest.Field{Type: nettracetest.TypeUTF16CodeUnit}},
+		{Name: "raw", Type: nettracetest.TypeArray, Elem: &nettracetest.Field{Type: nettracetest.TypeByte}},
+		{Name: "tail", Type: nettracetest.TypeUInt64},
 	}
 )
 
@@ -248,17 +249,17 @@ func containerValues(i int) []trace.Value {
 func allFeatures(t testing.TB) (*scenario, []byte) {
 	s := newScenario(t, 10_000_000, 8)
 	s.metadata(0,
-		Metadata{ID: 1, Provider: "Test.Provider", EventID: 1, Name: "Scalars", Fields: scalarFields, Level: 4, Version: 1},
-		Metadata{ID: 2, Provider: "Test.Provider", EventID: 2, Name: "Containers", Fields: containerFields},
-		Metadata{ID: 3, Provider: "Other", EventID: 77, Name: "OptionsStart", HasOpcode: true, Opcode: 1, Keywords: 0xf00,
+		nettracetest.Metadata{ID: 1, Provider: "Test.Provider", EventID: 1, Name: "Scalars", Fields: scalarFields, Level: 4, Version: 1},
+		nettracetest.Metadata{ID: 2, Provider: "Test.Provider", EventID: 2, Name: "Containers", Fields: containerFields},
+		nettracetest.Metadata{ID: 3, Provider: "Other", EventID: 77, Name: "OptionsStart", HasOpcode: true, Opcode: 1, Keywords: 0xf00,
 			Message: "msg %1", Description: "described", KeyValues: []trace.KeyValue{{Key: "k", Value: "v"}},
 			ProviderGUID: [16]byte{1, 2, 3}, Level: 5, Version: 2},
 	)
-	s.metadata(3, Metadata{ID: 4, Provider: "Other", EventID: 78, Name: "Empty"}) // a header with reserved bytes
+	s.metadata(3, nettracetest.Metadata{ID: 4, Provider: "Other", EventID: 78, Name: "Empty"}) // a header with reserved bytes
 	s.threadRows(
-		Thread{Index: 1, Name: "main", PID: 100, TID: 1000},
-		Thread{Index: 2, PID: 100, TID: 1001, KeyValues: []trace.KeyValue{{Key: "role", Value: "worker"}}},
-		Thread{Index: 3, Name: "sampler", PID: 200, TID: 2000},
+		nettracetest.Thread{Index: 1, Name: "main", PID: 100, TID: 1000},
+		nettracetest.Thread{Index: 2, PID: 100, TID: 1001, KeyValues: []trace.KeyValue{{Key: "role", Value: "worker"}}},
+		nettracetest.Thread{Index: 3, Name: "sampler", PID: 200, TID: 2000},
 	)
 	s.stackBlock(1, []uint64{0x1000, 0x2000, 0xffff_ffff_0000}, []uint64{0x3000}, []uint64{0x1000, 0x2000, 0xffff_ffff_0000})
 	lists := [][]trace.Label{
@@ -270,51 +271,86 @@ func allFeatures(t testing.TB) (*scenario, []byte) {
 	}
 	s.labelBlock(1, lists...)
 	var vals [][]trace.Value
-	var evs []Event
-	add := func(e Event, v []trace.Value) {
+	var evs []nettracetest.Event
+	add := func(e nettracetest.Event, v []trace.Value) {
 		evs = append(evs, e)
 		vals = append(vals, v)
 	}
 	// Thread 2's events come before thread 1's in time but after them in
 	// the file; the sampler (capture thread 3) samples thread 1.
-	add(Event{MetadataID: 1, Seq: 1, Thread: 1, Capture: 1, Proc: 2, Stack: 1, Ticks: 5000, Labels: 1, Sorted: true}, scalarValues(1))
-	add(Event{MetadataID: 1, Seq: 2, Thread: 1, Capture: 1, Proc: 2, Stack: 1, Ticks: 7000, Labels: 1}, scalarValues(2))
-	add(Event{MetadataID: 2, Seq: 3, Thread: 1, Capture: 1, Proc: 3, Stack: 2, Ticks: 7000, Labels: 2}, containerValues(3))
-	add(Event{MetadataID: 2, Seq: 1, Thread: 2, Capture: 2, Proc: 0xffffffff, Ticks: 4000, Labels: 3}, containerValues(4))
-	add(Event{MetadataID: 3, Seq: 2, Thread: 2, Capture: 2, Proc: 1, Stack: 3, Ticks: 6000, Labels: 4}, []trace.Value{})
-	add(Event{MetadataID: 3, Seq: 1, Thread: 1, Capture: 3, Proc: 0, Stack: 2, Ticks: 6500, Labels: 5}, []trace.Value{})
-	add(Event{MetadataID: 4, Seq: 2, Thread: 1, Capture: 3, Proc: 0, Ticks: 6500}, []trace.Value{})
+	add(nettracetest.Event{MetadataID: 1, Seq: 1, Thread: 1, Capture: 1, Proc: 2, Stack: 1, Ticks: 5000, Labels: 1, Sorted: true}, scalarValues(1))
+	add(nettracetest.Event{MetadataID: 1, Seq: 2, Thread: 1, Capture: 1, Proc: 2, Stack: 1, Ticks: 7000, Labels: 1}, scalarValues(2))
+	add(nettracetest.Event{MetadataID: 2, Seq: 3, Thread: 1, Capture: 1, Proc: 3, Stack: 2, Ticks: 7000, Labels: 2}, containerValues(3))
+	add(nettracetest.Event{MetadataID: 2, Seq: 1, Thread: 2, Capture: 2, Proc: 0xffffffff, Ticks: 4000, Labels: 3}, containerValues(4))
+	add(nettracetest.Event{MetadataID: 3, Seq: 2, Thread: 2, Capture: 2, Proc: 1, Stack: 3, Ticks: 6000, Labels: 4}, []trace.Value{})
+	add(nettracetest.Event{MetadataID: 3, Seq: 1, Thread: 1, Capture: 3, Proc: 0, Stack: 2, Ticks: 6500, Labels: 5}, []trace.Value{})
+	add(nettracetest.Event{MetadataID: 4, Seq: 2, Thread: 1, Capture: 3, Proc: 0, Ticks: 6500}, []trace.Value{})
 	s.events(true, evs, vals)
 	s.check(s.w.Block(42, []byte("a block of a kind from a newer minor version")))
 	evs, vals = nil, nil
-	add(Event{MetadataID: 1, Seq: 6, Thread: 1, Capture: 1, Proc: 1, Stack: 2, Ticks: 8000, Labels: 2}, scalarValues(5)) // 2 lost
-	add(Event{MetadataID: 2, Seq: 3, Thread: 2, Capture: 2, Proc: 1, Ticks: 7500}, containerValues(6))
+	add(nettracetest.Event{MetadataID: 1, Seq: 6, Thread: 1, Capture: 1, Proc: 1, Stack: 2, Ticks: 8000, Labels: 2}, scalarValues(5)) // 2 lost
+	add(nettracetest.Event{MetadataID: 2, Seq: 3, Thread: 2, Capture: 2, Proc: 1, Ticks: 7500}, containerValues(6))
 	s.events(false, evs, vals)
 	s.lost += 2
-	s.seqPoint(9000, 0, ThreadSeq{1, 8}, ThreadSeq{2, 3}) // thread 1: 2 more lost
+	s.seqPoint(9000, 0, nettracetest.ThreadSeq{Index: 1, Seq: 8}, nettracetest.ThreadSeq{Index: 2, Seq: 3}) // thread 1: 2 more lost
 	s.lost += 2
 
 	// region 2: stack and label ids restart with other contents
 	s.stackBlock(1, []uint64{0x5000})
 	s.labelBlock(1, []trace.Label{{Key: "ActivityId", Value: guid(7)}})
 	evs, vals = nil, nil
-	add(Event{MetadataID: 1, Seq: 9, Thread: 1, Capture: 1, Proc: 0, Stack: 1, Ticks: 9500, Labels: 1}, scalarValues(7))
-	add(Event{MetadataID: 2, Seq: 4, Thread: 2, Capture: 2, Proc: 0, Ticks: 9400}, containerValues(8))
+	add(nettracetest.Event{MetadataID: 1, Seq: 9, Thread: 1, Capture: 1, Proc: 0, Stack: 1, Ticks: 9500, Labels: 1}, scalarValues(7))
+	add(nettracetest.Event{MetadataID: 2, Seq: 4, Thread: 2, Capture: 2, Proc: 0, Ticks: 9400}, containerValues(8))
 	s.events(true, evs, vals)
-	s.check(s.w.RemoveThreads(ThreadSeq{2, 10})) // 6 lost at removal
+	s.check(s.w.RemoveThreads(nettracetest.ThreadSeq{Index: 2, Seq: 10})) // 6 lost at removal
 	s.lost += 6
 	delete(s.threads, 2)
-	s.seqPoint(10000, FlushThreads|FlushMetadata)
+	s.seqPoint(10000, nettracetest.FlushThreads|nettracetest.FlushMetadata)
 
 	// region 3: metadata id 1 and thread index 1 mean something else now
-	s.metadata(0, Metadata{ID: 1, Provider: "Test.Provider", EventID: 9, Name: "AfterFlush",
-		Fields: []Field{{Name: "v", Type: TypeVarInt}}})
-	s.threadRows(Thread{Index: 1, Name: "reborn", PID: 300, TID: 3000}, Thread{Index: 2, Name: "main again", PID: 100, TID: 1000})
+	s.metadata(0, nettracetest.Metadata{ID: 1, Provider: "Test.Provider", EventID: 9, Name: "AfterFlush",
+		Fields: []nettracetest.Field{{Name: "v", Type: nettracetest.TypeVarInt}}})
+	s.threadRows(nettracetest.Thread{Index: 1, Name: "reborn", PID: 300, TID: 3000}, nettracetest.Thread{Index: 2, Name: "main again", PID: 100, TID: 1000})
 	evs, vals = nil, nil
 	for i := range 5 {
-		add(Event{MetadataID: 1, Seq: uint32(i/2 + 1), Thread: uint64(1 + i%2), Capture: uint64(1 + i%2), Proc: 0,
+		add(nettracetest.Event{MetadataID: 1, Seq: uint32(i/2 + 1), Thread: uint64(1 + i%2), Capture: uint64(1 + i%2), Proc: 0,
 			Ticks: int64(12000 - i*100)}, []trace.Value{trace.IntValue(int64(-i))})
 	}
 	s.events(true, evs, vals)
 	return s, s.close()
+}
+
+// readerFields converts a schema as the writer takes it to the reader's
+// description of the same schema, type code by type code: the writer
+// shares no types with the reader, so that it encodes the format on its
+// own.
+func readerFields(fs []nettracetest.Field) []Field {
+	if fs == nil {
+		return nil
+	}
+	out := make([]Field, len(fs))
+	for i, f := range fs {
+		out[i] = Field{Name: f.Name, Type: TypeCode(f.Type), Count: f.Count, Fields: readerFields(f.Fields)}
+		if f.Elem != nil {
+			out[i].Elem = &readerFields([]nettracetest.Field{*f.Elem})[0]
+		}
+	}
+	return out
+}
+
+// writerFields converts a schema the reader read from a file's metadata
+// to the writer's description. The writer writes what v6 metadata can
+// say: a CountField (only the CLR schema has them, never a file) is lost.
+func writerFields(fs []Field) []nettracetest.Field {
+	if fs == nil {
+		return nil
+	}
+	out := make([]nettracetest.Field, len(fs))
+	for i, f := range fs {
+		out[i] = nettracetest.Field{Name: f.Name, Type: nettracetest.TypeCode(f.Type), Count: f.Count, Fields: writerFields(f.Fields)}
+		if f.Elem != nil {
+			out[i].Elem = &writerFields([]Field{*f.Elem})[0]
+		}
+	}
+	return out
 }

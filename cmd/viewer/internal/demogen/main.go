@@ -1,5 +1,5 @@
 // Command demogen writes the demo trace that viewer holds on first start: a
-// NetTrace v6 file, made with the project's writer, of a small web shop
+// NetTrace v6 file, made with package nettracetest, of a small web shop
 // process. It has what a real .NET trace has — runtime events whose
 // metadata names nothing (the CLR schema names them), sample-profiler
 // stacks resolved through rundown method events, EventSource events with
@@ -24,7 +24,7 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/clr"
-	"viewer/trace/nettrace"
+	"viewer/trace/nettrace/nettracetest"
 )
 
 const (
@@ -113,7 +113,7 @@ func main() {
 func write(buf *bytes.Buffer) error {
 	rng := rand.New(rand.NewPCG(2026, 1))
 	schema := clr.NewSchema()
-	w := nettrace.NewWriter(buf, nettrace.TraceInfo{
+	w := nettracetest.NewWriter(buf, nettracetest.TraceInfo{
 		Wall:           time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC),
 		SyncTicks:      0,
 		TicksPerSecond: second,
@@ -127,28 +127,30 @@ func write(buf *bytes.Buffer) error {
 	gc := &thread{index: 6, name: ".NET BGC", tid: 4260}
 	sampler := &thread{index: 7, name: ".NET SampleProfiler", tid: 4270}
 	threads = append(threads, gc, sampler)
-	rows := make([]nettrace.Thread, len(threads))
+	rows := make([]nettracetest.Thread, len(threads))
 	for i, t := range threads {
-		rows[i] = nettrace.Thread{Index: t.index, Name: t.name, PID: pid, TID: t.tid}
+		rows[i] = nettracetest.Thread{Index: t.index, Name: t.name, PID: pid, TID: t.tid}
 	}
 	w.Threads(rows...)
 
-	str := func(name string) nettrace.Field { return nettrace.Field{Name: name, Type: nettrace.TypeUTF16String} }
+	str := func(name string) nettracetest.Field {
+		return nettracetest.Field{Name: name, Type: nettracetest.TypeUTF16String}
+	}
 	w.Metadata(0,
-		nettrace.Metadata{ID: mdOrderStart, Provider: shop, EventID: 1, Name: "OrderStart", HasOpcode: true, Opcode: 1, Level: 4, Version: 0,
-			Fields: []nettrace.Field{{Name: "OrderId", Type: nettrace.TypeInt64}, str("Customer"), {Name: "Items", Type: nettrace.TypeInt32}}},
-		nettrace.Metadata{ID: mdOrderStop, Provider: shop, EventID: 2, Name: "OrderStop", HasOpcode: true, Opcode: 2, Level: 4,
-			Fields: []nettrace.Field{{Name: "OrderId", Type: nettrace.TypeInt64}, {Name: "Total", Type: nettrace.TypeDouble}, str("Status")}},
-		nettrace.Metadata{ID: mdCacheMiss, Provider: shop, EventID: 3, Name: "CacheMiss", Level: 5,
-			Fields: []nettrace.Field{str("Key"), {Name: "LatencyUs", Type: nettrace.TypeUInt32}}},
+		nettracetest.Metadata{ID: mdOrderStart, Provider: shop, EventID: 1, Name: "OrderStart", HasOpcode: true, Opcode: 1, Level: 4, Version: 0,
+			Fields: []nettracetest.Field{{Name: "OrderId", Type: nettracetest.TypeInt64}, str("Customer"), {Name: "Items", Type: nettracetest.TypeInt32}}},
+		nettracetest.Metadata{ID: mdOrderStop, Provider: shop, EventID: 2, Name: "OrderStop", HasOpcode: true, Opcode: 2, Level: 4,
+			Fields: []nettracetest.Field{{Name: "OrderId", Type: nettracetest.TypeInt64}, {Name: "Total", Type: nettracetest.TypeDouble}, str("Status")}},
+		nettracetest.Metadata{ID: mdCacheMiss, Provider: shop, EventID: 3, Name: "CacheMiss", Level: 5,
+			Fields: []nettracetest.Field{str("Key"), {Name: "LatencyUs", Type: nettracetest.TypeUInt32}}},
 		// The runtime's own events describe nothing, as in real files.
-		nettrace.Metadata{ID: mdGCStart, Provider: runtime, EventID: 1, Version: 2, Level: 4, Keywords: 1},
-		nettrace.Metadata{ID: mdGCStop, Provider: runtime, EventID: 2, Version: 1, Level: 4, Keywords: 1},
-		nettrace.Metadata{ID: mdAllocTick, Provider: runtime, EventID: 10, Version: 3, Level: 5, Keywords: 1},
-		nettrace.Metadata{ID: mdException, Provider: runtime, EventID: 80, Version: 1, Level: 2, Keywords: 0x8000},
-		nettrace.Metadata{ID: mdSample, Provider: profiler, EventID: 0, Level: 4},
-		nettrace.Metadata{ID: mdMethodDCEnd, Provider: rundown, EventID: 144, Version: 1, Level: 4, Keywords: 0x30},
-		nettrace.Metadata{ID: mdModuleDCEnd, Provider: rundown, EventID: 154, Version: 1, Level: 4, Keywords: 0x8},
+		nettracetest.Metadata{ID: mdGCStart, Provider: runtime, EventID: 1, Version: 2, Level: 4, Keywords: 1},
+		nettracetest.Metadata{ID: mdGCStop, Provider: runtime, EventID: 2, Version: 1, Level: 4, Keywords: 1},
+		nettracetest.Metadata{ID: mdAllocTick, Provider: runtime, EventID: 10, Version: 3, Level: 5, Keywords: 1},
+		nettracetest.Metadata{ID: mdException, Provider: runtime, EventID: 80, Version: 1, Level: 2, Keywords: 0x8000},
+		nettracetest.Metadata{ID: mdSample, Provider: profiler, EventID: 0, Level: 4},
+		nettracetest.Metadata{ID: mdMethodDCEnd, Provider: rundown, EventID: 144, Version: 1, Level: 4, Keywords: 0x30},
+		nettracetest.Metadata{ID: mdModuleDCEnd, Provider: rundown, EventID: 154, Version: 1, Level: 4, Keywords: 0x8},
 	)
 
 	// One stack per call path, leaf first, each frame inside its method.
@@ -160,9 +162,9 @@ func write(buf *bytes.Buffer) error {
 	}
 	w.Stacks(1, stacks...)
 
-	var evs []nettrace.Event
+	var evs []nettracetest.Event
 	emit := func(t *thread, md uint32, ticks int64, stack uint32, labels uint32, payload []byte) {
-		evs = append(evs, nettrace.Event{MetadataID: md, Thread: t.index, Capture: t.index,
+		evs = append(evs, nettracetest.Event{MetadataID: md, Thread: t.index, Capture: t.index,
 			Stack: stack, Ticks: ticks, Labels: labels, Sorted: true, Payload: payload})
 	}
 	enc := func(provider string, id, version int, values map[string]any) []byte {
@@ -243,14 +245,14 @@ func write(buf *bytes.Buffer) error {
 					typ = 1
 				}
 			}
-			evs = append(evs, nettrace.Event{MetadataID: mdSample, Thread: t.index, Capture: sampler.index,
+			evs = append(evs, nettracetest.Event{MetadataID: mdSample, Thread: t.index, Capture: sampler.index,
 				Stack: uint32(path + 1), Ticks: at + int64(ti)*1000, Sorted: true, Payload: binary.LittleEndian.AppendUint32(nil, typ)})
 		}
 	}
 
 	// Sequence numbers count each capture thread's events in time order;
 	// worker #3 dropped 37 events at 1.5 s.
-	slices.SortStableFunc(evs, func(a, b nettrace.Event) int { return cmp.Compare(a.Ticks, b.Ticks) })
+	slices.SortStableFunc(evs, func(a, b nettracetest.Event) int { return cmp.Compare(a.Ticks, b.Ticks) })
 	byIndex := map[uint64]*thread{}
 	for _, t := range threads {
 		byIndex[t.index] = t
@@ -277,12 +279,12 @@ func write(buf *bytes.Buffer) error {
 	}
 
 	// Rundown at the end of the session: every method and module.
-	var tail []nettrace.Event
+	var tail []nettracetest.Event
 	rd := &thread{index: 1}
 	rd.seq = seqs[1]
 	at := duration + 1e6
 	for i, m := range methods {
-		tail = append(tail, nettrace.Event{MetadataID: mdMethodDCEnd, Thread: 1, Capture: 1, Ticks: at + int64(i)*1000, Sorted: true,
+		tail = append(tail, nettracetest.Event{MetadataID: mdMethodDCEnd, Thread: 1, Capture: 1, Ticks: at + int64(i)*1000, Sorted: true,
 			Payload: enc(rundown, 144, 1, map[string]any{
 				"MethodID": uint64(0x7ff8_3000_0000 + i*0x40), "ModuleID": uint64(0x7ff8_4000_0000 + slices.Index(modules, m.module)*0x1000),
 				"MethodStartAddress": uint64(codeBase + i*0x400), "MethodSize": uint64(methodLen), "MethodToken": uint64(0x06000001 + i),
@@ -290,7 +292,7 @@ func write(buf *bytes.Buffer) error {
 			})})
 	}
 	for i, mod := range modules {
-		tail = append(tail, nettrace.Event{MetadataID: mdModuleDCEnd, Thread: 1, Capture: 1, Ticks: at + 100000 + int64(i)*1000, Sorted: true,
+		tail = append(tail, nettracetest.Event{MetadataID: mdModuleDCEnd, Thread: 1, Capture: 1, Ticks: at + 100000 + int64(i)*1000, Sorted: true,
 			Payload: enc(rundown, 154, 1, map[string]any{
 				"ModuleID": uint64(0x7ff8_4000_0000 + i*0x1000), "AssemblyID": uint64(0x7ff8_5000_0000 + i*0x1000), "ModuleFlags": uint64(8),
 				"ModuleILPath": "/app/" + mod + ".dll", "ModuleNativePath": "", "ClrInstanceID": uint64(9),

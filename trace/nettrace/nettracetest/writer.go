@@ -1,4 +1,21 @@
-package nettrace
+// Package nettracetest writes .NET EventPipe traces in the NetTrace v6
+// format, for tests, benchmarks, fuzz seeds and committed fixtures (the
+// demo trace among them); it is not needed to read traces, which is
+// package [viewer/trace/nettrace]'s job.
+//
+// A [Writer] writes a file block by block (§5) — Trace, Metadata, Thread,
+// RemoveThread, Stack, LabelList, Event and SequencePoint blocks, or a raw
+// block of any kind — in whatever order and with whatever contents the
+// caller chooses, so that a test can build every shape of file the reader
+// must handle and some it must refuse. [EncodePayload] lays out an event's
+// payload by a schema of [Field] descriptions.
+//
+// The package encodes from the format notes on its own: it shares no
+// constants or types with the reader (nor can it import the reader, whose
+// internal tests use it), so a round trip through the two checks each
+// against an independent reading of the format. Section numbers (§N) are
+// those of the format notes that package nettrace's documentation names.
+package nettracetest
 
 import (
 	"bufio"
@@ -8,10 +25,28 @@ import (
 	"io"
 	"math"
 	"time"
-	"unicode/utf16"
 
 	"viewer/trace"
 )
+
+var le = binary.LittleEndian
+
+// Block kinds of a v6 file (§5). A reader skips kinds it does not know.
+const (
+	BlockEnd           = 0 // end of stream, empty
+	BlockTrace         = 1
+	BlockEvent         = 2
+	BlockMetadata      = 3
+	BlockSequencePoint = 4
+	BlockStack         = 5
+	BlockThread        = 6
+	BlockRemoveThread  = 7
+	BlockLabelList     = 8
+)
+
+// magic is the v6 file header: "Nettrace", a u32 0 (where ≤v5 files have
+// a string length), then the major version 6 and minor version 0 (§2, §5).
+const magic = "Nettrace\x00\x00\x00\x00\x06\x00\x00\x00\x00\x00\x00\x00"
 
 // Writer writes a NetTrace v6 file block by block, as one-collect's
 // record-trace does: the caller decides which blocks to write and in what
@@ -25,7 +60,7 @@ type Writer struct {
 	b   []byte
 }
 
-// TraceInfo is the content of a v6 Trace block.
+// TraceInfo is the content of a v6 Trace block (§6).
 type TraceInfo struct {
 	Wall           time.Time // kept to the millisecond (SYSTEMTIME)
 	SyncTicks      int64
@@ -37,7 +72,7 @@ type TraceInfo struct {
 // NewWriter writes the file header and the Trace block.
 func NewWriter(w io.Writer, info TraceInfo) *Writer {
 	wr := &Writer{w: bufio.NewWriter(w), ptr: info.PointerSize}
-	wr.write([]byte("Nettrace\x00\x00\x00\x00\x06\x00\x00\x00\x00\x00\x00\x00"))
+	wr.write([]byte(magic))
 	b := appendSystemTime(nil, info.Wall)
 	b = le.AppendUint64(b, uint64(info.SyncTicks))
 	b = le.AppendUint64(b, uint64(info.TicksPerSecond))
@@ -47,7 +82,7 @@ func NewWriter(w io.Writer, info TraceInfo) *Writer {
 		b = appendStr(b, kv.Key)
 		b = appendStr(b, kv.Value)
 	}
-	wr.Block(blockTrace, b)
+	wr.Block(BlockTrace, b)
 	return wr
 }
 
@@ -77,7 +112,7 @@ func (w *Writer) write(b []byte) {
 // skipped by it.
 func (w *Writer) Block(kind int, payload []byte) error {
 	if len(payload) > 0xffffff && w.err == nil {
-		w.err = fmt.Errorf("nettrace: block of %d bytes exceeds 16 MiB", len(payload))
+		w.err = fmt.Errorf("nettracetest: block of %d bytes exceeds 16 MiB", len(payload))
 	}
 	var h [4]byte
 	le.PutUint32(h[:], uint32(kind)<<24|uint32(len(payload)))
@@ -88,14 +123,14 @@ func (w *Writer) Block(kind int, payload []byte) error {
 
 // Close writes the end-of-stream block and flushes.
 func (w *Writer) Close() error {
-	w.Block(blockEnd, nil)
+	w.Block(BlockEnd, nil)
 	if w.err == nil {
 		w.err = w.w.Flush()
 	}
 	return w.err
 }
 
-// Metadata is one v6 metadata row.
+// Metadata is one v6 metadata row (§9.3).
 type Metadata struct {
 	ID       uint32
 	Provider string
@@ -158,7 +193,7 @@ func (w *Writer) Metadata(headerSize int, rows ...Metadata) error {
 		le.PutUint16(b[start:], uint16(len(b)-start-2))
 	}
 	w.b = b
-	return w.Block(blockMetadata, b)
+	return w.Block(BlockMetadata, b)
 }
 
 func appendFieldsV6(b []byte, fs []Field) []byte {
@@ -187,7 +222,8 @@ func appendTypeV6(b []byte, f *Field) []byte {
 	return b
 }
 
-// Thread is one row of a v6 Thread block. PID and TID < 0 are left out.
+// Thread is one row of a v6 Thread block (§11). PID and TID < 0 are left
+// out.
 type Thread struct {
 	Index     uint64
 	Name      string
@@ -217,7 +253,7 @@ func (w *Writer) Threads(rows ...Thread) error {
 		le.PutUint16(b[start:], uint16(len(b)-start-2))
 	}
 	w.b = b
-	return w.Block(blockThread, b)
+	return w.Block(BlockThread, b)
 }
 
 // ThreadSeq is a thread index with a sequence number, as sequence points
@@ -235,10 +271,10 @@ func (w *Writer) RemoveThreads(rows ...ThreadSeq) error {
 		b = binary.AppendUvarint(b, uint64(t.Seq))
 	}
 	w.b = b
-	return w.Block(blockRemoveThread, b)
+	return w.Block(BlockRemoveThread, b)
 }
 
-// Sequence point flags.
+// Sequence point flags (§13).
 const (
 	FlushThreads  = 1
 	FlushMetadata = 2
@@ -254,10 +290,11 @@ func (w *Writer) SequencePoint(ticks int64, flags uint32, threads ...ThreadSeq) 
 		b = binary.AppendUvarint(b, uint64(t.Seq))
 	}
 	w.b = b
-	return w.Block(blockSeqPoint, b)
+	return w.Block(BlockSequencePoint, b)
 }
 
-// Stacks writes a stack block whose stacks get the ids first, first+1, …
+// Stacks writes a stack block (§10) whose stacks get the ids first,
+// first+1, … Addresses are written in the trace's pointer size.
 func (w *Writer) Stacks(first uint32, stacks ...[]uint64) error {
 	b := le.AppendUint32(w.b[:0], first)
 	b = le.AppendUint32(b, uint32(len(stacks)))
@@ -272,20 +309,20 @@ func (w *Writer) Stacks(first uint32, stacks ...[]uint64) error {
 		}
 	}
 	w.b = b
-	return w.Block(blockStack, b)
+	return w.Block(BlockStack, b)
 }
 
-// LabelLists writes a LabelList block whose lists get the indexes first,
-// first+1, … Each label is encoded by its key and value kind as the reader
-// returns it: ActivityId and RelatedActivityId GUIDs, TraceId bytes,
-// SpanId hex, Opcode, Level and Version unsigned, Keywords hex, and any
-// other key with a string or integer value.
+// LabelLists writes a LabelList block (§12) whose lists get the indexes
+// first, first+1, … Each label is encoded by its key and value kind as a
+// reader returns it: ActivityId and RelatedActivityId GUIDs, TraceId
+// bytes, SpanId hex, Opcode, Level and Version unsigned, Keywords hex, and
+// any other key with a string or integer value.
 func (w *Writer) LabelLists(first uint32, lists ...[]trace.Label) error {
 	b := le.AppendUint32(w.b[:0], first)
 	b = le.AppendUint32(b, uint32(len(lists)))
 	for _, l := range lists {
 		if len(l) == 0 {
-			w.err = cmpErr(w.err, errors.New("nettrace: an empty label list cannot be written"))
+			w.err = cmpErr(w.err, errors.New("nettracetest: an empty label list cannot be written"))
 		}
 		for i, lb := range l {
 			var last byte
@@ -316,12 +353,12 @@ func (w *Writer) LabelLists(first uint32, lists ...[]trace.Label) error {
 				b = appendStr(append(b, 6|last), lb.Key)
 				b = binary.AppendUvarint(b, uint64(v.Int()<<1^(v.Int()>>63)))
 			default:
-				w.err = cmpErr(w.err, fmt.Errorf("nettrace: label %q of kind %d cannot be written", lb.Key, v.Kind()))
+				w.err = cmpErr(w.err, fmt.Errorf("nettracetest: label %q of kind %d cannot be written", lb.Key, v.Kind()))
 			}
 		}
 	}
 	w.b = b
-	return w.Block(blockLabelList, b)
+	return w.Block(BlockLabelList, b)
 }
 
 func cmpErr(old, new error) error {
@@ -331,7 +368,7 @@ func cmpErr(old, new error) error {
 	return new
 }
 
-// Event is one event record as the writer encodes it.
+// Event is one event record as the writer encodes it (§8).
 type Event struct {
 	MetadataID uint32
 	Seq        uint32
@@ -432,161 +469,5 @@ func (w *Writer) Events(compressed bool, evs ...Event) error {
 		p = e
 	}
 	w.b = b
-	return w.Block(blockEvent, b)
-}
-
-// EncodePayload encodes field values by a schema: the inverse of
-// [DecodePayload]. values[i] is the value of fields[i]; a value's kind must
-// suit its field's type (arrays of characters are strings, arrays of bytes
-// are bytes). RelLoc and DataLoc data go after the fixed part.
-func EncodePayload(fields []Field, values []trace.Value, pointerSize int) ([]byte, error) {
-	e := encoder{ptr: pointerSize}
-	if err := e.fields(fields, values); err != nil {
-		return nil, err
-	}
-	// RelLoc/DataLoc data follow the body in order.
-	b := e.body
-	for _, fx := range e.fix {
-		off := len(b)
-		b = append(b, fx.data...)
-		if fx.rel {
-			off -= fx.at + 4
-		}
-		if off > 0xffff || len(fx.data) > 0xffff {
-			return nil, errors.New("nettrace: payload too large for a RelLoc/DataLoc")
-		}
-		le.PutUint32(b[fx.at:], uint32(len(fx.data))<<16|uint32(off))
-	}
-	return b, nil
-}
-
-type encoder struct {
-	ptr  int
-	body []byte
-	fix  []locFix
-}
-
-type locFix struct {
-	at   int
-	rel  bool
-	data []byte
-}
-
-func (e *encoder) fields(fs []Field, vs []trace.Value) error {
-	if len(fs) != len(vs) {
-		return fmt.Errorf("nettrace: %d values for %d fields", len(vs), len(fs))
-	}
-	for i := range fs {
-		if err := e.value(&fs[i], vs[i]); err != nil {
-			return fmt.Errorf("%s: %w", fs[i].Name, err)
-		}
-	}
-	return nil
-}
-
-func (e *encoder) value(f *Field, v trace.Value) error {
-	b := e.body
-	switch f.Type {
-	case TypeObject:
-		ms := v.Fields()
-		vals := make([]trace.Value, len(ms))
-		for i, m := range ms {
-			vals[i] = m.Value
-		}
-		return e.fields(f.Fields, vals)
-	case TypeBoolean32:
-		b = le.AppendUint32(b, uint32(v.Uint()))
-	case TypeBoolean8, TypeByte, TypeSByte:
-		b = append(b, byte(v.Uint()))
-	case TypeUTF16CodeUnit:
-		b = appendUTF16(b, v.Str())
-	case TypeUTF8CodeUnit:
-		b = append(b, v.Str()...)
-	case TypeInt16, TypeUInt16:
-		b = le.AppendUint16(b, uint16(v.Uint()))
-	case TypeInt32, TypeUInt32, TypeHexInt32:
-		b = le.AppendUint32(b, uint32(v.Uint()))
-	case TypeInt64, TypeUInt64, TypeHexInt64:
-		b = le.AppendUint64(b, v.Uint())
-	case TypePointer:
-		if e.ptr == 4 {
-			b = le.AppendUint32(b, uint32(v.Uint()))
-		} else {
-			b = le.AppendUint64(b, v.Uint())
-		}
-	case TypeSingle:
-		b = le.AppendUint32(b, math.Float32bits(float32(v.Float())))
-	case TypeDouble:
-		b = le.AppendUint64(b, math.Float64bits(v.Float()))
-	case TypeDecimal, TypeGUID:
-		b = append(b, v.Str()...)
-	case TypeDateTime:
-		ft := v.Uint()
-		if v.Kind() == trace.KindTime {
-			ft = uint64(v.Time().UnixNano()/100 + 11644473600*1e7)
-		}
-		b = le.AppendUint64(b, ft)
-	case TypeUTF16String:
-		b = append(appendUTF16(b, v.Str()), 0, 0)
-	case TypeAnsiString:
-		b = append(append(b, v.Str()...), 0)
-	case TypeVarInt:
-		b = binary.AppendUvarint(b, uint64(v.Int()<<1^(v.Int()>>63)))
-	case TypeVarUInt:
-		b = binary.AppendUvarint(b, v.Uint())
-	case TypeArray, TypeFixedArray:
-		n := elemCount(f.Elem, v)
-		if f.Type == TypeArray {
-			b = le.AppendUint16(b, uint16(n))
-		} else if n != f.Count {
-			return fmt.Errorf("%d elements for a fixed array of %d", n, f.Count)
-		}
-		e.body = b
-		return e.elems(f.Elem, v)
-	case TypeRelLoc, TypeDataLoc:
-		sub := encoder{ptr: e.ptr}
-		if err := sub.elems(f.Elem, v); err != nil {
-			return err
-		}
-		e.fix = append(e.fix, locFix{at: len(b), rel: f.Type == TypeRelLoc, data: sub.body})
-		b = append(b, 0, 0, 0, 0)
-	default:
-		return fmt.Errorf("cannot encode type %v", f.Type)
-	}
-	e.body = b
-	return nil
-}
-
-func elemCount(el *Field, v trace.Value) int {
-	switch el.Type {
-	case TypeUTF16CodeUnit:
-		return len(utf16.Encode([]rune(v.Str())))
-	case TypeUTF8CodeUnit, TypeByte:
-		return len(v.Str())
-	}
-	return len(v.Fields())
-}
-
-func (e *encoder) elems(el *Field, v trace.Value) error {
-	switch el.Type {
-	case TypeUTF16CodeUnit:
-		e.body = appendUTF16(e.body, v.Str())
-		return nil
-	case TypeUTF8CodeUnit, TypeByte:
-		e.body = append(e.body, v.Str()...)
-		return nil
-	}
-	for _, x := range v.Fields() {
-		if err := e.value(el, x.Value); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func appendUTF16(b []byte, s string) []byte {
-	for _, u := range utf16.Encode([]rune(s)) {
-		b = le.AppendUint16(b, u)
-	}
-	return b
+	return w.Block(BlockEvent, b)
 }
