@@ -128,9 +128,9 @@ func dotnetLabels(ext []byte) (meta, act, related []byte, ok bool) {
 	return meta, act, related, true
 }
 
-// DotNetMetadataHeader is the fixed start of NetTrace v5 metadata as the
+// dotnetMetadataHeader is the fixed start of NetTrace v5 metadata as the
 // .NET runtime sends it over user_events.
-type DotNetMetadataHeader struct {
+type dotnetMetadataHeader struct {
 	Provider string
 	EventID  int32
 	Name     string
@@ -139,11 +139,11 @@ type DotNetMetadataHeader struct {
 	Level    int32
 }
 
-// ParseDotNetMetadataHeader reads the provider, event id, name, keywords,
+// parseDotNetMetadataHeader reads the provider, event id, name, keywords,
 // version and level at the start of .NET user_events metadata (the field
 // list and tags that follow are the NetTrace decoder's business).
-func ParseDotNetMetadataHeader(b []byte) (DotNetMetadataHeader, bool) {
-	var h DotNetMetadataHeader
+func parseDotNetMetadataHeader(b []byte) (dotnetMetadataHeader, bool) {
+	var h dotnetMetadataHeader
 	utf16z := func() (string, bool) {
 		for i := 0; i+2 <= len(b); i += 2 {
 			if b[i] == 0 && b[i+1] == 0 {
@@ -225,7 +225,7 @@ func (rd *Reader) dotnetType(a *attr, eventID uint16, meta []byte) *dotnetType {
 		}
 	}
 	if et.Name == "" && et.Provider == "" {
-		if h, ok := ParseDotNetMetadataHeader(meta); ok {
+		if h, ok := parseDotNetMetadataHeader(meta); ok {
 			et.Provider, et.Name, et.Keywords = h.Provider, h.Name, h.Keywords
 			et.Version, et.Level = int(h.Version), int(h.Level)
 		}

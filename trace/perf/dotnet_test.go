@@ -40,7 +40,7 @@ func netTraceMetadata(provider string, id int32, name string, keywords uint64, v
 type fakeNetTrace struct{ parsed int }
 
 func (f *fakeNetTrace) ParseMetadata(meta []byte) (trace.EventType, DotNetSchema, error) {
-	h, ok := ParseDotNetMetadataHeader(meta)
+	h, ok := parseDotNetMetadataHeader(meta)
 	if !ok {
 		return trace.EventType{}, nil, errors.New("bad metadata")
 	}
