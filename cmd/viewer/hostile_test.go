@@ -17,6 +17,7 @@ import (
 	"viewer/trace/nettrace"
 	"viewer/trace/nettrace/nettracetest"
 	"viewer/trace/perf"
+	"viewer/trace/perf/perftest"
 )
 
 // Hostile inputs: about 1 MB each, built here for every registered format
@@ -455,9 +456,9 @@ func (s *seekBuffer) Seek(off int64, whence int) (int64, error) {
 	return s.off, nil
 }
 
-func perfBytes(tb testing.TB, opts perf.WriterOptions, body func(w *perf.Writer)) []byte {
+func perfBytes(tb testing.TB, opts perftest.WriterOptions, body func(w *perftest.Writer)) []byte {
 	f := &seekBuffer{}
-	w, err := perf.NewWriter(f, opts)
+	w, err := perftest.NewWriter(f, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -470,7 +471,7 @@ func perfBytes(tb testing.TB, opts perf.WriterOptions, body func(w *perf.Writer)
 
 func smallPerf(tb testing.TB) []byte {
 	f := &seekBuffer{}
-	if err := perf.Generate(f, 30, perf.GenerateOptions{SchedEvery: 3}); err != nil {
+	if err := perftest.Generate(f, 30, perftest.GenerateOptions{SchedEvery: 3}); err != nil {
 		tb.Fatal(err)
 	}
 	return f.b
@@ -478,20 +479,13 @@ func smallPerf(tb testing.TB) []byte {
 
 func hostilePerf(tb testing.TB) map[string][]byte {
 	m := map[string][]byte{}
-	const (
-		sampleIP        = 1 << 0
-		sampleTID       = 1 << 1
-		sampleTime      = 1 << 2
-		sampleCallchain = 1 << 5
-		sampleCPU       = 1 << 7
-	)
 	// Samples with nothing but a time: the smallest records, times
 	// running backwards inside each round.
-	attr := perf.WriterAttr{Name: "sw:cpu-clock", Type: 1, SampleType: sampleTime, IDs: []uint64{1}}
-	m["tiny-samples"] = perfBytes(tb, perf.WriterOptions{Attrs: []perf.WriterAttr{attr}}, func(w *perf.Writer) {
+	attr := perftest.Attr{Name: "sw:cpu-clock", Type: perftest.TypeSoftware, SampleType: perftest.SampleTime, IDs: []uint64{1}}
+	m["tiny-samples"] = perfBytes(tb, perftest.WriterOptions{Attrs: []perftest.Attr{attr}}, func(w *perftest.Writer) {
 		n := hostileSize / 16
 		for i := range n {
-			w.Sample(perf.WriterSample{Time: uint64(n - i)})
+			w.Sample(perftest.Sample{Time: uint64(n - i)})
 			if i%100000 == 99999 {
 				w.FinishedRound()
 			}
@@ -499,33 +493,33 @@ func hostilePerf(tb testing.TB) map[string][]byte {
 	})
 
 	// Callchains of MaxCallchain frames, each distinct, on many threads.
-	attr = perf.WriterAttr{Name: "sw:cpu-clock", Type: 1, SampleType: sampleIP | sampleTID | sampleTime | sampleCPU | sampleCallchain, IDs: []uint64{1}}
-	m["long-callchains"] = perfBytes(tb, perf.WriterOptions{Attrs: []perf.WriterAttr{attr}}, func(w *perf.Writer) {
+	attr = perftest.Attr{Name: "sw:cpu-clock", Type: perftest.TypeSoftware, SampleType: perftest.SampleIP | perftest.SampleTID | perftest.SampleTime | perftest.SampleCPU | perftest.SampleCallchain, IDs: []uint64{1}}
+	m["long-callchains"] = perfBytes(tb, perftest.WriterOptions{Attrs: []perftest.Attr{attr}}, func(w *perftest.Writer) {
 		chain := make([]uint64, perf.MaxCallchain)
 		for i := range hostileSize / (8 * len(chain)) {
 			for j := range chain {
 				chain[j] = uint64(i*len(chain)+j) << 4
 			}
-			w.Sample(perf.WriterSample{IP: 1, PID: int32(i), TID: int32(i), Time: uint64(i), Callchain: chain})
+			w.Sample(perftest.Sample{IP: 1, PID: int32(i), TID: int32(i), Time: uint64(i), Callchain: chain})
 		}
 	})
 
 	// COMPRESSED records: random addresses keep the ratio low, so a
 	// megabyte of zstd frames holds several of records; and a bomb of
 	// identical samples, far beyond perf's ratio, which must be refused.
-	attr = perf.WriterAttr{Name: "sw:cpu-clock", Type: 1, SampleType: sampleIP | sampleTID | sampleTime, IDs: []uint64{1}}
+	attr = perftest.Attr{Name: "sw:cpu-clock", Type: perftest.TypeSoftware, SampleType: perftest.SampleIP | perftest.SampleTID | perftest.SampleTime, IDs: []uint64{1}}
 	rng := rand.New(rand.NewPCG(1, 2))
-	m["compressed"] = perfBytes(tb, perf.WriterOptions{Compress: true, Attrs: []perf.WriterAttr{attr}}, func(w *perf.Writer) {
+	m["compressed"] = perfBytes(tb, perftest.WriterOptions{Compress: true, Attrs: []perftest.Attr{attr}}, func(w *perftest.Writer) {
 		for i := range 70_000 {
-			w.Sample(perf.WriterSample{IP: rng.Uint64(), PID: 1, TID: int32(i % 64), Time: uint64(rng.IntN(1e6))})
+			w.Sample(perftest.Sample{IP: rng.Uint64(), PID: 1, TID: int32(i % 64), Time: uint64(rng.IntN(1e6))})
 			if i%10000 == 9999 {
 				w.FinishedRound()
 			}
 		}
 	})
-	m["compression-bomb"] = perfBytes(tb, perf.WriterOptions{Compress: true, Attrs: []perf.WriterAttr{attr}}, func(w *perf.Writer) {
+	m["compression-bomb"] = perfBytes(tb, perftest.WriterOptions{Compress: true, Attrs: []perftest.Attr{attr}}, func(w *perftest.Writer) {
 		for i := range 4_000_000 {
-			w.Sample(perf.WriterSample{IP: 1, PID: 1, TID: 1, Time: 5})
+			w.Sample(perftest.Sample{IP: 1, PID: 1, TID: 1, Time: 5})
 			if i%200000 == 199999 {
 				w.FinishedRound()
 			}
@@ -534,12 +528,12 @@ func hostilePerf(tb testing.TB) map[string][]byte {
 
 	// Many comm and mmap records: threads and mappings tables at their
 	// largest, with names at MaxCommLen.
-	m["many-threads"] = perfBytes(tb, perf.WriterOptions{Attrs: []perf.WriterAttr{attr}}, func(w *perf.Writer) {
+	m["many-threads"] = perfBytes(tb, perftest.WriterOptions{Attrs: []perftest.Attr{attr}}, func(w *perftest.Writer) {
 		name := strings.Repeat("c", perf.MaxCommLen)
 		for i := range hostileSize / 600 {
 			w.Comm(int32(i), int32(i), name, uint64(i))
 			w.Mmap2(int32(i), int32(i), uint64(i)<<20, 1<<20, name)
-			w.Sample(perf.WriterSample{IP: uint64(i) << 20, PID: int32(i), TID: int32(i), Time: uint64(i)})
+			w.Sample(perftest.Sample{IP: uint64(i) << 20, PID: int32(i), TID: int32(i), Time: uint64(i)})
 		}
 	})
 	return m

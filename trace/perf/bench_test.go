@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/perf/perftest"
 	"viewer/trace/tracetest"
 )
 
@@ -18,7 +19,7 @@ const benchEvents = 1_000_000
 var benchFiles sync.Map // name → path
 
 // benchFile generates (once per process) a file of benchEvents samples.
-func benchFile(b *testing.B, name string, o GenerateOptions) string {
+func benchFile(b *testing.B, name string, o perftest.GenerateOptions) string {
 	b.Helper()
 	if p, ok := benchFiles.Load(name); ok {
 		return p.(string)
@@ -32,7 +33,7 @@ func benchFile(b *testing.B, name string, o GenerateOptions) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := Generate(f, benchEvents, o); err != nil {
+	if err := perftest.Generate(f, benchEvents, o); err != nil {
 		b.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -75,14 +76,14 @@ func indexAll(b *testing.B, path string, opts Options) (*Reader, []trace.Event) 
 func BenchmarkIndex(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		gen  GenerateOptions
+		gen  perftest.GenerateOptions
 		opts Options
 	}{
-		{"eventheader-file-rounds", GenerateOptions{}, Options{}},
-		{"eventheader-file-fullsort", GenerateOptions{}, Options{Order: OrderFullSort}},
-		{"eventheader-pipe", GenerateOptions{Pipe: true}, Options{}},
-		{"eventheader-zstd", GenerateOptions{Compress: true}, Options{}},
-		{"sched-file", GenerateOptions{SchedEvery: 1}, Options{}},
+		{"eventheader-file-rounds", perftest.GenerateOptions{}, Options{}},
+		{"eventheader-file-fullsort", perftest.GenerateOptions{}, Options{Order: OrderFullSort}},
+		{"eventheader-pipe", perftest.GenerateOptions{Pipe: true}, Options{}},
+		{"eventheader-zstd", perftest.GenerateOptions{Compress: true}, Options{}},
+		{"sched-file", perftest.GenerateOptions{SchedEvery: 1}, Options{}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			path := benchFile(b, tc.name[:len(tc.name)-len(suffixAfterDash(tc.name))], tc.gen)
@@ -123,10 +124,10 @@ func suffixAfterDash(name string) string {
 func BenchmarkDecode(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		gen  GenerateOptions
+		gen  perftest.GenerateOptions
 	}{
-		{"eventheader-file", GenerateOptions{}},
-		{"sched-file", GenerateOptions{SchedEvery: 1}},
+		{"eventheader-file", perftest.GenerateOptions{}},
+		{"sched-file", perftest.GenerateOptions{SchedEvery: 1}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			r, evs := indexAll(b, benchFile(b, tc.name, tc.gen), Options{})

@@ -128,9 +128,9 @@ func dotnetLabels(ext []byte) (meta, act, related []byte, ok bool) {
 	return meta, act, related, true
 }
 
-// DotNetMetadataHeader is the fixed start of NetTrace v5 metadata as the
+// dotnetMetadataHeader is the fixed start of NetTrace v5 metadata as the
 // .NET runtime sends it over user_events.
-type DotNetMetadataHeader struct {
+type dotnetMetadataHeader struct {
 	Provider string
 	EventID  int32
 	Name     string
@@ -139,11 +139,11 @@ type DotNetMetadataHeader struct {
 	Level    int32
 }
 
-// ParseDotNetMetadataHeader reads the provider, event id, name, keywords,
+// parseDotNetMetadataHeader reads the provider, event id, name, keywords,
 // version and level at the start of .NET user_events metadata (the field
 // list and tags that follow are the NetTrace decoder's business).
-func ParseDotNetMetadataHeader(b []byte) (DotNetMetadataHeader, bool) {
-	var h DotNetMetadataHeader
+func parseDotNetMetadataHeader(b []byte) (dotnetMetadataHeader, bool) {
+	var h dotnetMetadataHeader
 	utf16z := func() (string, bool) {
 		for i := 0; i+2 <= len(b); i += 2 {
 			if b[i] == 0 && b[i+1] == 0 {
@@ -225,7 +225,7 @@ func (rd *Reader) dotnetType(a *attr, eventID uint16, meta []byte) *dotnetType {
 		}
 	}
 	if et.Name == "" && et.Provider == "" {
-		if h, ok := ParseDotNetMetadataHeader(meta); ok {
+		if h, ok := parseDotNetMetadataHeader(meta); ok {
 			et.Provider, et.Name, et.Keywords = h.Provider, h.Name, h.Keywords
 			et.Version, et.Level = int(h.Version), int(h.Level)
 		}
@@ -252,56 +252,4 @@ func (rd *Reader) decodeDotNet(ti *typeInfo, raw []byte, dst []trace.Field) ([]t
 		return ti.dotnet.schema.DecodePayload(parts.payload, dst)
 	}
 	return append(dst, trace.Field{Name: "payload", Value: trace.BytesValue(parts.payload)}), nil
-}
-
-// DotNetFormat returns the tracefs format user_events gives a .NET runtime
-// tracepoint (fields packed without alignment).
-func DotNetFormat(name string, id uint32) string {
-	return "name: " + name + "\nID: " + itoa(uint64(id)) + `
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
-	field:u8 version;	offset:8;	size:1;	signed:0;
-	field:u16 event_id;	offset:9;	size:2;	signed:0;
-	field:__rel_loc u8[] extension;	offset:11;	size:4;	signed:0;
-	field:__rel_loc u8[] payload;	offset:15;	size:4;	signed:0;
-
-print fmt: "version=%u event_id=%u", REC->version, REC->event_id
-`
-}
-
-// DotNetEvent is a .NET runtime user_events event for [AppendDotNetEvent].
-type DotNetEvent struct {
-	EventID  uint16
-	Metadata []byte // NetTrace v5 metadata without MetaDataId, or nil
-	Activity []byte // 16 bytes (Windows layout) or nil
-	Related  []byte // 16 bytes or nil
-	Payload  []byte
-}
-
-// AppendDotNetEvent appends what the runtime writes after the common
-// fields (version, event id, the two __rel_loc fields, extension, payload)
-// to raw, which must hold the 8 common bytes. bo is the file's byte order.
-func AppendDotNetEvent(raw []byte, bo binary.AppendByteOrder, e DotNetEvent) []byte {
-	var ext []byte
-	if e.Activity != nil {
-		ext = append(append(ext, dotnetLabelActivity), e.Activity...)
-	}
-	if e.Related != nil {
-		ext = append(append(ext, dotnetLabelRelated), e.Related...)
-	}
-	if e.Metadata != nil {
-		ext = append(ext, dotnetLabelMetadata)
-		ext = binary.LittleEndian.AppendUint32(ext, uint32(len(e.Metadata)))
-		ext = append(ext, e.Metadata...)
-	}
-	raw = append(raw, dotnetFormatVersion)
-	raw = bo.AppendUint16(raw, e.EventID)
-	raw = bo.AppendUint32(raw, uint32(len(ext))<<16|4)
-	raw = bo.AppendUint32(raw, uint32(len(e.Payload))<<16|uint32(len(ext)))
-	raw = append(raw, ext...)
-	return append(raw, e.Payload...)
 }

@@ -10,7 +10,8 @@ import (
 	"viewer/trace"
 	"viewer/trace/export"
 	"viewer/trace/nettrace"
-	"viewer/trace/perf/tracefs"
+	"viewer/trace/perf/perftest"
+	"viewer/trace/perf/tracefs/tracefstest"
 	"viewer/trace/tracetest"
 )
 
@@ -39,7 +40,7 @@ func netTraceMetadata(provider string, id int32, name string, keywords uint64, v
 type fakeNetTrace struct{ parsed int }
 
 func (f *fakeNetTrace) ParseMetadata(meta []byte) (trace.EventType, DotNetSchema, error) {
-	h, ok := ParseDotNetMetadataHeader(meta)
+	h, ok := parseDotNetMetadataHeader(meta)
 	if !ok {
 		return trace.EventType{}, nil, errors.New("bad metadata")
 	}
@@ -78,10 +79,10 @@ func dotnetRoundTrip(t *testing.T, pipe bool, decoder string) {
 	f := &memFile{}
 	st := uint64(sampleIdentifier | sampleIP | sampleTID | sampleTime | sampleCPU | samplePeriod | sampleRaw)
 	tp := "DotNETRuntime_5f3e"
-	wr, err := NewWriter(f, WriterOptions{
+	wr, err := perftest.NewWriter(f, perftest.WriterOptions{
 		Pipe:    pipe,
-		Formats: []tracefs.Format{{System: "user_events", Text: DotNetFormat(tp, 900)}},
-		Attrs:   []WriterAttr{{Name: "user_events:" + tp, Type: attrTracepoint, Config: 900, SampleType: st, SampleIDAll: true, IDs: []uint64{1}}},
+		Formats: []tracefstest.Format{{System: "user_events", Text: perftest.DotNetFormat(tp, 900)}},
+		Attrs:   []perftest.Attr{{Name: "user_events:" + tp, Type: attrTracepoint, Config: 900, SampleType: st, SampleIDAll: true, IDs: []uint64{1}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -94,20 +95,20 @@ func dotnetRoundTrip(t *testing.T, pipe bool, decoder string) {
 	other := netTraceMetadata("Microsoft-Demo", 10, "Other", 0x8, 2, 5)
 	events := []struct {
 		pid  int32
-		ev   DotNetEvent
+		ev   perftest.DotNetEvent
 		want string // provider:name value
 	}{
-		{50, DotNetEvent{EventID: 10, Metadata: hello, Activity: act, Related: act, Payload: le.AppendUint32(nil, 7)}, "Microsoft-Demo:Hello"},
-		{50, DotNetEvent{EventID: 10, Payload: le.AppendUint32(nil, 8)}, "Microsoft-Demo:Hello"},
-		{50, DotNetEvent{EventID: 80, Payload: exceptionStart}, tp + ":EventID(80)"}, // a runtime event: never metadata
-		{60, DotNetEvent{EventID: 10, Metadata: other, Payload: le.AppendUint32(nil, 9)}, "Microsoft-Demo:Other"},
-		{60, DotNetEvent{EventID: 10, Payload: le.AppendUint32(nil, 10)}, "Microsoft-Demo:Other"},
-		{50, DotNetEvent{EventID: 10, Activity: act, Payload: le.AppendUint32(nil, 11)}, "Microsoft-Demo:Hello"},
+		{50, perftest.DotNetEvent{EventID: 10, Metadata: hello, Activity: act, Related: act, Payload: le.AppendUint32(nil, 7)}, "Microsoft-Demo:Hello"},
+		{50, perftest.DotNetEvent{EventID: 10, Payload: le.AppendUint32(nil, 8)}, "Microsoft-Demo:Hello"},
+		{50, perftest.DotNetEvent{EventID: 80, Payload: exceptionStart}, tp + ":EventID(80)"}, // a runtime event: never metadata
+		{60, perftest.DotNetEvent{EventID: 10, Metadata: other, Payload: le.AppendUint32(nil, 9)}, "Microsoft-Demo:Other"},
+		{60, perftest.DotNetEvent{EventID: 10, Payload: le.AppendUint32(nil, 10)}, "Microsoft-Demo:Other"},
+		{50, perftest.DotNetEvent{EventID: 10, Activity: act, Payload: le.AppendUint32(nil, 11)}, "Microsoft-Demo:Hello"},
 	}
 	for i, e := range events {
 		raw := []byte{0x84, 0x03, 0, 0}
 		raw = le.AppendUint32(raw, uint32(e.pid))
-		wr.Sample(WriterSample{PID: e.pid, TID: e.pid, Time: uint64(1000 + i), Raw: AppendDotNetEvent(raw, le, e.ev)})
+		wr.Sample(perftest.Sample{PID: e.pid, TID: e.pid, Time: uint64(1000 + i), Raw: perftest.AppendDotNetEvent(raw, le, e.ev)})
 	}
 	wr.FinishedRound()
 	if err := wr.Close(); err != nil {

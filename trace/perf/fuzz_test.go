@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/perf/perftest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/perf fixtures")
@@ -17,12 +18,12 @@ var update = flag.Bool("update", false, "rewrite testdata/perf fixtures")
 var fixtures = []struct {
 	name string
 	n    int
-	opts GenerateOptions
+	opts perftest.GenerateOptions
 }{
-	{"generated-file.data", 24, GenerateOptions{SchedEvery: 3, RoundSize: 8}},
-	{"generated-pipe.data", 24, GenerateOptions{Pipe: true, SchedEvery: 3, RoundSize: 8}},
-	{"generated-be.data", 16, GenerateOptions{BigEndian: true, SchedEvery: 2, RoundSize: 6}},
-	{"generated-zstd.data", 40, GenerateOptions{Compress: true, SchedEvery: 3, RoundSize: 10}},
+	{"generated-file.data", 24, perftest.GenerateOptions{SchedEvery: 3, RoundSize: 8}},
+	{"generated-pipe.data", 24, perftest.GenerateOptions{Pipe: true, SchedEvery: 3, RoundSize: 8}},
+	{"generated-be.data", 16, perftest.GenerateOptions{BigEndian: true, SchedEvery: 2, RoundSize: 6}},
+	{"generated-zstd.data", 40, perftest.GenerateOptions{Compress: true, SchedEvery: 3, RoundSize: 10}},
 }
 
 const fixtureDir = "../../testdata/perf"
@@ -32,7 +33,7 @@ const fixtureDir = "../../testdata/perf"
 func TestFixtures(t *testing.T) {
 	for _, fx := range fixtures {
 		f := &memFile{}
-		if err := Generate(f, fx.n, fx.opts); err != nil {
+		if err := perftest.Generate(f, fx.n, fx.opts); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(fixtureDir, fx.name)

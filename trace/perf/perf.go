@@ -120,7 +120,6 @@ const (
 	fileHeaderSize    = 104
 	pipeHeaderSize    = 16
 	attrSizeVer0      = 64
-	featureLast       = 32
 	featureBitmapBits = 256
 )
 

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"viewer/trace"
-	"viewer/trace/perf/eventheader"
-	"viewer/trace/perf/tracefs"
+	"viewer/trace/perf/eventheader/eventheadertest"
+	"viewer/trace/perf/perftest"
+	"viewer/trace/perf/tracefs/tracefstest"
 	"viewer/trace/tracetest"
 )
 
@@ -116,15 +118,15 @@ func TestWriterRoundTrip(t *testing.T) {
 func roundTrip(t *testing.T, pipe, big bool, asz, long int, st, rf uint64, read []uint64, callchain, compress bool) {
 	f := &memFile{}
 	tp := "Prov_L4K1f"
-	formats := []tracefs.Format{
+	formats := []tracefstest.Format{
 		{System: "test", Text: strings.ReplaceAll(testFormat, "LONG", itoa(uint64(long)))},
-		{System: "user_events", Text: EventHeaderFormat(tp, 78)},
+		{System: "user_events", Text: perftest.EventHeaderFormat(tp, 78)},
 	}
-	wr, err := NewWriter(f, WriterOptions{
+	wr, err := perftest.NewWriter(f, perftest.WriterOptions{
 		Pipe: pipe, BigEndian: big, AttrSize: asz, LongSize: long, Compress: compress,
 		TracingHeaderSize: map[bool]int{false: 12, true: 16}[big],
 		Formats:           formats,
-		Attrs: []WriterAttr{
+		Attrs: []perftest.Attr{
 			{Name: "test:test_tp", Type: attrTracepoint, Config: 77, SampleType: st, ReadFormat: rf, SampleIDAll: true, ClockID: 1, IDs: []uint64{7, 8}},
 			{Name: "user_events:" + tp, Type: attrTracepoint, Config: 78, SampleType: st, ReadFormat: rf, SampleIDAll: true, ClockID: 1, IDs: []uint64{9}},
 		},
@@ -144,10 +146,10 @@ func roundTrip(t *testing.T, pipe, big bool, asz, long int, st, rf uint64, read 
 	act := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	ehRaw := func(i int) []byte {
 		raw := rawTest(big, long, 0, "", 0)[:8]
-		return eventheader.AppendEvent(raw, eventheader.EventDef{
-			Header: eventheader.Header{Level: 4, ID: 5, Version: 2, Opcode: 1, Tag: 0x33}, Name: "Ev", BigEndian: big,
+		return eventheadertest.AppendEvent(raw, eventheadertest.EventDef{
+			Header: eventheadertest.Header{Level: 4, ID: 5, Version: 2, Opcode: 1, Tag: 0x33}, Name: "Ev", BigEndian: big,
 			Activity: act, Related: act,
-			Fields:  []eventheader.FieldDef{{Name: "n", Encoding: eventheader.EncValue32, Format: eventheader.FmtSignedInt}},
+			Fields:  []eventheadertest.FieldDef{{Name: "n", Encoding: eventheadertest.EncValue32, Format: eventheadertest.FmtSignedInt}},
 			Payload: bytesOf(big, uint32(i)),
 		})
 	}
@@ -155,7 +157,7 @@ func roundTrip(t *testing.T, pipe, big bool, asz, long int, st, rf uint64, read 
 	// first round's tail.
 	times := []uint64{1000, 3000, 2000, 5000, 2500, 6000}
 	for i, tm := range times {
-		s := WriterSample{Attr: i % 2, PID: 10, TID: 10 + int32(i%2), Time: tm, CPU: uint32(i % 3), Period: 1, IP: 0x400000 + uint64(i),
+		s := perftest.Sample{Attr: i % 2, PID: 10, TID: 10 + int32(i%2), Time: tm, CPU: uint32(i % 3), Period: 1, IP: 0x400000 + uint64(i),
 			Addr: 0xdead, StreamID: 99, Read: read, Callchain: cc}
 		if i%2 == 0 {
 			s.Raw = rawTest(big, long, int32(-i), "name"+itoa(uint64(i)), -int64(i)*1000)
@@ -267,9 +269,9 @@ func itoaSigned(v int) string {
 // TestGenerate reads generated files of every mode and checks counts, order
 // and that every event decodes.
 func TestGenerate(t *testing.T) {
-	for _, o := range []GenerateOptions{{}, {Pipe: true}, {BigEndian: true, SchedEvery: 4}, {Compress: true, SchedEvery: 3}, {Pipe: true, Compress: true}} {
+	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true, SchedEvery: 4}, {Compress: true, SchedEvery: 3}, {Pipe: true, Compress: true}} {
 		f := &memFile{}
-		if err := Generate(f, 5000, o); err != nil {
+		if err := perftest.Generate(f, 5000, o); err != nil {
 			t.Fatal(err)
 		}
 		r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
@@ -294,16 +296,16 @@ func TestGenerate(t *testing.T) {
 // pipe-mode file cut at a record boundary is indistinguishable from a
 // complete one; a file-mode file knows its data size.
 func TestTruncated(t *testing.T) {
-	for _, o := range []GenerateOptions{{}, {Pipe: true}, {BigEndian: true}, {Compress: true}, {Pipe: true, Compress: true}} {
+	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true}, {Compress: true}, {Pipe: true, Compress: true}} {
 		o.SchedEvery, o.RoundSize = 2, 50
 		truncated(t, o)
 	}
 }
 
-func truncated(t *testing.T, o GenerateOptions) {
+func truncated(t *testing.T, o perftest.GenerateOptions) {
 	pipe := o.Pipe
 	f := &memFile{}
-	if err := Generate(f, 300, o); err != nil {
+	if err := perftest.Generate(f, 300, o); err != nil {
 		t.Fatal(err)
 	}
 	for n := 0; n < len(f.b); n += 97 {
@@ -326,14 +328,14 @@ func truncated(t *testing.T, o GenerateOptions) {
 func TestNoEventDesc(t *testing.T) {
 	f := &memFile{}
 	st := uint64(sampleIdentifier | sampleTID | sampleTime | sampleRaw)
-	wr, err := NewWriter(f, WriterOptions{NoEventDesc: true,
-		Formats: []tracefs.Format{{System: "sched", Text: SchedSwitchFormat}},
-		Attrs:   []WriterAttr{{Type: attrTracepoint, Config: 372, SampleType: st, IDs: []uint64{3}}}})
+	wr, err := perftest.NewWriter(f, perftest.WriterOptions{NoEventDesc: true,
+		Formats: []tracefstest.Format{{System: "sched", Text: perftest.SchedSwitchFormat}},
+		Attrs:   []perftest.Attr{{Type: attrTracepoint, Config: 372, SampleType: st, IDs: []uint64{3}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wr.Sample(WriterSample{PID: 1, TID: 1, Time: 5, Raw: rawTest(false, 8, 0, "", 0)[:8]})
-	wr.Sample(WriterSample{PID: 1, TID: 1, Time: 6, Raw: []byte{1, 2}})
+	wr.Sample(perftest.Sample{PID: 1, TID: 1, Time: 5, Raw: rawTest(false, 8, 0, "", 0)[:8]})
+	wr.Sample(perftest.Sample{PID: 1, TID: 1, Time: 6, Raw: []byte{1, 2}})
 	if err := wr.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -389,9 +391,9 @@ func TestSortKeys(t *testing.T) {
 // TestConcurrentDetails decodes every event from several goroutines at
 // once after reading (run with -race) and checks they agree.
 func TestConcurrentDetails(t *testing.T) {
-	for _, o := range []GenerateOptions{{SchedEvery: 3}, {Compress: true}} {
+	for _, o := range []perftest.GenerateOptions{{SchedEvery: 3}, {Compress: true}} {
 		f := &memFile{}
-		if err := Generate(f, 3000, o); err != nil {
+		if err := perftest.Generate(f, 3000, o); err != nil {
 			t.Fatal(err)
 		}
 		r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
@@ -407,7 +409,7 @@ func TestConcurrentDetails(t *testing.T) {
 // or ask for absurd allocations are errors naming the byte offset.
 func TestHostileHeader(t *testing.T) {
 	f := &memFile{}
-	if err := Generate(f, 10, GenerateOptions{}); err != nil {
+	if err := perftest.Generate(f, 10, perftest.GenerateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	put := func(off int, v uint64) []byte {
@@ -453,7 +455,7 @@ func TestLabel(t *testing.T) {
 // the damage, one notice, and no error for the uncompressed rest.
 func TestDamagedCompressed(t *testing.T) {
 	f := &memFile{}
-	if err := Generate(f, 400, GenerateOptions{Compress: true, RoundSize: 50}); err != nil {
+	if err := perftest.Generate(f, 400, perftest.GenerateOptions{Compress: true, RoundSize: 50}); err != nil {
 		t.Fatal(err)
 	}
 	// Find the second COMPRESSED record and scramble its payload.
@@ -488,3 +490,5 @@ func TestDamagedCompressed(t *testing.T) {
 		t.Errorf("err %v, %d notices: %q", res.Err, n, r.Meta().Notices)
 	}
 }
+
+func itoa(v uint64) string { return strconv.FormatUint(v, 10) }

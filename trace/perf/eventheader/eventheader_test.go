@@ -8,6 +8,7 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/export"
+	"viewer/trace/perf/eventheader/eventheadertest"
 )
 
 func TestParseTracepointName(t *testing.T) {
@@ -48,7 +49,7 @@ func TestParseTracepointName(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	ok := AppendEvent(nil, EventDef{Header: Header{Level: 1}, Name: "E", Fields: []FieldDef{{Name: "a", Encoding: EncValue8}}, Payload: []byte{7}})
+	ok := eventheadertest.AppendEvent(nil, eventheadertest.EventDef{Header: eventheadertest.Header{Level: 1}, Name: "E", Fields: []eventheadertest.FieldDef{{Name: "a", Encoding: eventheadertest.EncValue8}}, Payload: []byte{7}})
 	if _, err := Parse(ok); err != nil {
 		t.Fatal(err)
 	}
@@ -90,22 +91,22 @@ func TestMetadataErrors(t *testing.T) {
 		}
 	}
 	// Nesting deeper than MaxDepth.
-	var fields []FieldDef
+	var fields []eventheadertest.FieldDef
 	for range MaxDepth + 1 {
-		fields = append(fields, FieldDef{Name: "s", Encoding: EncStruct, Format: 1})
+		fields = append(fields, eventheadertest.FieldDef{Name: "s", Encoding: eventheadertest.EncStruct, Format: 1})
 	}
-	fields = append(fields, FieldDef{Name: "v", Encoding: EncValue8})
-	if _, err := ParseMetadata(AppendMetadata(nil, "E", fields, false), false); !errors.Is(err, ErrLimit) {
+	fields = append(fields, eventheadertest.FieldDef{Name: "v", Encoding: eventheadertest.EncValue8})
+	if _, err := ParseMetadata(eventheadertest.AppendMetadata(nil, "E", fields, false), false); !errors.Is(err, ErrLimit) {
 		t.Errorf("depth %d: %v", MaxDepth+1, err)
 	}
-	if _, err := ParseMetadata(AppendMetadata(nil, "E", fields[1:], false), false); err != nil {
+	if _, err := ParseMetadata(eventheadertest.AppendMetadata(nil, "E", fields[1:], false), false); err != nil {
 		t.Errorf("depth %d: %v", MaxDepth, err)
 	}
 }
 
-func decode(t *testing.T, big bool, fields []FieldDef, payload []byte) []trace.Field {
+func decode(t *testing.T, big bool, fields []eventheadertest.FieldDef, payload []byte) []trace.Field {
 	t.Helper()
-	ev := AppendEvent(nil, EventDef{Header: Header{Level: 1}, Name: "E;attr=1", Fields: fields, Payload: payload, BigEndian: big})
+	ev := eventheadertest.AppendEvent(nil, eventheadertest.EventDef{Header: eventheadertest.Header{Level: 1}, Name: "E;attr=1", Fields: fields, Payload: payload, BigEndian: big})
 	e, err := Parse(ev)
 	if err != nil {
 		t.Fatal(err)
@@ -141,14 +142,14 @@ func TestDecodeBigEndianAndStructs(t *testing.T) {
 		p = bo.AppendUint16(p, 'b')
 		p = bo.AppendUint16(p, 'c')
 		p = bo.AppendUint64(p, math.Float64bits(-1.5))
-		fields := []FieldDef{
-			{Name: "arr", Encoding: EncStruct, Format: 2, Array: 0x40},
-			{Name: "n", Encoding: EncValue32},
-			{Name: "s", Encoding: EncZStringChar8},
-			{Name: "empty", Encoding: EncStruct, Format: 1, Array: 0x40},
-			{Name: "skipped", Encoding: EncValue64},
-			{Name: "w", Encoding: EncStringLen16Ch16},
-			{Name: "f", Encoding: EncValue64, Format: FmtFloat},
+		fields := []eventheadertest.FieldDef{
+			{Name: "arr", Encoding: eventheadertest.EncStruct, Format: 2, Array: 0x40},
+			{Name: "n", Encoding: eventheadertest.EncValue32},
+			{Name: "s", Encoding: eventheadertest.EncZStringChar8},
+			{Name: "empty", Encoding: eventheadertest.EncStruct, Format: 1, Array: 0x40},
+			{Name: "skipped", Encoding: eventheadertest.EncValue64},
+			{Name: "w", Encoding: eventheadertest.EncStringLen16Ch16},
+			{Name: "f", Encoding: eventheadertest.EncValue64, Format: eventheadertest.FmtFloat},
 		}
 		got := decode(t, big, fields, p)
 		want := `[{"name":"arr","value":[[{"name":"n","value":1},{"name":"s","value":"x"}],[{"name":"n","value":2},{"name":"s","value":"x"}]]},{"name":"empty","value":[]},{"name":"w","value":"abc"},{"name":"f","value":-1.5}]`
@@ -183,11 +184,11 @@ func TestNullable(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	f.Add(AppendEvent(nil, EventDef{Header: Header{Level: 1}, Name: "E", Fields: []FieldDef{
-		{Name: "a", Encoding: EncStruct, Format: 2, Array: 0x40}, {Name: "b", Encoding: EncValue32, Array: 0x20, Count: 2},
-		{Name: "c", Encoding: EncZStringChar16, Format: FmtStringUTFBOM}}, Payload: []byte{1, 0, 1, 0, 0, 0, 2, 0, 0, 0, 'a', 0, 0, 0}}))
-	f.Add(AppendEvent(nil, EventDef{Header: Header{Level: 1}, Name: "E", Fields: []FieldDef{
-		{Name: "n", Encoding: EncBinaryLen16Ch8, Format: FmtIPAddress}}, Payload: []byte{4, 0, 1, 2, 3, 4}, BigEndian: true}))
+	f.Add(eventheadertest.AppendEvent(nil, eventheadertest.EventDef{Header: eventheadertest.Header{Level: 1}, Name: "E", Fields: []eventheadertest.FieldDef{
+		{Name: "a", Encoding: eventheadertest.EncStruct, Format: 2, Array: 0x40}, {Name: "b", Encoding: eventheadertest.EncValue32, Array: 0x20, Count: 2},
+		{Name: "c", Encoding: eventheadertest.EncZStringChar16, Format: eventheadertest.FmtStringUTFBOM}}, Payload: []byte{1, 0, 1, 0, 0, 0, 2, 0, 0, 0, 'a', 0, 0, 0}}))
+	f.Add(eventheadertest.AppendEvent(nil, eventheadertest.EventDef{Header: eventheadertest.Header{Level: 1}, Name: "E", Fields: []eventheadertest.FieldDef{
+		{Name: "n", Encoding: eventheadertest.EncBinaryLen16Ch8, Format: eventheadertest.FmtIPAddress}}, Payload: []byte{4, 0, 1, 2, 3, 4}, BigEndian: true}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := Parse(b)
 		if err != nil || e.Metadata == nil {

@@ -1,11 +1,11 @@
-package perf
+package perftest
 
 import (
 	"encoding/binary"
 	"io"
 
-	"viewer/trace/perf/eventheader"
-	"viewer/trace/perf/tracefs"
+	"viewer/trace/perf/eventheader/eventheadertest"
+	"viewer/trace/perf/tracefs/tracefstest"
 )
 
 // SchedSwitchFormat is the tracefs format of sched:sched_switch (Linux
@@ -50,20 +50,6 @@ print fmt: "eventheader_flags=%u version=%u id=%u tag=0x%x opcode=%u level=%u", 
 `
 }
 
-func itoa(v uint64) string {
-	if v == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for v > 0 {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-	}
-	return string(b[i:])
-}
-
 // GenerateOptions configure [Generate].
 type GenerateOptions struct {
 	Pipe, BigEndian, Compress bool
@@ -81,13 +67,13 @@ type GenerateOptions struct {
 func Generate(w io.Writer, n int, o GenerateOptions) error {
 	const ehID, schedID = 1000, 372
 	tp := "MyProvider_L4K1f"
-	st := uint64(sampleIdentifier | sampleIP | sampleTID | sampleTime | sampleCPU | samplePeriod | sampleRaw)
+	st := uint64(SampleIdentifier | SampleIP | SampleTID | SampleTime | SampleCPU | SamplePeriod | SampleRaw)
 	wr, err := NewWriter(w, WriterOptions{
 		Pipe: o.Pipe, BigEndian: o.BigEndian, Compress: o.Compress,
-		Formats: []tracefs.Format{{System: "user_events", Text: EventHeaderFormat(tp, ehID)}, {System: "sched", Text: SchedSwitchFormat}},
-		Attrs: []WriterAttr{
-			{Name: "user_events:" + tp, Type: attrTracepoint, Config: ehID, SampleType: st, SampleIDAll: true, ClockID: 1, IDs: []uint64{10, 11}},
-			{Name: "sched:sched_switch", Type: attrTracepoint, Config: schedID, SampleType: st, SampleIDAll: true, ClockID: 1, IDs: []uint64{20, 21}},
+		Formats: []tracefstest.Format{{System: "user_events", Text: EventHeaderFormat(tp, ehID)}, {System: "sched", Text: SchedSwitchFormat}},
+		Attrs: []Attr{
+			{Name: "user_events:" + tp, Type: TypeTracepoint, Config: ehID, SampleType: st, SampleIDAll: true, ClockID: 1, IDs: []uint64{10, 11}},
+			{Name: "sched:sched_switch", Type: TypeTracepoint, Config: schedID, SampleType: st, SampleIDAll: true, ClockID: 1, IDs: []uint64{20, 21}},
 		},
 		Hostname: "generated", OSRelease: "6.6.0", Arch: "x86_64", Cmdline: "perf record -k monotonic",
 		WallNS: 1711586712588060000, ClockNS: 1e12,
@@ -125,17 +111,17 @@ func Generate(w io.Writer, n int, o GenerateOptions) error {
 		}
 		return bo.AppendUint32(nil, uint32(i))
 	}
-	defs := []eventheader.EventDef{
-		{Header: eventheader.Header{Level: 4, ID: 1, Version: 1}, Name: "Scalars", Fields: []eventheader.FieldDef{
-			{Name: "u32", Encoding: eventheader.EncValue32}, {Name: "x64", Encoding: eventheader.EncValue64, Format: eventheader.FmtHexInt}}},
-		{Header: eventheader.Header{Level: 4, ID: 2}, Name: "Message", Fields: []eventheader.FieldDef{
-			{Name: "msg", Encoding: eventheader.EncZStringChar8}}},
-		{Header: eventheader.Header{Level: 4, ID: 3, Opcode: 1}, Name: "Nested", Fields: []eventheader.FieldDef{
-			{Name: "st", Encoding: eventheader.EncStruct, Format: 2},
-			{Name: "arr", Encoding: eventheader.EncValue32, Array: 0x40},
-			{Name: "s", Encoding: eventheader.EncZStringChar8}}},
-		{Header: eventheader.Header{Level: 4, ID: 4, Opcode: 2}, Name: "WithActivity", Activity: act, Fields: []eventheader.FieldDef{
-			{Name: "value", Encoding: eventheader.EncValue32, Format: eventheader.FmtSignedInt}}},
+	defs := []eventheadertest.EventDef{
+		{Header: eventheadertest.Header{Level: 4, ID: 1, Version: 1}, Name: "Scalars", Fields: []eventheadertest.FieldDef{
+			{Name: "u32", Encoding: eventheadertest.EncValue32}, {Name: "x64", Encoding: eventheadertest.EncValue64, Format: eventheadertest.FmtHexInt}}},
+		{Header: eventheadertest.Header{Level: 4, ID: 2}, Name: "Message", Fields: []eventheadertest.FieldDef{
+			{Name: "msg", Encoding: eventheadertest.EncZStringChar8}}},
+		{Header: eventheadertest.Header{Level: 4, ID: 3, Opcode: 1}, Name: "Nested", Fields: []eventheadertest.FieldDef{
+			{Name: "st", Encoding: eventheadertest.EncStruct, Format: 2},
+			{Name: "arr", Encoding: eventheadertest.EncValue32, Array: eventheadertest.VArray},
+			{Name: "s", Encoding: eventheadertest.EncZStringChar8}}},
+		{Header: eventheadertest.Header{Level: 4, ID: 4, Opcode: 2}, Name: "WithActivity", Activity: act, Fields: []eventheadertest.FieldDef{
+			{Name: "value", Encoding: eventheadertest.EncValue32, Format: eventheadertest.FmtSignedInt}}},
 	}
 	round := o.RoundSize
 	if round == 0 {
@@ -155,7 +141,7 @@ func Generate(w io.Writer, n int, o GenerateOptions) error {
 		}
 		t := int32(i % 8)
 		time := uint64(1e12) + uint64(i)*1000
-		s := WriterSample{PID: 100 + t/4, TID: 100 + t, Time: time, CPU: uint32(t % 2), Period: 1, IP: 0x400000}
+		s := Sample{PID: 100 + t/4, TID: 100 + t, Time: time, CPU: uint32(t % 2), Period: 1, IP: 0x400000}
 		if o.SchedEvery > 0 && i%o.SchedEvery == 0 {
 			raw = common(schedID, s.PID)
 			raw = append(raw, "worker\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"...)
@@ -173,11 +159,11 @@ func Generate(w io.Writer, n int, o GenerateOptions) error {
 			d.Payload = payloads(i)
 			raw = common(ehID, s.PID)
 			if k == 1 || k == 3 {
-				raw = eventheader.AppendEvent(raw, d)
+				raw = eventheadertest.AppendEvent(raw, d)
 			} else {
 				if events[k] == nil {
 					d.Payload = nil
-					events[k] = eventheader.AppendEvent(nil, d)
+					events[k] = eventheadertest.AppendEvent(nil, d)
 				}
 				raw = append(raw, events[k]...)
 				raw = append(raw, payloads(i)...)

@@ -1,4 +1,4 @@
-package perf
+package perftest
 
 import (
 	"bufio"
@@ -9,23 +9,24 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"viewer/trace/perf/tracefs"
+	"viewer/trace/perf/tracefs/tracefstest"
 )
 
-// WriterAttr describes one event (perf_event_attr) of a file a [Writer]
+// Attr describes one event (perf_event_attr) of a file a [Writer]
 // makes.
-type WriterAttr struct {
+type Attr struct {
 	Name        string // "system:event", written to EVENT_DESC (file) or EVENT_UPDATE (pipe)
-	Type        uint32 // 2 = tracepoint
+	Type        uint32 // Type…; TypeTracepoint for tracepoints
 	Config      uint64 // tracefs id for tracepoints
-	SampleType  uint64
-	ReadFormat  uint64
+	SampleType  uint64 // Sample… bits
+	ReadFormat  uint64 // Read… bits
 	SampleIDAll bool
-	ClockID     int32 // written with use_clockid when not 0
-	IDs         []uint64
+	ClockID     int32    // written with use_clockid when not 0
+	IDs         []uint64 // sample ids; samples and trailers carry the first
 }
 
-// WriterOptions configure a [Writer].
+// WriterOptions configure a [Writer]: mode, byte order, sizes, the
+// tracepoint formats (TRACING_DATA), the events and the header features.
 type WriterOptions struct {
 	Pipe      bool
 	BigEndian bool
@@ -35,9 +36,9 @@ type WriterOptions struct {
 	// TracingHeaderSize is the header.size of the pipe-mode
 	// HEADER_TRACING_DATA record: 12 (perf 6.6) or 16 (perf 6.1); 0 means 12.
 	TracingHeaderSize                  int
-	LongSize                           int // 0 means 8
-	Formats                            []tracefs.Format
-	Attrs                              []WriterAttr
+	LongSize                           int // the traced kernel's word size in TRACING_DATA; 0 means 8
+	Formats                            []tracefstest.Format
+	Attrs                              []Attr
 	Hostname, OSRelease, Arch, Cmdline string
 	// WallNS and ClockNS, when WallNS is not 0, make a CLOCK_DATA feature:
 	// the wall-clock time at sample time ClockNS.
@@ -49,9 +50,9 @@ type WriterOptions struct {
 	NoEventDesc bool
 }
 
-// WriterSample is one SAMPLE record; fields are written when the attr's
+// Sample is one SAMPLE record; fields are written when the attr's
 // sample_type asks for them.
-type WriterSample struct {
+type Sample struct {
 	Attr      int // index into WriterOptions.Attrs
 	IP        uint64
 	PID, TID  int32
@@ -91,7 +92,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		opts.AttrSize = 136
 	}
 	if opts.AttrSize < attrSizeVer0 {
-		return nil, errors.New("perf: attr size below 64")
+		return nil, errors.New("perftest: attr size below 64")
 	}
 	if opts.TracingHeaderSize == 0 {
 		opts.TracingHeaderSize = 12
@@ -128,7 +129,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		}
 		for _, a := range opts.Attrs {
 			if a.Name != "" && len(a.IDs) > 0 {
-				b := wr.bo.AppendUint64(nil, 2)
+				b := wr.bo.AppendUint64(nil, eventUpdateName)
 				b = wr.bo.AppendUint64(b, a.IDs[0])
 				b = append(b, a.Name...)
 				b = append(b, make([]byte, 8-len(a.Name)%8)...)
@@ -139,7 +140,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 			wr.record(recHeaderFeature, 0, append(wr.bo.AppendUint64(nil, uint64(f.bit)), f.data...))
 		}
 		if len(opts.Formats) > 0 {
-			td := tracefs.AppendTracingData(nil, opts.BigEndian, opts.LongSize, opts.Formats)
+			td := tracefstest.AppendTracingData(nil, opts.BigEndian, opts.LongSize, opts.Formats)
 			for len(td)%8 != 0 {
 				td = append(td, 0)
 			}
@@ -148,13 +149,13 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 			wr.record(recTracingData, 0, hdr)
 			wr.write(td)
 		}
-		wr.record(recHeaderFeature, 0, wr.bo.AppendUint64(nil, featureLast))
+		wr.record(recHeaderFeature, 0, wr.bo.AppendUint64(nil, featLast))
 		wr.record(recFinishedInit, 0, nil)
 		return wr, wr.err
 	}
 	ws, ok := w.(io.WriteSeeker)
 	if !ok {
-		return nil, errors.New("perf: file mode needs an io.WriteSeeker")
+		return nil, errors.New("perftest: file mode needs an io.WriteSeeker")
 	}
 	wr.ws = ws
 	wr.write(make([]byte, fileHeaderSize))
@@ -171,7 +172,7 @@ func (wr *Writer) write(b []byte) {
 }
 
 // attr appends a perf_event_attr of the configured size.
-func (wr *Writer) attr(dst []byte, a *WriterAttr) []byte {
+func (wr *Writer) attr(dst []byte, a *Attr) []byte {
 	full := make([]byte, max(wr.opts.AttrSize, 96))
 	bo := wr.bord
 	bo.PutUint32(full[0:], a.Type)
@@ -186,7 +187,7 @@ func (wr *Writer) attr(dst []byte, a *WriterAttr) []byte {
 	}
 	if a.ClockID != 0 {
 		flags |= attrUseClockID
-		bo.PutUint32(full[92:], uint32(a.ClockID))
+		bo.PutUint32(full[attrClockIDOff:], uint32(a.ClockID))
 	}
 	bo.PutUint64(full[40:], flags)
 	return append(dst, full[:wr.opts.AttrSize]...)
@@ -242,32 +243,32 @@ func (wr *Writer) trailer(b []byte, pid, tid int32, time uint64) []byte {
 		id = a.IDs[0]
 	}
 	st := a.SampleType
-	if st&sampleTID != 0 {
+	if st&SampleTID != 0 {
 		b = wr.bo.AppendUint32(b, uint32(pid))
 		b = wr.bo.AppendUint32(b, uint32(tid))
 	}
-	if st&sampleTime != 0 {
+	if st&SampleTime != 0 {
 		b = wr.bo.AppendUint64(b, time)
 	}
-	if st&sampleID != 0 {
+	if st&SampleID != 0 {
 		b = wr.bo.AppendUint64(b, id)
 	}
-	if st&sampleStreamID != 0 {
+	if st&SampleStreamID != 0 {
 		b = wr.bo.AppendUint64(b, 0)
 	}
-	if st&sampleCPU != 0 {
+	if st&SampleCPU != 0 {
 		b = wr.bo.AppendUint64(b, 0)
 	}
-	if st&sampleIdentifier != 0 {
+	if st&SampleIdentifier != 0 {
 		b = wr.bo.AppendUint64(b, id)
 	}
 	return b
 }
 
 // Sample writes a SAMPLE record.
-func (wr *Writer) Sample(s WriterSample) {
+func (wr *Writer) Sample(s Sample) {
 	if s.Attr < 0 || s.Attr >= len(wr.opts.Attrs) {
-		wr.err = errors.New("perf: sample of unknown attr")
+		wr.err = errors.New("perftest: sample of unknown attr")
 		return
 	}
 	a := &wr.opts.Attrs[s.Attr]
@@ -278,47 +279,47 @@ func (wr *Writer) Sample(s WriterSample) {
 	st := a.SampleType
 	bo := wr.bo
 	b := wr.rec[:0:0]
-	if st&sampleIdentifier != 0 {
+	if st&SampleIdentifier != 0 {
 		b = bo.AppendUint64(b, id)
 	}
-	if st&sampleIP != 0 {
+	if st&SampleIP != 0 {
 		b = bo.AppendUint64(b, s.IP)
 	}
-	if st&sampleTID != 0 {
+	if st&SampleTID != 0 {
 		b = bo.AppendUint32(b, uint32(s.PID))
 		b = bo.AppendUint32(b, uint32(s.TID))
 	}
-	if st&sampleTime != 0 {
+	if st&SampleTime != 0 {
 		b = bo.AppendUint64(b, s.Time)
 	}
-	if st&sampleAddr != 0 {
+	if st&SampleAddr != 0 {
 		b = bo.AppendUint64(b, s.Addr)
 	}
-	if st&sampleID != 0 {
+	if st&SampleID != 0 {
 		b = bo.AppendUint64(b, id)
 	}
-	if st&sampleStreamID != 0 {
+	if st&SampleStreamID != 0 {
 		b = bo.AppendUint64(b, s.StreamID)
 	}
-	if st&sampleCPU != 0 {
+	if st&SampleCPU != 0 {
 		b = bo.AppendUint32(b, s.CPU)
 		b = bo.AppendUint32(b, 0)
 	}
-	if st&samplePeriod != 0 {
+	if st&SamplePeriod != 0 {
 		b = bo.AppendUint64(b, s.Period)
 	}
-	if st&sampleRead != 0 {
+	if st&SampleRead != 0 {
 		for _, v := range s.Read {
 			b = bo.AppendUint64(b, v)
 		}
 	}
-	if st&sampleCallchain != 0 {
+	if st&SampleCallchain != 0 {
 		b = bo.AppendUint64(b, uint64(len(s.Callchain)))
 		for _, v := range s.Callchain {
 			b = bo.AppendUint64(b, v)
 		}
 	}
-	if st&sampleRaw != 0 {
+	if st&SampleRaw != 0 {
 		n := len(s.Raw)
 		pad := (8 - (4+n)%8) % 8
 		b = bo.AppendUint32(b, uint32(n+pad))
@@ -407,7 +408,7 @@ func (wr *Writer) features() []feature {
 	o := &wr.opts
 	var fs []feature
 	if len(o.Formats) > 0 && !o.Pipe {
-		fs = append(fs, feature{featTracingData, tracefs.AppendTracingData(nil, o.BigEndian, o.LongSize, o.Formats)})
+		fs = append(fs, feature{featTracingData, tracefstest.AppendTracingData(nil, o.BigEndian, o.LongSize, o.Formats)})
 	}
 	for _, s := range []struct {
 		bit int
