@@ -83,7 +83,7 @@ func New(cfg Config) *Trace {
 		Version:     1,
 		PointerSize: 8,
 		Clock:       trace.Clock{TicksPerSecond: 1e9},
-		Info:        []trace.KeyValue{{Key: "generator", Value: "render/gen seed " + strconv.FormatUint(cfg.Seed, 10)}},
+		Info:        []trace.KeyValue{{Key: "generator", Value: "trace/synth seed " + strconv.FormatUint(cfg.Seed, 10)}},
 		Has:         trace.HasVersion | trace.HasLevel | trace.HasOpcode | trace.HasKeywords | trace.HasSeq | trace.HasCPU | trace.HasProvider,
 	}
 	for i := range cfg.Tracks {
