@@ -45,7 +45,12 @@ package perf
 // does not read from a non-seekable stream. The process tree is kept as
 // thread → process tracks; a process's parent (FORK ppid) is not
 // recorded. Native .NET runtime events, which never carry metadata, are
-// typed by tracepoint and event id until a CLR schema table is plugged in.
+// named and decoded from the CLR schema (trace/clr, through
+// [Options].DotNet, which [Format].Open sets) with the newest version of
+// the event the schema knows, since the version is not in the data; an
+// event the schema lacks, or on a tracepoint whose name does not say which
+// runtime provider it carries, is typed by tracepoint and event id only
+// and its payload is one bytes field.
 
 import (
 	"encoding/binary"
