@@ -21,10 +21,11 @@
 // delivers, sorted by time then file order, the queued events not later
 // than the largest time seen before the previous FINISHED_ROUND. Sorting
 // each round on its own is not enough (a record may belong before the
-// previous round's tail). [Options].Order selects a full sort instead.
+// previous round's tail; NOTES.md §ordering). [Options].Order selects a
+// full sort instead.
 //
 // COMPRESSED records (perf record -z) hold one zstd stream split at flush
-// points. The reader decompresses it with one streaming decoder whose input
+// points (NOTES.md §compressed). The reader decompresses it with one streaming decoder whose input
 // walks the COMPRESSED records of the file, and keeps the raw data of the
 // samples found inside in an in-memory arena: their [trace.Loc] offsets
 // lie past the end of the file (size + arena offset), which is how Details
@@ -33,6 +34,10 @@
 // Lost events: LOST records become gaps; the LOST_SAMPLES records perf
 // writes per event at the end of a recording repeat those counts, so only
 // their excess is added (with a notice).
+//
+// NOTES.md in this directory records where real recordings and the
+// reference decoders depart from the format documents, for this package,
+// tracefs and eventheader; comments cite it as "NOTES.md §name".
 //
 // # Security
 //
