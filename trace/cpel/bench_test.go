@@ -16,7 +16,7 @@ import (
 )
 
 // benchEvents is the size of the generated benchmark file: the 8 M events
-// g2 and cpeldump were measured on (cpel.md §5.7).
+// g2 and cpeldump were measured on (NOTES.md §scale).
 const benchEvents = 8_000_000
 
 // writeBenchFile writes the 8 M-event file Generate makes.

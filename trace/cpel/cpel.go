@@ -28,6 +28,9 @@
 // share one time axis; labels (event name, formatted datum) are made only
 // when [Reader.Details] asks.
 //
+// NOTES.md in this directory records where the reader departs from
+// cpeldump and g2 and why; comments cite it as "NOTES.md §name".
+//
 // # Security
 //
 // Files are untrusted. Every length, count and string offset is checked

@@ -310,7 +310,7 @@ func FuzzReader(f *testing.F) {
 }
 
 // TestPercentS checks the formats cpeldump's %s heuristic gets wrong
-// (cpel.md §3): it takes a datum for a string offset when any 's' follows
+// (NOTES.md §labels): it takes a datum for a string offset when any 's' follows
 // any '%', so "%d packets" would print a string. We parse the conversion.
 func TestPercentS(t *testing.T) {
 	w := &Writer{}

@@ -271,7 +271,7 @@ func (r *Reader) addType(code uint32, name, format string) trace.TypeID {
 // infos returns the type table, indexed by TypeID.
 func (r *Reader) infos() []typeInfo { return *r.info.Load() }
 
-// Undefined tracks and event codes get these, as the notes suggest:
+// Undefined tracks and event codes get these (NOTES.md §names):
 // "track 1000", and "E77" with the datum in hex.
 const (
 	undefinedTrack  = "track "

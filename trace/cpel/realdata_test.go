@@ -139,7 +139,7 @@ func readLines(t *testing.T, path string) []string {
 // cpeldumpWrong lists the golden lines where cpeldump is wrong and we
 // deliberately differ: file, 1-based line, our line, and why. cpeldump
 // treats a datum as a string-table offset when any 's' follows any '%' in
-// its format (cpel.md §3); none of the real files has such a format, so
+// its format (NOTES.md §labels); none of the real files has such a format, so
 // the list is empty, and the test fails if a new golden needs an entry.
 var cpeldumpWrong = map[string]map[int]string{}
 

@@ -22,6 +22,9 @@
 // [Reader.Details] decodes an event's arguments again from the file and
 // renders its text as vppinfra's format_elog_event does.
 //
+// NOTES.md in this directory records what the files and vppinfra's source
+// show that no document says; comments cite it as "NOTES.md §name".
+//
 // # Security
 //
 // Files are untrusted: every count and length is checked against the
@@ -58,7 +61,7 @@ const (
 
 // epoch2017 is the origin of os_nsec in current vppinfra (elog.c
 // elog_time_now subtracts 1490885108 seconds); older files count from the
-// Unix epoch.
+// Unix epoch (NOTES.md §time).
 const epoch2017 = 1490885108
 
 // ArgKind is the kind of one event argument, from its format_args token.
@@ -238,14 +241,15 @@ func (d *decoder) u32(what string) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
-// u64 reads serialize_64: the low word, then the high word.
+// u64 reads serialize_64: the low word, then the high word
+// (NOTES.md §encoding).
 func (d *decoder) u64(what string) uint64 {
 	lo := d.u32(what)
 	hi := d.u32(what)
 	return uint64(hi)<<32 | uint64(lo)
 }
 
-// small reads a "likely small" unsigned integer.
+// small reads a "likely small" unsigned integer (NOTES.md §encoding).
 func (d *decoder) small(what string) uint64 {
 	b0 := d.u8(what)
 	switch {
@@ -519,7 +523,7 @@ func nsTime(sec float64) trace.Time {
 }
 
 // scan reads every event once: it counts the complete events, notes
-// damage, and checks the order of their times.
+// damage, and checks the order of their times (NOTES.md §order).
 func (f *File) scan(d *decoder) error {
 	f.sorted = true
 	prev := trace.Time(math.MinInt64)

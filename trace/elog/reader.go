@@ -92,7 +92,7 @@ func NewReader(f *File) *Reader {
 
 // typeName names an event type as c2cpel does: its format up to the first
 // space, '(' or '%' ("rx(%d): %d" is "rx"); the whole format when that is
-// empty.
+// empty (NOTES.md §types).
 func typeName(format string) string {
 	if i := strings.IndexAny(format, " (%"); i > 0 {
 		return format[:i]
@@ -266,7 +266,7 @@ func (r *Reader) arg(t *EventType, a Arg, v argValue) vppfmt.Arg {
 // makes it: the format is cut into literal text and one directive per
 // argument; each directive is rendered with its argument. Text after the
 // last argument's directive is kept up to the next directive. "%%" stays
-// "%%", as vppinfra leaves it.
+// "%%", as vppinfra leaves it (NOTES.md §text).
 func (r *Reader) appendText(dst []byte, t *EventType, args []argValue) []byte {
 	f := t.Format
 	start := len(dst)

@@ -10,7 +10,7 @@ import (
 )
 
 // Events of the .NET runtime's own providers carry metadata with no name
-// and no fields (notes §18). The reader names them from the schema table
+// and no fields (NOTES.md §runtime-events). The reader names them from the schema table
 // generated from the runtime's manifest (package clr) and decodes their
 // payloads with the same decoder as self-described events, by converting
 // the manifest's field list once per event type.

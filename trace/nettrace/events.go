@@ -36,7 +36,7 @@ func (k *clock) time(ticks int64) trace.Time {
 	return k.c.Time(ticks)
 }
 
-// header is the decoder state of event headers within one block (§8.1).
+// header is the decoder state of event headers within one block (NOTES.md §header).
 type header struct {
 	meta    uint32
 	seq     uint32
@@ -52,7 +52,7 @@ type header struct {
 }
 
 // events decodes the records of a v4+ event block, or of a v4/v5 metadata
-// block (meta) whose records define metadata (§7).
+// block (meta) whose records define metadata (NOTES.md §blocks).
 func (r *Reader) events(d *dec, meta bool) error {
 	blockStart := d.pos()
 	hsize := int(d.u16())
@@ -143,7 +143,7 @@ func (r *Reader) events(d *dec, meta bool) error {
 				}
 				r.cache.threadOK, r.cache.captureOK = false, false
 				d.off += size
-				if !v6 { // padding to a 4-byte file offset (§8.2)
+				if !v6 { // padding to a 4-byte file offset (NOTES.md §header-uncompressed)
 					pad := int((4 - (d.base+int64(d.off))%4) % 4)
 					d.off = min(d.off+pad, len(d.b))
 				}
@@ -223,7 +223,7 @@ func (r *Reader) event(h *header, payloadOff int64, payloadLen int) error {
 	} else if h.proc != 0xffff_ffff {
 		e.CPU = int32(h.proc)
 	}
-	// lost events: per capture thread sequence numbers (§15)
+	// lost events: per capture thread sequence numbers (NOTES.md §lost-events)
 	if c.seq == nil || c.seqKey != h.capture {
 		st := r.seqs[h.capture]
 		if st == nil {
@@ -350,7 +350,7 @@ func (r *Reader) defineV5(payload []byte, off int64) error {
 		return r.errorf(off, "metadata record of %d bytes is too short", len(payload))
 	}
 	if m.tagged && r.version == 4 && !r.started {
-		r.meta.Version = 5 // v5 shows only in tags (§1); said before any event is out
+		r.meta.Version = 5 // v5 shows only in tags (NOTES.md §versions); said before any event is out
 	}
 	return r.define(m, off)
 }
@@ -361,7 +361,7 @@ const (
 )
 
 // bookkeeping reports the events whose stacks TraceEvent drops: all
-// rundown events and runtime method events 140–144 and 190 (§10).
+// rundown events and runtime method events 140–144 and 190 (NOTES.md §stacks).
 func bookkeeping(t trace.EventType) bool {
 	return t.Provider == providerRundown ||
 		t.Provider == providerRuntime && (t.ID >= 140 && t.ID <= 144 || t.ID == 190)
@@ -486,7 +486,7 @@ func (r *Reader) setFileStack(id uint32, s trace.StackID) {
 	r.stackTab[id] = s + 1
 }
 
-// stackBlock reads a StackBlock (§10).
+// stackBlock reads a StackBlock (NOTES.md §stacks).
 func (r *Reader) stackBlock(d *dec) error {
 	first := d.u32()
 	count := int(d.u32())
@@ -521,7 +521,7 @@ func (r *Reader) blockShort(d *dec, what string) error {
 	return r.errorf(d.base, "%s overruns its block", what)
 }
 
-// seqPoint reads a sequence point (§13), checks the listed sequence
+// seqPoint reads a sequence point (NOTES.md §sequence-points), checks the listed sequence
 // numbers for lost events and ends the region: stack ids, label lists and,
 // when flagged, threads and metadata are forgotten.
 func (r *Reader) seqPoint(d *dec) error {
@@ -572,7 +572,7 @@ func (r *Reader) seqPoint(d *dec) error {
 }
 
 // checkSeq applies a sequence point or RemoveThread entry to a capture
-// thread's sequence state (§15).
+// thread's sequence state (NOTES.md §lost-events).
 func (r *Reader) checkSeq(key uint64, seq uint32, t trace.Time) {
 	st := r.seqs[key]
 	if st == nil {
@@ -588,7 +588,7 @@ func (r *Reader) checkSeq(key uint64, seq uint32, t trace.Time) {
 	st.last = seq
 }
 
-// threadBlock reads a v6 Thread block (§11).
+// threadBlock reads a v6 Thread block (NOTES.md §threads).
 func (r *Reader) threadBlock(d *dec) error {
 	for d.left() > 0 {
 		start := d.pos()
@@ -630,7 +630,7 @@ func (r *Reader) threadBlock(d *dec) error {
 	return nil
 }
 
-// removeThreads reads a v6 RemoveThread block (§11).
+// removeThreads reads a v6 RemoveThread block (NOTES.md §threads).
 func (r *Reader) removeThreads(d *dec) error {
 	t := r.lastTime()
 	for d.left() > 0 {
@@ -655,7 +655,7 @@ func (r *Reader) lastTime() trace.Time {
 	return 0
 }
 
-// metadataV6 reads a v6 metadata block (§7, §9.3).
+// metadataV6 reads a v6 metadata block (NOTES.md §blocks, §metadata-v6).
 func (r *Reader) metadataV6(d *dec) error {
 	hsize := int(d.u16())
 	d.skip(hsize)
@@ -680,7 +680,7 @@ func (r *Reader) metadataV6(d *dec) error {
 	return nil
 }
 
-// labelBlock reads a v6 LabelList block (§12).
+// labelBlock reads a v6 LabelList block (NOTES.md §labels).
 func (r *Reader) labelBlock(d *dec) error {
 	first := d.u32()
 	count := int(d.u32())
@@ -795,7 +795,7 @@ func sameType(a, b trace.EventType) bool {
 }
 
 // eventsV3 decodes a NetPerf v3 event block: records back to back with
-// inline metadata and stacks (§8.3).
+// inline metadata and stacks (NOTES.md §netperf-record).
 func (r *Reader) eventsV3(d *dec) error {
 	r.cache.threadOK, r.cache.captureOK = false, false
 	for d.left() > 0 {

@@ -19,7 +19,7 @@ type metadata struct {
 }
 
 // parseMetadataV5 decodes the payload of a MetadataId-0 record (netperf
-// v3, nettrace v4/v5): §9.1 of the notes. It returns ok=false when the
+// v3, nettrace v4/v5): NOTES.md §metadata. It returns ok=false when the
 // record is too short for its fixed part.
 func parseMetadataV5(b []byte) (m metadata, ok bool) {
 	d := dec{b: b}
@@ -133,7 +133,7 @@ func validType(t TypeCode) bool {
 }
 
 // parseMetadataV6 decodes one v6 metadata row (without its uint16 size):
-// §9.3 of the notes.
+// NOTES.md §metadata-v6.
 func parseMetadataV6(d *dec) (m metadata, ok bool) {
 	m.id = d.uvarint32()
 	m.typ.Provider = d.str()

@@ -31,8 +31,9 @@
 // that overrides opcode, keywords, level or version gives its events a
 // derived event type.
 //
-// The notes in ../shared/docs/nettrace.md (section numbers are cited as
-// §N) describe the formats as real files write them.
+// NOTES.md in this directory records how real files differ from the
+// format documents and what the reader does about it; comments cite its
+// sections as "NOTES.md §name".
 //
 // # Security
 //
@@ -91,7 +92,7 @@ func (Format) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
 	return NewReader(r, size)
 }
 
-// block kinds, numbered as v6 numbers them (§5); ≤v5 objects are mapped to
+// block kinds, numbered as v6 numbers them (NOTES.md §framing-v6); ≤v5 objects are mapped to
 // the same numbers by name.
 const (
 	blockEnd          = 0
@@ -122,7 +123,7 @@ func objectKind(name string) (int, bool) {
 	return 0, false
 }
 
-// FastSerialization tags (§4).
+// FastSerialization tags (NOTES.md §framing).
 const (
 	tagNull       = 1
 	tagBegin      = 4 // netperf
@@ -191,7 +192,7 @@ type typeInfo struct {
 	fields   []Field     // the file's own schema
 	manifest []Field     // the CLR manifest's schema when the file gives none, else nil
 	maps     []clr.Field // the manifest schema whose value maps apply, or nil
-	noStack  bool        // method bookkeeping: TraceEvent drops these stacks (§10)
+	noStack  bool        // method bookkeeping: TraceEvent drops these stacks (NOTES.md §stacks)
 }
 
 // decode decodes a payload of this type: by the manifest's schema for
@@ -211,7 +212,7 @@ type seqState struct {
 	track trace.TrackID
 }
 
-// override is what a v6 label list changes in an event's type (§12).
+// override is what a v6 label list changes in an event's type (NOTES.md §labels).
 type override struct {
 	set                    uint8 // bits: 1 opcode, 2 keywords, 4 level, 8 version
 	opcode, level, version int
@@ -332,7 +333,7 @@ func (r *Reader) readHeader() error {
 	return r.readTraceObject()
 }
 
-// object reads a FastSerialization object header at r.pos (§4) and
+// object reads a FastSerialization object header at r.pos (NOTES.md §framing) and
 // returns its type name and version, leaving r.pos after the type.
 // end is true at the NullReference that ends the stream.
 func (r *Reader) object() (name string, version int32, end bool, err error) {
@@ -505,7 +506,7 @@ func (r *Reader) readTraceV6() error {
 	return nil
 }
 
-// blockV6 reads a v6 block header at r.pos (§5) and advances r.pos past
+// blockV6 reads a v6 block header at r.pos (NOTES.md §framing-v6) and advances r.pos past
 // the block; off is the payload's offset and n its size.
 func (r *Reader) blockV6() (kind int, off int64, n int, err error) {
 	start := r.pos
@@ -674,7 +675,7 @@ func (r *Reader) step() (done bool, err error) {
 		}
 		n = int(int32(le.Uint32(b)))
 		off = r.pos + 4
-		off += (4 - off%4) % 4 // aligned to the absolute offset (§4)
+		off += (4 - off%4) % 4 // aligned to the absolute offset (NOTES.md §framing)
 		if n < 0 {
 			return true, r.errorf(r.pos, "%s size %d", name, n)
 		}

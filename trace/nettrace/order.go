@@ -6,7 +6,7 @@ import (
 	"viewer/trace"
 )
 
-// Ordering. Events are sorted per sequence-point region (§14). A region is
+// Ordering. Events are sorted per sequence-point region (NOTES.md §ordering). A region is
 // read in file order into Reader.region while ascending runs are noted
 // (runStarts: where an event is earlier than the one before). The runtime
 // writes each thread's events in order into per-thread blocks, so the runs

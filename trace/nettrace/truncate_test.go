@@ -73,10 +73,18 @@ func checkPrefix(t *testing.T, b []byte, n int64, full map[int64]trace.Event, en
 	}
 }
 
-// TestTruncatedRealFiles cuts every real file at every block boundary (and
-// just before and after it) and at random offsets.
+// TestTruncatedRealFiles cuts every real file at its first bytes, at
+// block boundaries (and, in files under 1 MiB, just before and after
+// them) and at random offsets. Reading every prefix is quadratic, so
+// unless tracetest.Exhaustive it cuts at the first 3 boundaries and 12
+// more picked with a fixed seed, and at 8 random offsets; exhaustively, at
+// every boundary and 20 random offsets.
 func TestTruncatedRealFiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
+	random := 8
+	if tracetest.Exhaustive() {
+		random = 20
+	}
 	for _, f := range realFiles {
 		t.Run(filepath.Base(f.path), func(t *testing.T) {
 			r, b := openReal(t, f.path)
@@ -84,21 +92,13 @@ func TestTruncatedRealFiles(t *testing.T) {
 			full, ends := byOffset(res.Events)
 			starts := blockStarts(t, b)
 			cuts := []int64{0, 1, 8, 20, 40, int64(len(b)) - 1, int64(len(b))}
-			// Reading every prefix is quadratic: around the boundaries
-			// of big files only the boundary itself is cut, and -short
-			// samples 20 boundaries.
-			step := 1
-			if testing.Short() && len(starts) > 20 {
-				step = len(starts) / 20
-			}
-			for i := 0; i < len(starts); i += step {
-				s := starts[i]
+			for _, s := range tracetest.Sample(starts, 3, 12, 7) {
 				cuts = append(cuts, s)
 				if len(b) < 1<<20 {
 					cuts = append(cuts, s-1, s+1, s+7)
 				}
 			}
-			for range 20 {
+			for range random {
 				cuts = append(cuts, rng.Int64N(int64(len(b))))
 			}
 			for _, n := range cuts {
@@ -111,14 +111,30 @@ func TestTruncatedRealFiles(t *testing.T) {
 	}
 }
 
-// TestTruncatedV6 cuts the all-features v6 file at every byte.
+// TestTruncatedV6 cuts the all-features v6 file at every byte when
+// tracetest.Exhaustive; otherwise at each of its first 64 bytes, at every
+// block boundary and the bytes on either side, and at 256 lengths picked
+// with a fixed seed.
 func TestTruncatedV6(t *testing.T) {
 	_, b := allFeatures(t)
 	_, res := readAll(t, b)
 	full, ends := byOffset(res.Events)
-	for n := range int64(len(b)) + 1 {
-		checkPrefix(t, b, n, full, ends, false)
+	all := make([]int64, len(b)+1)
+	for n := range all {
+		all[n] = int64(n)
 	}
+	cuts := tracetest.Sample(all, 64, 256, 6)
+	if !tracetest.Exhaustive() {
+		for _, s := range blockStarts(t, b) {
+			cuts = append(cuts, s-1, s, s+1)
+		}
+	}
+	for _, n := range cuts {
+		if n >= 0 && n <= int64(len(b)) {
+			checkPrefix(t, b, n, full, ends, false)
+		}
+	}
+	t.Logf("%d bytes, %d cuts", len(b), len(cuts))
 }
 
 // byOffset indexes events by payload offset and returns their sorted

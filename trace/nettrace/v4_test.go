@@ -57,7 +57,7 @@ func utf16z(s string) []byte {
 	return append(b, 0, 0)
 }
 
-// record is an uncompressed v4 event record (§8.2) at file offset base+len(b).
+// record is an uncompressed v4 event record (NOTES.md §header-uncompressed) at file offset base+len(b).
 type record struct {
 	meta, seq       uint32
 	thread, capture uint64

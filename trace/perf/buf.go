@@ -88,7 +88,7 @@ func (a *arena) at(off int64, n int) []byte {
 }
 
 // zstream decompresses the COMPRESSED records of a file as one zstd
-// stream. Its input walks the file's COMPRESSED records on its own cursor;
+// stream (NOTES.md §compressed). Its input walks the file's COMPRESSED records on its own cursor;
 // idx counts the COMPRESSED records it has begun to feed. Because perf
 // flushes at the end of each COMPRESSED record and the decoder reads its
 // input block by block, a record that the decoder produces after idx moved

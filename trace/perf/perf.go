@@ -21,10 +21,11 @@
 // delivers, sorted by time then file order, the queued events not later
 // than the largest time seen before the previous FINISHED_ROUND. Sorting
 // each round on its own is not enough (a record may belong before the
-// previous round's tail). [Options].Order selects a full sort instead.
+// previous round's tail; NOTES.md §ordering). [Options].Order selects a
+// full sort instead.
 //
 // COMPRESSED records (perf record -z) hold one zstd stream split at flush
-// points. The reader decompresses it with one streaming decoder whose input
+// points (NOTES.md §compressed). The reader decompresses it with one streaming decoder whose input
 // walks the COMPRESSED records of the file, and keeps the raw data of the
 // samples found inside in an in-memory arena: their [trace.Loc] offsets
 // lie past the end of the file (size + arena offset), which is how Details
@@ -33,6 +34,10 @@
 // Lost events: LOST records become gaps; the LOST_SAMPLES records perf
 // writes per event at the end of a recording repeat those counts, so only
 // their excess is added (with a notice).
+//
+// NOTES.md in this directory records where real recordings and the
+// reference decoders depart from the format documents, for this package,
+// tracefs and eventheader; comments cite it as "NOTES.md §name".
 //
 // # Security
 //
@@ -45,7 +50,12 @@ package perf
 // does not read from a non-seekable stream. The process tree is kept as
 // thread → process tracks; a process's parent (FORK ppid) is not
 // recorded. Native .NET runtime events, which never carry metadata, are
-// typed by tracepoint and event id until a CLR schema table is plugged in.
+// named and decoded from the CLR schema (trace/clr, through
+// [Options].DotNet, which [Format].Open sets) with the newest version of
+// the event the schema knows, since the version is not in the data; an
+// event the schema lacks, or on a tracepoint whose name does not say which
+// runtime provider it carries, is typed by tracepoint and event id only
+// and its payload is one bytes field.
 
 import (
 	"encoding/binary"

@@ -308,7 +308,7 @@ func (rd *Reader) bindID(a *attr, id uint64) {
 }
 
 // parseAttr decodes a perf_event_attr of any size (missing fields read as
-// zero, extra bytes are ignored).
+// zero, extra bytes are ignored: NOTES.md §attrs).
 func (rd *Reader) parseAttr(b []byte) *attr {
 	var full [136]byte
 	copy(full[:], b)
@@ -437,7 +437,8 @@ func (rd *Reader) feature(bit int, b []byte, off int64) {
 	}
 }
 
-// eventDesc applies an EVENT_DESC section: event names per sample id.
+// eventDesc applies an EVENT_DESC section: event names per sample id
+// (NOTES.md §event-names).
 func (rd *Reader) eventDesc(b []byte) bool {
 	if len(b) < 8 {
 		return false
@@ -566,7 +567,8 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 }
 
 // applyLostSamples adds the LOST_SAMPLES gaps beyond what LOST records
-// counted: with no LOST record all of them, else one gap with the excess.
+// counted: with no LOST record all of them, else one gap with the excess
+// (NOTES.md §lost-events).
 func (rd *Reader) applyLostSamples() {
 	var total int64
 	for _, g := range rd.lostSamples {
@@ -596,7 +598,8 @@ func (rd *Reader) enqueue(ev trace.Event) {
 	}
 }
 
-// round handles a FINISHED_ROUND (or FINISHED_INIT) record at off.
+// round handles a FINISHED_ROUND (or FINISHED_INIT) record at off
+// (NOTES.md §ordering).
 func (rd *Reader) round(off int64) {
 	rd.meta.Markers = append(rd.meta.Markers, trace.Marker{Kind: trace.MarkerRound, Time: rd.maxTime, Off: off})
 	switch rd.opts.Order {
@@ -748,6 +751,8 @@ func (rd *Reader) step() error {
 	switch typ {
 	case recTracingData:
 		// The blob follows the record; its length is the u32 at offset 8.
+		// The record's size is 12 or 16 by perf version (NOTES.md
+		// §tracing-data-record).
 		if size < 12 {
 			return rd.damaged(off, "HEADER_TRACING_DATA record of size "+strconv.FormatInt(size, 10))
 		}

@@ -10,7 +10,7 @@ import (
 	"viewer/trace/perf/eventheader"
 )
 
-// sampleAttr finds the attr of a SAMPLE record body.
+// sampleAttr finds the attr of a SAMPLE record body (NOTES.md §attrs).
 func (rd *Reader) sampleAttr(body []byte) *attr {
 	if len(rd.attrs) == 0 {
 		return nil

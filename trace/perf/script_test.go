@@ -229,8 +229,8 @@ func TestPerfScript(t *testing.T) {
 
 // TestOrdering measures time inversions of the three ordering strategies on
 // the recording with many rounds: perf's two-round rule and the full sort
-// leave none; sorting each round on its own leaves the 404 the notes
-// report (the reader then clamps them, and says so in a notice).
+// leave none; sorting each round on its own leaves the 404 NOTES.md
+// §ordering reports (the reader then clamps them, and says so in a notice).
 func TestOrdering(t *testing.T) {
 	dir := tracetest.RealData(t, "perf/local-recordings")
 	name := filepath.Join(dir, "sched-syscalls-monotonic.data")

@@ -1,6 +1,7 @@
 // Package tracetest holds test support shared by the format readers and
-// their consumers: locating the real traces in ../shared/realdata and an
-// invariant checker for any [trace.Reader].
+// their consumers: locating the real traces in ../shared/realdata, an
+// invariant checker for any [trace.Reader], and the switch between
+// sampled and exhaustive damage tests ([Exhaustive]).
 package tracetest
 
 import (
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,6 +17,43 @@ import (
 	"viewer/trace"
 	"viewer/trace/export"
 )
+
+// ExhaustiveEnv names the environment variable that makes the tests which
+// cut or damage traces at many places try every place: .ci/run sets it.
+const ExhaustiveEnv = "VIEWER_EXHAUSTIVE"
+
+// Exhaustive reports whether VIEWER_EXHAUSTIVE is set to a value other
+// than "" or "0". Tests that cut a trace at every length, or at every
+// block boundary of a real file, do so only then; otherwise they try a
+// fixed seeded sample (always the headers and some block boundaries) so
+// that a plain `go test ./...` stays quick. Every such test asks here and
+// nowhere else.
+func Exhaustive() bool {
+	v := os.Getenv(ExhaustiveEnv)
+	return v != "" && v != "0"
+}
+
+// Sample returns xs itself when [Exhaustive]. Otherwise it returns the
+// first keep elements of xs and n more picked from the rest with a fixed
+// seed, in their original order: the same sample on every run.
+func Sample[T any](xs []T, keep, n int, seed uint64) []T {
+	if Exhaustive() || len(xs) <= keep+n {
+		return xs
+	}
+	rest := len(xs) - keep
+	rng := rand.New(rand.NewPCG(seed, uint64(len(xs))))
+	picked := make([]bool, rest)
+	for _, i := range rng.Perm(rest)[:n] {
+		picked[i] = true
+	}
+	out := append(make([]T, 0, keep+n), xs[:keep]...)
+	for i, x := range xs[keep:] {
+		if picked[i] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
 
 // RealData returns the directory ../shared/realdata/<sub> beside the
 // repository. It skips the test with a clear message when the folder is
@@ -180,7 +219,9 @@ func Labels(tb testing.TB, r trace.Reader) []string {
 
 // CheckCuts opens full cut at every length with f: each cut is refused
 // with a *trace.FormatError, or reads to a truncation error after events
-// whose details all decode.
+// whose details all decode. It cuts at every length even when not
+// [Exhaustive]: the fixtures it is given are a few KiB and take
+// milliseconds (sample with [Sample] if one grows).
 func CheckCuts(tb testing.TB, f trace.Format, full []byte) {
 	tb.Helper()
 	for n := range len(full) {

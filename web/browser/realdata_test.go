@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,8 +28,8 @@ var realFiles = []string{
 
 // TestRealDropUpload builds the viewer binary, serves an empty library and
 // drops real trace files on its page: each must open in the viewer and
-// draw, with the event count `viewer stats` reports. Files whose format the
-// binary does not read yet (cmd/viewer's formats list) are skipped by name.
+// draw, with the event count `viewer stats` reports. Every one must be
+// read: a format dropped from cmd/viewer's list fails the test.
 func TestRealDropUpload(t *testing.T) {
 	root := tracetest.RealData(t, "")
 	ctx := tab(t)
@@ -44,8 +46,7 @@ func TestRealDropUpload(t *testing.T) {
 	for _, f := range realFiles {
 		out, err := exec.Command(bin, "stats", "--json", filepath.Join(root, f)).Output()
 		if err != nil {
-			t.Logf("skipping %s: the viewer does not read it: %v", f, err)
-			continue
+			t.Fatalf("viewer stats %s: %v%s", f, err, stderrOf(err))
 		}
 		var s stats
 		if err := json.Unmarshal(out, &s); err != nil {
@@ -53,16 +54,10 @@ func TestRealDropUpload(t *testing.T) {
 		}
 		want[f] = s.Events
 	}
-	if len(want) == 0 {
-		t.Skip("cmd/viewer registers no reader for any of the real files yet")
-	}
 
 	base := serveBinary(t, bin)
 	for _, f := range realFiles {
-		n, ok := want[f]
-		if !ok {
-			continue
-		}
+		n := want[f]
 		data, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
 			t.Fatal(err)
@@ -97,6 +92,15 @@ func TestRealDropUpload(t *testing.T) {
 			t.Errorf("%s: page shows %v events and %d glyph pixels; viewer stats says %d events", f, events, painted, n)
 		}
 	}
+}
+
+// stderrOf returns ": " and the standard error of a command that exited
+// with err, when it wrote any.
+func stderrOf(err error) string {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok && len(ee.Stderr) > 0 {
+		return ": " + strings.TrimSpace(string(ee.Stderr))
+	}
+	return ""
 }
 
 // serveBinary runs `viewer serve --port 0` on an empty data directory and

@@ -11,7 +11,8 @@
 // a payload into [trace.Field]s rendered the way the reference decoders
 // (the C++ EventFormatter) render them: hex integers as 0x…, errno names,
 // dates, IP addresses, UUIDs, hex bytes "48 6f 77", strings with BOM
-// detection and invalid UTF-8 shown as Latin-1.
+// detection and invalid UTF-8 shown as Latin-1. ../NOTES.md §eventheader
+// records the naming and decoding rules the reference decoders share.
 //
 // # Security
 //

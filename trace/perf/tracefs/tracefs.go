@@ -13,7 +13,8 @@
 // and `unsigned long` are hex, `long` takes the recording's word size,
 // unknown typedefs (pid_t, gfp_t) are hex integers sized by `size:`, and
 // `signed:` overrides the signedness of integer types. The `print fmt` line
-// is kept as text for display; it is never evaluated.
+// is kept as text for display; it is never evaluated. ../NOTES.md §tracefs
+// records the quirks of real format files and TRACING_DATA blobs.
 //
 // # Security
 //
