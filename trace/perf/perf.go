@@ -50,8 +50,8 @@ package perf
 // does not read from a non-seekable stream. The process tree is kept as
 // thread → process tracks; a process's parent (FORK ppid) is not
 // recorded. Native .NET runtime events, which never carry metadata, are
-// named and decoded from the CLR schema (trace/clr, through
-// [Options].DotNet, which [Format].Open sets) with the newest version of
+// named and decoded from the CLR schema (trace/clr) through the decoder
+// that cmd/viewer plugs into [Format].DotNet, with the newest version of
 // the event the schema knows, since the version is not in the data; an
 // event the schema lacks, or on a tracepoint whose name does not say which
 // runtime provider it carries, is typed by tracepoint and event id only
