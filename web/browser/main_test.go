@@ -16,7 +16,7 @@ import (
 )
 
 // The browser is shared by every test of the binary; each test opens its
-// own tab (viewers.md §6.6: start-up dominates a run).
+// own tab (starting Chromium dominates a run).
 var (
 	browserCtx context.Context
 	noBrowser  string // why there is no browser, when there is none

@@ -11,10 +11,10 @@ import (
 )
 
 // TypeCode is the type of a payload field as v6 metadata writes it
-// (EventPipeTypeCode, §9.2).
+// (EventPipeTypeCode, §metadata).
 type TypeCode uint8
 
-// Type codes of the file format (§9.2); the ones marked v6 are new in v6.
+// Type codes of the file format (§metadata); the ones marked v6 are new in v6.
 const (
 	TypeObject        TypeCode = 1  // nested fields, concatenated
 	TypeBoolean32     TypeCode = 3  // 4 bytes, 0 or 1
@@ -44,7 +44,7 @@ const (
 )
 
 // Field describes one payload field as a v6 metadata row writes it
-// (§9.3), and as EncodePayload encodes its value.
+// (§metadata-v6), and as EncodePayload encodes its value.
 type Field struct {
 	Name string
 	Type TypeCode
@@ -57,7 +57,7 @@ type Field struct {
 }
 
 // EncodePayload encodes field values by a schema, as the runtime lays out
-// an event's payload (§9.2). values[i] is the value of fields[i]; a value's
+// an event's payload (§metadata). values[i] is the value of fields[i]; a value's
 // kind must suit its field's type (arrays of characters are strings,
 // arrays of bytes are bytes, objects are structs). RelLoc and DataLoc data
 // go after the fixed part. No wire type is pointer-sized, so the encoding

@@ -3,7 +3,7 @@
 // demo trace among them); it is not needed to read traces, which is
 // package [viewer/trace/nettrace]'s job.
 //
-// A [Writer] writes a file block by block (§5) — Trace, Metadata, Thread,
+// A [Writer] writes a file block by block (§framing-v6) — Trace, Metadata, Thread,
 // RemoveThread, Stack, LabelList, Event and SequencePoint blocks, or a raw
 // block of any kind — in whatever order and with whatever contents the
 // caller chooses, so that a test can build every shape of file the reader
@@ -13,8 +13,8 @@
 // The package encodes from the format notes on its own: it shares no
 // constants or types with the reader (nor can it import the reader, whose
 // internal tests use it), so a round trip through the two checks each
-// against an independent reading of the format. Section numbers (§N) are
-// those of the format notes that package nettrace's documentation names.
+// against an independent reading of the format. Sections (§name) are
+// those of trace/nettrace/NOTES.md.
 package nettracetest
 
 import (
@@ -31,7 +31,7 @@ import (
 
 var le = binary.LittleEndian
 
-// Block kinds of a v6 file (§5). A reader skips kinds it does not know.
+// Block kinds of a v6 file (§framing-v6). A reader skips kinds it does not know.
 const (
 	BlockEnd           = 0 // end of stream, empty
 	BlockTrace         = 1
@@ -45,7 +45,7 @@ const (
 )
 
 // magic is the v6 file header: "Nettrace", a u32 0 (where ≤v5 files have
-// a string length), then the major version 6 and minor version 0 (§2, §5).
+// a string length), then the major version 6 and minor version 0 (§versions, §framing-v6).
 const magic = "Nettrace\x00\x00\x00\x00\x06\x00\x00\x00\x00\x00\x00\x00"
 
 // Writer writes a NetTrace v6 file block by block, as one-collect's
@@ -60,7 +60,7 @@ type Writer struct {
 	b   []byte
 }
 
-// TraceInfo is the content of a v6 Trace block (§6).
+// TraceInfo is the content of a v6 Trace block (§framing-v6).
 type TraceInfo struct {
 	Wall           time.Time // kept to the millisecond (SYSTEMTIME)
 	SyncTicks      int64
@@ -130,7 +130,7 @@ func (w *Writer) Close() error {
 	return w.err
 }
 
-// Metadata is one v6 metadata row (§9.3).
+// Metadata is one v6 metadata row (§metadata-v6).
 type Metadata struct {
 	ID       uint32
 	Provider string
@@ -222,7 +222,7 @@ func appendTypeV6(b []byte, f *Field) []byte {
 	return b
 }
 
-// Thread is one row of a v6 Thread block (§11). PID and TID < 0 are left
+// Thread is one row of a v6 Thread block (§threads). PID and TID < 0 are left
 // out.
 type Thread struct {
 	Index     uint64
@@ -274,7 +274,7 @@ func (w *Writer) RemoveThreads(rows ...ThreadSeq) error {
 	return w.Block(BlockRemoveThread, b)
 }
 
-// Sequence point flags (§13).
+// Sequence point flags (§sequence-points).
 const (
 	FlushThreads  = 1
 	FlushMetadata = 2
@@ -293,7 +293,7 @@ func (w *Writer) SequencePoint(ticks int64, flags uint32, threads ...ThreadSeq) 
 	return w.Block(BlockSequencePoint, b)
 }
 
-// Stacks writes a stack block (§10) whose stacks get the ids first,
+// Stacks writes a stack block (§stacks) whose stacks get the ids first,
 // first+1, … Addresses are written in the trace's pointer size.
 func (w *Writer) Stacks(first uint32, stacks ...[]uint64) error {
 	b := le.AppendUint32(w.b[:0], first)
@@ -312,7 +312,7 @@ func (w *Writer) Stacks(first uint32, stacks ...[]uint64) error {
 	return w.Block(BlockStack, b)
 }
 
-// LabelLists writes a LabelList block (§12) whose lists get the indexes
+// LabelLists writes a LabelList block (§labels) whose lists get the indexes
 // first, first+1, … Each label is encoded by its key and value kind as a
 // reader returns it: ActivityId and RelatedActivityId GUIDs, TraceId
 // bytes, SpanId hex, Opcode, Level and Version unsigned, Keywords hex, and
@@ -368,7 +368,7 @@ func cmpErr(old, new error) error {
 	return new
 }
 
-// Event is one event record as the writer encodes it (§8).
+// Event is one event record as the writer encodes it (§header).
 type Event struct {
 	MetadataID uint32
 	Seq        uint32
