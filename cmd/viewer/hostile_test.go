@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"viewer/trace"
-	"viewer/trace/cpel"
+	"viewer/trace/cpel/cpeltest"
 	"viewer/trace/elog"
 	"viewer/trace/nettrace"
 	"viewer/trace/perf"
@@ -184,7 +184,7 @@ func hostileInputs(tb testing.TB) []hostileInput {
 
 // --- CPEL ---
 
-func cpelBytes(tb testing.TB, w *cpel.Writer) []byte {
+func cpelBytes(tb testing.TB, w *cpeltest.Writer) []byte {
 	var buf bytes.Buffer
 	if _, err := w.WriteTo(&buf); err != nil {
 		tb.Fatal(err)
@@ -193,12 +193,12 @@ func cpelBytes(tb testing.TB, w *cpel.Writer) []byte {
 }
 
 func smallCPEL(tb testing.TB) []byte {
-	w := &cpel.Writer{Date: 1700000000}
+	w := &cpeltest.Writer{Date: 1700000000}
 	t := w.StringTable("FileStrtab")
-	w.EventDefs(t, []cpel.EventDef{{Code: 1, Name: "ev", Format: "%s"}, {Code: 2, Name: "n", Format: "len %u"}})
-	w.TrackDefs(t, []cpel.TrackDef{{ID: 1, Format: "cpu %d"}})
+	w.EventDefs(t, []cpeltest.EventDef{{Code: 1, Name: "ev", Format: "%s"}, {Code: 2, Name: "n", Format: "len %u"}})
+	w.TrackDefs(t, []cpeltest.TrackDef{{ID: 1, Format: "cpu %d"}})
 	s := t.Add("hello")
-	w.EventList(t, 1e6, []cpel.Record{{Ticks: 1, Track: 1, Code: 1, Datum: s}, {Ticks: 2, Track: 1, Code: 2, Datum: 7}})
+	w.EventList(t, 1e6, []cpeltest.Record{{Ticks: 1, Track: 1, Code: 1, Datum: s}, {Ticks: 2, Track: 1, Code: 2, Datum: 7}})
 	return cpelBytes(tb, w)
 }
 
@@ -209,42 +209,42 @@ func hostileCPEL(tb testing.TB) map[string][]byte {
 	// One section of the most records 1 MB holds, in reverse time order:
 	// the reader must sort them all (MaxUnsortedEvents), on unknown
 	// tracks and codes (fallback names).
-	w := &cpel.Writer{}
+	w := &cpeltest.Writer{}
 	t := w.StringTable("S")
 	n := hostileSize / rec
-	w.Events(t, 3, n, func(i int) cpel.Record {
-		return cpel.Record{Ticks: uint64(n - i), Track: uint32(i), Code: uint32(i * 7), Datum: uint32(i)}
+	w.Events(t, 3, n, func(i int) cpeltest.Record {
+		return cpeltest.Record{Ticks: uint64(n - i), Track: uint32(i), Code: uint32(i * 7), Datum: uint32(i)}
 	})
 	m["reversed-records-unknown-ids"] = cpelBytes(tb, w)
 
 	// Thousands of one-event sections, each with its own string table:
 	// the merge heap and the per-section buffers at their widest.
-	w = &cpel.Writer{}
+	w = &cpeltest.Writer{}
 	for i := range 8000 {
 		t := w.StringTable(fmt.Sprintf("T%d", i))
-		w.EventList(t, uint32(1+i), []cpel.Record{{Ticks: uint64(8000 - i), Track: 1, Code: 1, Datum: 1}})
+		w.EventList(t, uint32(1+i), []cpeltest.Record{{Ticks: uint64(8000 - i), Track: 1, Code: 1, Datum: 1}})
 	}
 	m["many-sections"] = cpelBytes(tb, w)
 
 	// Datum formats that expand: long runs of directives with huge
 	// widths, %k with no symbol table, %s on offsets everywhere; events
 	// fill the rest.
-	w = &cpel.Writer{}
+	w = &cpeltest.Writer{}
 	t = w.StringTable("F")
-	var defs []cpel.EventDef
-	var tracks []cpel.TrackDef
+	var defs []cpeltest.EventDef
+	var tracks []cpeltest.TrackDef
 	for c := range 64 {
-		defs = append(defs, cpel.EventDef{Code: uint32(c), Name: strings.Repeat("%999999d", 50),
+		defs = append(defs, cpeltest.EventDef{Code: uint32(c), Name: strings.Repeat("%999999d", 50),
 			Format: strings.Repeat([]string{"%4096s", "%-4096k", "%.*d%n", "%0999999999u", "%s%s%s"}[c%5], 400)})
-		tracks = append(tracks, cpel.TrackDef{ID: uint32(c), Format: strings.Repeat("%999d", 100)})
+		tracks = append(tracks, cpeltest.TrackDef{ID: uint32(c), Format: strings.Repeat("%999d", 100)})
 	}
 	w.EventDefs(t, defs)
 	w.TrackDefs(t, tracks)
 	long := t.Add(strings.Repeat("x", 200<<10)) // no NUL for a long way
 	size := len(cpelBytes(tb, w))
 	n = (hostileSize - size) / rec
-	w.Events(t, 1e9, n, func(i int) cpel.Record {
-		return cpel.Record{Ticks: uint64(i), Track: uint32(i % 64), Code: uint32(i % 64), Datum: long + uint32(i%1000)}
+	w.Events(t, 1e9, n, func(i int) cpeltest.Record {
+		return cpeltest.Record{Ticks: uint64(i), Track: uint32(i % 64), Code: uint32(i % 64), Datum: long + uint32(i%1000)}
 	})
 	m["expanding-formats"] = cpelBytes(tb, w)
 	return m
