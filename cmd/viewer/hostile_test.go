@@ -13,7 +13,7 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/cpel/cpeltest"
-	"viewer/trace/elog"
+	"viewer/trace/elog/elogtest"
 	"viewer/trace/nettrace"
 	"viewer/trace/perf"
 )
@@ -252,7 +252,7 @@ func hostileCPEL(tb testing.TB) map[string][]byte {
 
 // --- elog ---
 
-func elogBytes(tb testing.TB, w *elog.Writer, n int, gen func(i int) elog.Event) []byte {
+func elogBytes(tb testing.TB, w *elogtest.Writer, n int, gen func(i int) elogtest.Event) []byte {
 	var buf bytes.Buffer
 	if err := w.WriteFunc(&buf, n, gen); err != nil {
 		tb.Fatal(err)
@@ -260,11 +260,11 @@ func elogBytes(tb testing.TB, w *elog.Writer, n int, gen func(i int) elog.Event)
 	return buf.Bytes()
 }
 
-func elogWriter(types []elog.EventType, tracks []string) *elog.Writer {
-	return &elog.Writer{
+func elogWriter(types []elogtest.EventType, tracks []string) *elogtest.Writer {
+	return &elogtest.Writer{
 		RingSize:      1 << 20,
-		SerializeTime: elog.TimeStamp{OSNsec: 3e17, CPU: 5000},
-		InitTime:      elog.TimeStamp{OSNsec: 3e17 - 1e9},
+		SerializeTime: elogtest.TimeStamp{OSNsec: 3e17, CPU: 5000},
+		InitTime:      elogtest.TimeStamp{OSNsec: 3e17 - 1e9},
 		Types:         types,
 		Tracks:        tracks,
 		StringTable:   []byte("a\x00"),
@@ -272,9 +272,9 @@ func elogWriter(types []elog.EventType, tracks []string) *elog.Writer {
 }
 
 func smallElog(tb testing.TB) []byte {
-	w := elogWriter([]elog.EventType{{Format: "rx %d %s", FormatArgs: "i4s8"}}, []string{"main"})
-	return elogBytes(tb, w, 20, func(i int) elog.Event {
-		return elog.Event{Time: float64(i) * 1e-6, Args: []elog.Value{{N: uint64(i)}, {S: "pkt"}}}
+	w := elogWriter([]elogtest.EventType{{Format: "rx %d %s", FormatArgs: "i4s8"}}, []string{"main"})
+	return elogBytes(tb, w, 20, func(i int) elogtest.Event {
+		return elogtest.Event{Time: float64(i) * 1e-6, Args: []elogtest.Value{{N: uint64(i)}, {S: "pkt"}}}
 	})
 }
 
@@ -282,20 +282,20 @@ func hostileElog(tb testing.TB) map[string][]byte {
 	m := map[string][]byte{}
 
 	// The most argument-less events 1 MB holds, times running backwards.
-	w := elogWriter([]elog.EventType{{Format: "tick", FormatArgs: ""}}, []string{"t"})
-	one := len(elogBytes(tb, w, 1, func(int) elog.Event { return elog.Event{} }))
-	two := len(elogBytes(tb, w, 2, func(int) elog.Event { return elog.Event{} }))
+	w := elogWriter([]elogtest.EventType{{Format: "tick", FormatArgs: ""}}, []string{"t"})
+	one := len(elogBytes(tb, w, 1, func(int) elogtest.Event { return elogtest.Event{} }))
+	two := len(elogBytes(tb, w, 2, func(int) elogtest.Event { return elogtest.Event{} }))
 	n := (hostileSize - one) / max(1, two-one)
-	m["reversed-tiny-events"] = elogBytes(tb, w, n, func(i int) elog.Event {
-		return elog.Event{Time: float64(n-i) * 1e-9}
+	m["reversed-tiny-events"] = elogBytes(tb, w, n, func(i int) elogtest.Event {
+		return elogtest.Event{Time: float64(n-i) * 1e-9}
 	})
 
 	// Many types and tracks, formats of many directives with huge widths,
 	// enum indexes out of range, strings as long as a megabyte allows.
-	var types []elog.EventType
+	var types []elogtest.EventType
 	var tracks []string
 	for i := range 2000 {
-		types = append(types, elog.EventType{
+		types = append(types, elogtest.EventType{
 			Format:     strings.Repeat("%999999d %s %-4096x ", 10),
 			FormatArgs: "i4t4i8",
 			Enums:      []string{"e"},
@@ -305,13 +305,13 @@ func hostileElog(tb testing.TB) map[string][]byte {
 	w = elogWriter(types, tracks)
 	size := len(elogBytes(tb, w, 0, nil))
 	n = max(1, (hostileSize-size)/20)
-	m["expanding-formats"] = elogBytes(tb, w, n, func(i int) elog.Event {
-		return elog.Event{Type: uint16(i % 2000), Track: uint16(i % 2000), Time: float64(i) * 1e-6,
-			Args: []elog.Value{{N: uint64(i)}, {N: 1 << 31}, {N: uint64(i) << 40}}}
+	m["expanding-formats"] = elogBytes(tb, w, n, func(i int) elogtest.Event {
+		return elogtest.Event{Type: uint16(i % 2000), Track: uint16(i % 2000), Time: float64(i) * 1e-6,
+			Args: []elogtest.Value{{N: uint64(i)}, {N: 1 << 31}, {N: uint64(i) << 40}}}
 	})
-	w = elogWriter([]elog.EventType{{Format: strings.Repeat("%s", 64), FormatArgs: "s0"}}, []string{"t"})
-	m["long-strings"] = elogBytes(tb, w, 8, func(i int) elog.Event {
-		return elog.Event{Time: float64(i), Args: []elog.Value{{S: strings.Repeat("y", hostileSize/10)}}}
+	w = elogWriter([]elogtest.EventType{{Format: strings.Repeat("%s", 64), FormatArgs: "s0"}}, []string{"t"})
+	m["long-strings"] = elogBytes(tb, w, 8, func(i int) elogtest.Event {
+		return elogtest.Event{Time: float64(i), Args: []elogtest.Value{{S: strings.Repeat("y", hostileSize/10)}}}
 	})
 	return m
 }
