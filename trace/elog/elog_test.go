@@ -135,7 +135,7 @@ func TestRoundTrip(t *testing.T) {
 		tm := 0.0
 		for range n {
 			ty := uint16(rng.IntN(len(w.Types)))
-			args, _ := ParseArgs(w.Types[ty].FormatArgs)
+			args, _ := parseArgs(w.Types[ty].FormatArgs)
 			var vals []elogtest.Value
 			for _, a := range args {
 				var v elogtest.Value
@@ -169,7 +169,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			args, _ := ParseArgs(w.Types[want.Type].FormatArgs)
+			args, _ := parseArgs(w.Types[want.Type].FormatArgs)
 			for j, a := range args {
 				f := d.Fields[j].Value
 				switch a.Kind {
