@@ -15,6 +15,7 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/cpel"
+	"viewer/trace/cpel/cpeltest"
 	"viewer/trace/tracetest"
 )
 
@@ -31,14 +32,14 @@ func dumpInputs(t *testing.T) map[string][]byte {
 		}
 		inputs[filepath.Base(p)] = b
 	}
-	w := &cpel.Writer{}
+	w := &cpeltest.Writer{}
 	a, b := w.StringTable("A"), w.StringTable("B")
-	w.TrackDefs(a, []cpel.TrackDef{{ID: 1, Format: "cpu %d"}})
-	w.EventDefs(a, []cpel.EventDef{{Code: 1, Name: "rx", Format: "%d packets"}, {Code: 2, Name: "node", Format: "%s"}, {Code: 3, Name: "quiet", Format: " "}})
-	var ra, rb []cpel.Record
+	w.TrackDefs(a, []cpeltest.TrackDef{{ID: 1, Format: "cpu %d"}})
+	w.EventDefs(a, []cpeltest.EventDef{{Code: 1, Name: "rx", Format: "%d packets"}, {Code: 2, Name: "node", Format: "%s"}, {Code: 3, Name: "quiet", Format: " "}})
+	var ra, rb []cpeltest.Record
 	for i := range 10000 {
-		ra = append(ra, cpel.Record{Ticks: uint64(3 * i), Track: uint32(i % 3), Code: uint32(i % 5), Datum: uint32(i % 7)})
-		rb = append(rb, cpel.Record{Ticks: uint64(2 * i), Track: uint32(1 + i%2), Code: uint32(1 + i%3), Datum: uint32(i % 4)})
+		ra = append(ra, cpeltest.Record{Ticks: uint64(3 * i), Track: uint32(i % 3), Code: uint32(i % 5), Datum: uint32(i % 7)})
+		rb = append(rb, cpeltest.Record{Ticks: uint64(2 * i), Track: uint32(1 + i%2), Code: uint32(1 + i%3), Datum: uint32(i % 4)})
 	}
 	w.EventList(a, 1e9, ra)
 	w.EventList(b, 3e8, rb)
@@ -126,7 +127,7 @@ func TestDumpParallelStops(t *testing.T) {
 }
 
 // BenchmarkDumpCPEL times `viewer dump` of the generated 8 M-event CPEL
-// file (cpel.Generate) into io.Discard: on every core as the command runs
+// file (cpeltest.Generate) into io.Discard: on every core as the command runs
 // it, and on one goroutine. The target is 5× cpeldump's 1.7 M events/s.
 func BenchmarkDumpCPEL(b *testing.B) {
 	const n = 8_000_000
@@ -136,7 +137,7 @@ func BenchmarkDumpCPEL(b *testing.B) {
 		b.Fatal(err)
 	}
 	bw := bufio.NewWriterSize(fh, 1<<20)
-	if err := cpel.Generate(bw, n, 1e9); err != nil {
+	if err := cpeltest.Generate(bw, n, 1e9); err != nil {
 		b.Fatal(err)
 	}
 	if err := errors.Join(bw.Flush(), fh.Close()); err != nil {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"viewer/trace"
-	"viewer/trace/cpel"
-	"viewer/trace/elog"
+	"viewer/trace/cpel/cpeltest"
+	"viewer/trace/elog/elogtest"
 	"viewer/trace/nettrace"
 	"viewer/trace/nettrace/nettracetest"
 	"viewer/trace/perf"
@@ -186,7 +186,7 @@ func hostileInputs(tb testing.TB) []hostileInput {
 
 // --- CPEL ---
 
-func cpelBytes(tb testing.TB, w *cpel.Writer) []byte {
+func cpelBytes(tb testing.TB, w *cpeltest.Writer) []byte {
 	var buf bytes.Buffer
 	if _, err := w.WriteTo(&buf); err != nil {
 		tb.Fatal(err)
@@ -195,12 +195,12 @@ func cpelBytes(tb testing.TB, w *cpel.Writer) []byte {
 }
 
 func smallCPEL(tb testing.TB) []byte {
-	w := &cpel.Writer{Date: 1700000000}
+	w := &cpeltest.Writer{Date: 1700000000}
 	t := w.StringTable("FileStrtab")
-	w.EventDefs(t, []cpel.EventDef{{Code: 1, Name: "ev", Format: "%s"}, {Code: 2, Name: "n", Format: "len %u"}})
-	w.TrackDefs(t, []cpel.TrackDef{{ID: 1, Format: "cpu %d"}})
+	w.EventDefs(t, []cpeltest.EventDef{{Code: 1, Name: "ev", Format: "%s"}, {Code: 2, Name: "n", Format: "len %u"}})
+	w.TrackDefs(t, []cpeltest.TrackDef{{ID: 1, Format: "cpu %d"}})
 	s := t.Add("hello")
-	w.EventList(t, 1e6, []cpel.Record{{Ticks: 1, Track: 1, Code: 1, Datum: s}, {Ticks: 2, Track: 1, Code: 2, Datum: 7}})
+	w.EventList(t, 1e6, []cpeltest.Record{{Ticks: 1, Track: 1, Code: 1, Datum: s}, {Ticks: 2, Track: 1, Code: 2, Datum: 7}})
 	return cpelBytes(tb, w)
 }
 
@@ -211,42 +211,42 @@ func hostileCPEL(tb testing.TB) map[string][]byte {
 	// One section of the most records 1 MB holds, in reverse time order:
 	// the reader must sort them all (MaxUnsortedEvents), on unknown
 	// tracks and codes (fallback names).
-	w := &cpel.Writer{}
+	w := &cpeltest.Writer{}
 	t := w.StringTable("S")
 	n := hostileSize / rec
-	w.Events(t, 3, n, func(i int) cpel.Record {
-		return cpel.Record{Ticks: uint64(n - i), Track: uint32(i), Code: uint32(i * 7), Datum: uint32(i)}
+	w.Events(t, 3, n, func(i int) cpeltest.Record {
+		return cpeltest.Record{Ticks: uint64(n - i), Track: uint32(i), Code: uint32(i * 7), Datum: uint32(i)}
 	})
 	m["reversed-records-unknown-ids"] = cpelBytes(tb, w)
 
 	// Thousands of one-event sections, each with its own string table:
 	// the merge heap and the per-section buffers at their widest.
-	w = &cpel.Writer{}
+	w = &cpeltest.Writer{}
 	for i := range 8000 {
 		t := w.StringTable(fmt.Sprintf("T%d", i))
-		w.EventList(t, uint32(1+i), []cpel.Record{{Ticks: uint64(8000 - i), Track: 1, Code: 1, Datum: 1}})
+		w.EventList(t, uint32(1+i), []cpeltest.Record{{Ticks: uint64(8000 - i), Track: 1, Code: 1, Datum: 1}})
 	}
 	m["many-sections"] = cpelBytes(tb, w)
 
 	// Datum formats that expand: long runs of directives with huge
 	// widths, %k with no symbol table, %s on offsets everywhere; events
 	// fill the rest.
-	w = &cpel.Writer{}
+	w = &cpeltest.Writer{}
 	t = w.StringTable("F")
-	var defs []cpel.EventDef
-	var tracks []cpel.TrackDef
+	var defs []cpeltest.EventDef
+	var tracks []cpeltest.TrackDef
 	for c := range 64 {
-		defs = append(defs, cpel.EventDef{Code: uint32(c), Name: strings.Repeat("%999999d", 50),
+		defs = append(defs, cpeltest.EventDef{Code: uint32(c), Name: strings.Repeat("%999999d", 50),
 			Format: strings.Repeat([]string{"%4096s", "%-4096k", "%.*d%n", "%0999999999u", "%s%s%s"}[c%5], 400)})
-		tracks = append(tracks, cpel.TrackDef{ID: uint32(c), Format: strings.Repeat("%999d", 100)})
+		tracks = append(tracks, cpeltest.TrackDef{ID: uint32(c), Format: strings.Repeat("%999d", 100)})
 	}
 	w.EventDefs(t, defs)
 	w.TrackDefs(t, tracks)
 	long := t.Add(strings.Repeat("x", 200<<10)) // no NUL for a long way
 	size := len(cpelBytes(tb, w))
 	n = (hostileSize - size) / rec
-	w.Events(t, 1e9, n, func(i int) cpel.Record {
-		return cpel.Record{Ticks: uint64(i), Track: uint32(i % 64), Code: uint32(i % 64), Datum: long + uint32(i%1000)}
+	w.Events(t, 1e9, n, func(i int) cpeltest.Record {
+		return cpeltest.Record{Ticks: uint64(i), Track: uint32(i % 64), Code: uint32(i % 64), Datum: long + uint32(i%1000)}
 	})
 	m["expanding-formats"] = cpelBytes(tb, w)
 	return m
@@ -254,7 +254,7 @@ func hostileCPEL(tb testing.TB) map[string][]byte {
 
 // --- elog ---
 
-func elogBytes(tb testing.TB, w *elog.Writer, n int, gen func(i int) elog.Event) []byte {
+func elogBytes(tb testing.TB, w *elogtest.Writer, n int, gen func(i int) elogtest.Event) []byte {
 	var buf bytes.Buffer
 	if err := w.WriteFunc(&buf, n, gen); err != nil {
 		tb.Fatal(err)
@@ -262,11 +262,11 @@ func elogBytes(tb testing.TB, w *elog.Writer, n int, gen func(i int) elog.Event)
 	return buf.Bytes()
 }
 
-func elogWriter(types []elog.EventType, tracks []string) *elog.Writer {
-	return &elog.Writer{
+func elogWriter(types []elogtest.EventType, tracks []string) *elogtest.Writer {
+	return &elogtest.Writer{
 		RingSize:      1 << 20,
-		SerializeTime: elog.TimeStamp{OSNsec: 3e17, CPU: 5000},
-		InitTime:      elog.TimeStamp{OSNsec: 3e17 - 1e9},
+		SerializeTime: elogtest.TimeStamp{OSNsec: 3e17, CPU: 5000},
+		InitTime:      elogtest.TimeStamp{OSNsec: 3e17 - 1e9},
 		Types:         types,
 		Tracks:        tracks,
 		StringTable:   []byte("a\x00"),
@@ -274,9 +274,9 @@ func elogWriter(types []elog.EventType, tracks []string) *elog.Writer {
 }
 
 func smallElog(tb testing.TB) []byte {
-	w := elogWriter([]elog.EventType{{Format: "rx %d %s", FormatArgs: "i4s8"}}, []string{"main"})
-	return elogBytes(tb, w, 20, func(i int) elog.Event {
-		return elog.Event{Time: float64(i) * 1e-6, Args: []elog.Value{{N: uint64(i)}, {S: "pkt"}}}
+	w := elogWriter([]elogtest.EventType{{Format: "rx %d %s", FormatArgs: "i4s8"}}, []string{"main"})
+	return elogBytes(tb, w, 20, func(i int) elogtest.Event {
+		return elogtest.Event{Time: float64(i) * 1e-6, Args: []elogtest.Value{{N: uint64(i)}, {S: "pkt"}}}
 	})
 }
 
@@ -284,20 +284,20 @@ func hostileElog(tb testing.TB) map[string][]byte {
 	m := map[string][]byte{}
 
 	// The most argument-less events 1 MB holds, times running backwards.
-	w := elogWriter([]elog.EventType{{Format: "tick", FormatArgs: ""}}, []string{"t"})
-	one := len(elogBytes(tb, w, 1, func(int) elog.Event { return elog.Event{} }))
-	two := len(elogBytes(tb, w, 2, func(int) elog.Event { return elog.Event{} }))
+	w := elogWriter([]elogtest.EventType{{Format: "tick", FormatArgs: ""}}, []string{"t"})
+	one := len(elogBytes(tb, w, 1, func(int) elogtest.Event { return elogtest.Event{} }))
+	two := len(elogBytes(tb, w, 2, func(int) elogtest.Event { return elogtest.Event{} }))
 	n := (hostileSize - one) / max(1, two-one)
-	m["reversed-tiny-events"] = elogBytes(tb, w, n, func(i int) elog.Event {
-		return elog.Event{Time: float64(n-i) * 1e-9}
+	m["reversed-tiny-events"] = elogBytes(tb, w, n, func(i int) elogtest.Event {
+		return elogtest.Event{Time: float64(n-i) * 1e-9}
 	})
 
 	// Many types and tracks, formats of many directives with huge widths,
 	// enum indexes out of range, strings as long as a megabyte allows.
-	var types []elog.EventType
+	var types []elogtest.EventType
 	var tracks []string
 	for i := range 2000 {
-		types = append(types, elog.EventType{
+		types = append(types, elogtest.EventType{
 			Format:     strings.Repeat("%999999d %s %-4096x ", 10),
 			FormatArgs: "i4t4i8",
 			Enums:      []string{"e"},
@@ -307,13 +307,13 @@ func hostileElog(tb testing.TB) map[string][]byte {
 	w = elogWriter(types, tracks)
 	size := len(elogBytes(tb, w, 0, nil))
 	n = max(1, (hostileSize-size)/20)
-	m["expanding-formats"] = elogBytes(tb, w, n, func(i int) elog.Event {
-		return elog.Event{Type: uint16(i % 2000), Track: uint16(i % 2000), Time: float64(i) * 1e-6,
-			Args: []elog.Value{{N: uint64(i)}, {N: 1 << 31}, {N: uint64(i) << 40}}}
+	m["expanding-formats"] = elogBytes(tb, w, n, func(i int) elogtest.Event {
+		return elogtest.Event{Type: uint16(i % 2000), Track: uint16(i % 2000), Time: float64(i) * 1e-6,
+			Args: []elogtest.Value{{N: uint64(i)}, {N: 1 << 31}, {N: uint64(i) << 40}}}
 	})
-	w = elogWriter([]elog.EventType{{Format: strings.Repeat("%s", 64), FormatArgs: "s0"}}, []string{"t"})
-	m["long-strings"] = elogBytes(tb, w, 8, func(i int) elog.Event {
-		return elog.Event{Time: float64(i), Args: []elog.Value{{S: strings.Repeat("y", hostileSize/10)}}}
+	w = elogWriter([]elogtest.EventType{{Format: strings.Repeat("%s", 64), FormatArgs: "s0"}}, []string{"t"})
+	m["long-strings"] = elogBytes(tb, w, 8, func(i int) elogtest.Event {
+		return elogtest.Event{Time: float64(i), Args: []elogtest.Value{{S: strings.Repeat("y", hostileSize/10)}}}
 	})
 	return m
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"viewer/trace"
+	"viewer/trace/cpel/cpeltest"
 	"viewer/trace/export"
 	"viewer/trace/tracetest"
 )
@@ -19,7 +20,7 @@ import (
 // g2 and cpeldump were measured on (NOTES.md §scale).
 const benchEvents = 8_000_000
 
-// writeBenchFile writes the 8 M-event file Generate makes.
+// writeBenchFile writes the 8 M-event file cpeltest.Generate makes.
 func writeBenchFile(tb testing.TB, hz uint32) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "bench.cpel")
@@ -57,7 +58,7 @@ func writeBench(tb testing.TB, path string, hz uint32) {
 	}
 	defer fh.Close()
 	bw := bufio.NewWriterSize(fh, 1<<20)
-	if err := Generate(bw, benchEvents, hz); err != nil {
+	if err := cpeltest.Generate(bw, benchEvents, hz); err != nil {
 		tb.Fatal(err)
 	}
 	if err := bw.Flush(); err != nil {

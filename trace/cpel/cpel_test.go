@@ -17,6 +17,7 @@ import (
 
 	"viewer/symbols"
 	"viewer/trace"
+	"viewer/trace/cpel/cpeltest"
 	"viewer/trace/export"
 	"viewer/trace/tracetest"
 )
@@ -24,20 +25,20 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/cpel fixtures")
 
 // fixtures are the writer-made files in testdata/cpel.
-var fixtures = map[string]func() *Writer{
+var fixtures = map[string]func() *cpeltest.Writer{
 	"symtab.cpel":      symtabFixture,
 	"unsorted_le.cpel": unsortedFixture,
 }
 
 // symtabFixture has a symbol table and %k datum formats.
-func symtabFixture() *Writer {
-	w := &Writer{Date: 1700000000}
+func symtabFixture() *cpeltest.Writer {
+	w := &cpeltest.Writer{Date: 1700000000}
 	t := w.StringTable("FileStrtab")
 	w.Symbols(t, []symbols.Symbol{{Value: 0x401000, Name: "main"}, {Value: 0x402400, Name: "dispatch_node"}, {Value: 0x403800, Name: "ip4_lookup_inline"}})
-	w.EventDefs(t, []EventDef{{Code: 1, Name: "FUNC/ENTER", Format: "%k"}, {Code: 2, Name: "FUNC/EXIT", Format: "from %k (0x%x)"}, {Code: 3, Name: "NAME", Format: "name=%s"}})
-	w.TrackDefs(t, []TrackDef{{ID: 0, Format: "cpu %d"}})
+	w.EventDefs(t, []cpeltest.EventDef{{Code: 1, Name: "FUNC/ENTER", Format: "%k"}, {Code: 2, Name: "FUNC/EXIT", Format: "from %k (0x%x)"}, {Code: 3, Name: "NAME", Format: "name=%s"}})
+	w.TrackDefs(t, []cpeltest.TrackDef{{ID: 0, Format: "cpu %d"}})
 	node := t.Add("ip4-input")
-	w.EventList(t, 1e9, []Record{
+	w.EventList(t, 1e9, []cpeltest.Record{
 		{Ticks: 100, Track: 0, Code: 1, Datum: 0x402468},
 		{Ticks: 200, Track: 0, Code: 2, Datum: 0x402400},
 		{Ticks: 300, Track: 0, Code: 1, Datum: 0x400000},
@@ -50,18 +51,18 @@ func symtabFixture() *Writer {
 // unsortedFixture is little-endian, has its string table after the
 // sections that use it, two event sections with different clocks, one of
 // them out of time order, and an undefined track and event code.
-func unsortedFixture() *Writer {
-	w := &Writer{Little: true, Date: 1700000000}
-	t := NewStrtab("Late")
-	w.EventDefs(t, []EventDef{{Code: 0, Name: "A", Format: "%d"}})
-	w.TrackDefs(t, []TrackDef{{ID: 5, Format: "t%d"}})
-	w.EventList(t, 2e9, []Record{{Ticks: 40, Track: 5, Datum: 1}, {Ticks: 20, Track: 5, Datum: 2}, {Ticks: 30, Track: 6, Code: 9, Datum: 3}})
-	w.EventList(t, 1e6, []Record{{Ticks: 0, Track: 5, Datum: 4}, {Ticks: 1, Track: 5, Datum: 5}})
+func unsortedFixture() *cpeltest.Writer {
+	w := &cpeltest.Writer{Little: true, Date: 1700000000}
+	t := cpeltest.NewStrtab("Late")
+	w.EventDefs(t, []cpeltest.EventDef{{Code: 0, Name: "A", Format: "%d"}})
+	w.TrackDefs(t, []cpeltest.TrackDef{{ID: 5, Format: "t%d"}})
+	w.EventList(t, 2e9, []cpeltest.Record{{Ticks: 40, Track: 5, Datum: 1}, {Ticks: 20, Track: 5, Datum: 2}, {Ticks: 30, Track: 6, Code: 9, Datum: 3}})
+	w.EventList(t, 1e6, []cpeltest.Record{{Ticks: 0, Track: 5, Datum: 4}, {Ticks: 1, Track: 5, Datum: 5}})
 	w.AddStrtab(t)
 	return w
 }
 
-func bytesOf(t testing.TB, w *Writer) []byte {
+func bytesOf(t testing.TB, w *cpeltest.Writer) []byte {
 	var b bytes.Buffer
 	if _, err := w.WriteTo(&b); err != nil {
 		t.Fatal(err)
@@ -151,14 +152,14 @@ func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	clocks := []uint32{1e9, 2.4e9, 1e6, 3124099, 1}
 	for iter := range 100 {
-		w := &Writer{Little: rng.IntN(2) == 0}
-		tabs := []*Strtab{w.StringTable("A"), w.StringTable("B")}
-		var defs []EventDef
+		w := &cpeltest.Writer{Little: rng.IntN(2) == 0}
+		tabs := []*cpeltest.Strtab{w.StringTable("A"), w.StringTable("B")}
+		var defs []cpeltest.EventDef
 		for c := range uint32(5) {
-			defs = append(defs, EventDef{Code: c * 3, Name: "ev%d", Format: []string{"%u", "%s", "", "0x%08x", " "}[c]})
+			defs = append(defs, cpeltest.EventDef{Code: c * 3, Name: "ev%d", Format: []string{"%u", "%s", "", "0x%08x", " "}[c]})
 		}
 		w.EventDefs(tabs[0], defs)
-		w.TrackDefs(tabs[1], []TrackDef{{ID: 1, Format: "one"}, {ID: 70000, Format: "big %d"}})
+		w.TrackDefs(tabs[1], []cpeltest.TrackDef{{ID: 1, Format: "one"}, {ID: 70000, Format: "big %d"}})
 		type want struct {
 			time             *big.Int
 			sec, idx         int
@@ -169,7 +170,7 @@ func TestRoundTrip(t *testing.T) {
 		for s := range nsec {
 			hz := clocks[rng.IntN(len(clocks))]
 			n := rng.IntN(50)
-			recs := make([]Record, n)
+			recs := make([]cpeltest.Record, n)
 			tick := rng.Uint64N(1 << 40)
 			for i := range recs {
 				if rng.IntN(10) == 0 {
@@ -177,7 +178,7 @@ func TestRoundTrip(t *testing.T) {
 				} else {
 					tick += rng.Uint64N(1000)
 				}
-				recs[i] = Record{Ticks: tick, Track: []uint32{1, 70000, 2, 1 << 31}[rng.IntN(4)], Code: uint32(rng.IntN(8) * 3), Datum: rng.Uint32()}
+				recs[i] = cpeltest.Record{Ticks: tick, Track: []uint32{1, 70000, 2, 1 << 31}[rng.IntN(4)], Code: uint32(rng.IntN(8) * 3), Datum: rng.Uint32()}
 				ns := new(big.Int).Mul(new(big.Int).SetUint64(tick), big.NewInt(1e9))
 				ns.Quo(ns, big.NewInt(int64(hz)))
 				if !ns.IsInt64() {
@@ -187,7 +188,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 			w.EventList(tabs[rng.IntN(2)], hz, recs)
 		}
-		rng.Shuffle(len(w.sections), func(i, j int) { w.sections[i], w.sections[j] = w.sections[j], w.sections[i] })
+		w.ShuffleSections(rng.Shuffle)
 		slices.SortStableFunc(all, func(a, b want) int { return a.time.Cmp(b.time) })
 		r := openBytes(t, bytesOf(t, w))
 		res := tracetest.Check(t, r, true)
@@ -229,20 +230,20 @@ func TestTruncated(t *testing.T) {
 
 // TestDamage covers sections the reader must skip or distrust.
 func TestDamage(t *testing.T) {
-	w := &Writer{}
+	w := &cpeltest.Writer{}
 	tab := w.StringTable("T")
-	w.Raw(SectionBad, []byte{1, 2, 3})
+	w.Raw(uint32(SectionBad), []byte{1, 2, 3})
 	w.Raw(99, []byte{4})
-	w.EventDefs(tab, []EventDef{{Code: 1, Name: "a", Format: "%s"}, {Code: 1, Name: "dup", Format: "%d"}})
+	w.EventDefs(tab, []cpeltest.EventDef{{Code: 1, Name: "a", Format: "%s"}, {Code: 1, Name: "dup", Format: "%d"}})
 	// An event definition section naming a missing table, a count too big.
 	bad := make([]byte, defHeaderSize)
 	copy(bad, "Missing")
-	w.Raw(SectionEvtdef, bad)
+	w.Raw(uint32(SectionEvtdef), bad)
 	big := make([]byte, defHeaderSize)
 	copy(big, "T")
 	big[nameSize] = 0x7f
-	w.Raw(SectionTrackdef, big)
-	w.EventList(tab, 1e9, []Record{{Ticks: 1, Track: 0, Code: 1, Datum: 1 << 30}, {Ticks: 2, Code: 1, Datum: 2}})
+	w.Raw(uint32(SectionTrackdef), big)
+	w.EventList(tab, 1e9, []cpeltest.Record{{Ticks: 1, Track: 0, Code: 1, Datum: 1 << 30}, {Ticks: 2, Code: 1, Datum: 2}})
 	r := openBytes(t, bytesOf(t, w))
 	got := tracetest.Labels(t, r)
 	want := []string{"track 0 | a: %!s(uint32=1073741824)", "track 0 | a: a"}
@@ -313,10 +314,10 @@ func FuzzReader(f *testing.F) {
 // (NOTES.md §labels): it takes a datum for a string offset when any 's' follows
 // any '%', so "%d packets" would print a string. We parse the conversion.
 func TestPercentS(t *testing.T) {
-	w := &Writer{}
+	w := &cpeltest.Writer{}
 	tab := w.StringTable("S")
-	w.EventDefs(tab, []EventDef{{Code: 1, Name: "rx", Format: "%d packets"}, {Code: 2, Name: "tx", Format: "%u bytes, %s"}, {Code: 3, Name: "ms", Format: "  %s"}})
-	w.EventList(tab, 1e9, []Record{{Ticks: 1, Code: 1, Datum: 2}, {Ticks: 2, Code: 2, Datum: 2}, {Ticks: 3, Code: 3, Datum: 2}})
+	w.EventDefs(tab, []cpeltest.EventDef{{Code: 1, Name: "rx", Format: "%d packets"}, {Code: 2, Name: "tx", Format: "%u bytes, %s"}, {Code: 3, Name: "ms", Format: "  %s"}})
+	w.EventList(tab, 1e9, []cpeltest.Record{{Ticks: 1, Code: 1, Datum: 2}, {Ticks: 2, Code: 2, Datum: 2}, {Ticks: 3, Code: 3, Datum: 2}})
 	got := tracetest.Labels(t, openBytes(t, bytesOf(t, w)))
 	want := []string{"track 0 | rx: 2 packets", "track 0 | tx: 2 bytes, %!s(MISSING)", "track 0 | ms:   rx"}
 	if !slices.Equal(got, want) {
@@ -329,9 +330,9 @@ func TestPercentS(t *testing.T) {
 func TestConcurrentDetails(t *testing.T) {
 	w := unsortedFixture()
 	tab := w.StringTable("More")
-	recs := make([]Record, 5000)
+	recs := make([]cpeltest.Record, 5000)
 	for i := range recs {
-		recs[i] = Record{Ticks: uint64(i), Track: uint32(i % 3), Code: uint32(i % 2), Datum: uint32(i)}
+		recs[i] = cpeltest.Record{Ticks: uint64(i), Track: uint32(i % 3), Code: uint32(i % 2), Datum: uint32(i)}
 	}
 	w.EventList(tab, 1e9, recs)
 	r := openBytes(t, bytesOf(t, w))
@@ -362,10 +363,10 @@ func TestTickClock(t *testing.T) {
 // bytes gives a label cut at MaxLabel, the same through Details,
 // AppendLabel and AppendDetails; short labels are left whole.
 func TestMaxLabel(t *testing.T) {
-	w := &Writer{}
+	w := &cpeltest.Writer{}
 	tab := w.StringTable("T")
-	w.EventDefs(tab, []EventDef{{Code: 1, Name: "wide", Format: "%u " + strings.Repeat("é", 1500)}, {Code: 2, Name: "short", Format: "%u"}})
-	w.EventList(tab, 1e6, []Record{{Ticks: 1, Code: 1, Datum: 17}, {Ticks: 2, Code: 2, Datum: 8}})
+	w.EventDefs(tab, []cpeltest.EventDef{{Code: 1, Name: "wide", Format: "%u " + strings.Repeat("é", 1500)}, {Code: 2, Name: "short", Format: "%u"}})
+	w.EventList(tab, 1e6, []cpeltest.Record{{Ticks: 1, Code: 1, Datum: 17}, {Ticks: 2, Code: 2, Datum: 8}})
 	r := openBytes(t, bytesOf(t, w))
 	long := "wide: 17 " + strings.Repeat("é", (MaxLabel-len("wide: 17 "))/2) // cut back to a rune boundary
 	want := []string{long + "…", "short: 8"}
@@ -392,11 +393,11 @@ func TestMaxLabel(t *testing.T) {
 // on the fixtures with symbols, %s, two sections, undefined ids and a
 // label cut at MaxLabel.
 func TestAppendEvent(t *testing.T) {
-	wide := &Writer{}
+	wide := &cpeltest.Writer{}
 	tab := wide.StringTable("T")
-	wide.EventDefs(tab, []EventDef{{Code: 1, Name: "wide", Format: "%u <&>" + strings.Repeat("é", 1500)}})
-	wide.EventList(tab, 1e6, []Record{{Ticks: 1, Code: 1, Datum: 17}, {Ticks: 2, Code: 9, Datum: 3}})
-	for name, w := range map[string]*Writer{"symtab": symtabFixture(), "unsorted": unsortedFixture(), "wide": wide} {
+	wide.EventDefs(tab, []cpeltest.EventDef{{Code: 1, Name: "wide", Format: "%u <&>" + strings.Repeat("é", 1500)}})
+	wide.EventList(tab, 1e6, []cpeltest.Record{{Ticks: 1, Code: 1, Datum: 17}, {Ticks: 2, Code: 9, Datum: 3}})
+	for name, w := range map[string]*cpeltest.Writer{"symtab": symtabFixture(), "unsorted": unsortedFixture(), "wide": wide} {
 		data := bytesOf(t, w)
 		r, fast := openBytes(t, data), openBytes(t, data)
 		enc, fastEnc := export.NewEncoder(r), export.NewEncoder(fast)
@@ -435,12 +436,12 @@ func TestAppendEvent(t *testing.T) {
 func TestPayloadDecoder(t *testing.T) {
 	multi := unsortedFixture()
 	tab := multi.StringTable("More")
-	var recs []Record
+	var recs []cpeltest.Record
 	for i := range 3000 {
-		recs = append(recs, Record{Ticks: uint64(i), Track: uint32(i % 5), Code: uint32(i % 9), Datum: uint32(i * 7919)})
+		recs = append(recs, cpeltest.Record{Ticks: uint64(i), Track: uint32(i % 5), Code: uint32(i % 9), Datum: uint32(i * 7919)})
 	}
 	multi.EventList(tab, 1e9, recs)
-	for name, w := range map[string]*Writer{"symtab": symtabFixture(), "multi": multi} {
+	for name, w := range map[string]*cpeltest.Writer{"symtab": symtabFixture(), "multi": multi} {
 		data := bytesOf(t, w)
 		want := openBytes(t, data)
 		r := openBytes(t, data)

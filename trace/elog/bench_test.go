@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"viewer/trace/elog/elogtest"
 	"viewer/trace/tracetest"
 )
 
@@ -22,17 +23,17 @@ func BenchmarkRead(b *testing.B) {
 	}
 	w := richWriter()
 	bw := bufio.NewWriterSize(fh, 1<<20)
-	err = w.WriteFunc(bw, n, func(i int) Event {
+	err = w.WriteFunc(bw, n, func(i int) elogtest.Event {
 		x := uint64(uint32(i) * 2654435761)
 		switch i % 4 {
 		case 0:
-			return Event{Type: 0, Track: uint16(x % 3), Time: float64(i) * 1e-7, Args: []Value{{N: x % 8}, {N: x}}}
+			return elogtest.Event{Type: 0, Track: uint16(x % 3), Time: float64(i) * 1e-7, Args: []elogtest.Value{{N: x % 8}, {N: x}}}
 		case 1:
-			return Event{Type: 2, Track: 1, Time: float64(i) * 1e-7, Args: []Value{{N: 0}, {N: x % 256}}}
+			return elogtest.Event{Type: 2, Track: 1, Time: float64(i) * 1e-7, Args: []elogtest.Value{{N: 0}, {N: x % 256}}}
 		case 2:
-			return Event{Type: 5, Track: 2, Time: float64(i) * 1e-7, Args: []Value{{F: float64(x%1000) / 7}, {F: 0.25}}}
+			return elogtest.Event{Type: 5, Track: 2, Time: float64(i) * 1e-7, Args: []elogtest.Value{{F: float64(x%1000) / 7}, {F: 0.25}}}
 		}
-		return Event{Type: 6, Track: 0, Time: float64(i) * 1e-7, Args: []Value{{S: "pkt from wk0"}}}
+		return elogtest.Event{Type: 6, Track: 0, Time: float64(i) * 1e-7, Args: []elogtest.Value{{S: "pkt from wk0"}}}
 	})
 	if err == nil {
 		err = bw.Flush()

@@ -343,8 +343,8 @@ func (d *decoder) count(minSize int64, what string) int {
 	return int(n)
 }
 
-// ParseArgs parses format_args: tokens of a letter and one or two digits.
-func ParseArgs(s string) ([]Arg, error) {
+// parseArgs parses format_args: tokens of a letter and one or two digits.
+func parseArgs(s string) ([]Arg, error) {
 	var args []Arg
 	for i := 0; i < len(s); {
 		k := ArgKind(s[i])
@@ -411,7 +411,7 @@ func NewFile(r io.ReaderAt, size int64) (*File, error) {
 		if d.err != nil {
 			return nil, d.err
 		}
-		args, err := ParseArgs(t.FormatArgs)
+		args, err := parseArgs(t.FormatArgs)
 		if err != nil {
 			t.ArgsErr = err.Error()
 		}

@@ -14,18 +14,19 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/elog/elogtest"
 	"viewer/trace/tracetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/elog fixtures")
 
 // richWriter has every argument kind, like vpp_rich.elog.
-func richWriter() *Writer {
-	return &Writer{
+func richWriter() *elogtest.Writer {
+	return &elogtest.Writer{
 		RingSize:      1024,
-		SerializeTime: TimeStamp{OSNsec: 3e17, CPU: 5000},
-		InitTime:      TimeStamp{OSNsec: 3e17 - 1e9, CPU: 0},
-		Types: []EventType{
+		SerializeTime: elogtest.TimeStamp{OSNsec: 3e17, CPU: 5000},
+		InitTime:      elogtest.TimeStamp{OSNsec: 3e17 - 1e9, CPU: 0},
+		Types: []elogtest.EventType{
 			{Format: "rx(%d): %d", FormatArgs: "i4i4"},
 			{Format: "link-state: sw_if_index %d %s", FormatArgs: "i4t1", Enums: []string{"down", "up"}},
 			{Format: "dispatch: %s vectors %d", FormatArgs: "T4i2"},
@@ -43,21 +44,21 @@ func richWriter() *Writer {
 	}
 }
 
-func richEvents() []Event {
-	return []Event{
-		{Type: 0, Track: 1, Time: 0.000001728, Args: []Value{{N: 1}, {N: 0xfffffffe}}},
-		{Type: 1, Track: 1, Time: 0.0000018, Args: []Value{{N: 2}, {N: 1}}},
-		{Type: 1, Track: 2, Time: 0.0000019, Args: []Value{{N: 2}, {N: 7}}}, // enum out of range
-		{Type: 2, Track: 1, Time: 0.5, Args: []Value{{N: 0}, {N: 300}}},
-		{Type: 3, Track: 1, Time: 0.5, Args: []Value{{N: 192}, {N: 168}, {N: 1}, {N: 255}}},
-		{Type: 4, Track: 1, Time: 1.25, Args: []Value{{N: 13257}, {N: 0x6a03b5047a5265b7}}},
-		{Type: 5, Track: 0, Time: 2, Args: []Value{{F: 35.97}, {F: 0.309299}}},
-		{Type: 6, Track: 0, Time: 3, Args: []Value{{S: "pkt 829 from wk0"}}},
-		{Type: 7, Track: 0, Time: 4, Args: []Value{{S: strings.Repeat("x", 300)}, {N: 5}}},
-		{Type: 8, Track: 0, Time: 5, Args: []Value{{N: 10}, {N: 3}}},
+func richEvents() []elogtest.Event {
+	return []elogtest.Event{
+		{Type: 0, Track: 1, Time: 0.000001728, Args: []elogtest.Value{{N: 1}, {N: 0xfffffffe}}},
+		{Type: 1, Track: 1, Time: 0.0000018, Args: []elogtest.Value{{N: 2}, {N: 1}}},
+		{Type: 1, Track: 2, Time: 0.0000019, Args: []elogtest.Value{{N: 2}, {N: 7}}}, // enum out of range
+		{Type: 2, Track: 1, Time: 0.5, Args: []elogtest.Value{{N: 0}, {N: 300}}},
+		{Type: 3, Track: 1, Time: 0.5, Args: []elogtest.Value{{N: 192}, {N: 168}, {N: 1}, {N: 255}}},
+		{Type: 4, Track: 1, Time: 1.25, Args: []elogtest.Value{{N: 13257}, {N: 0x6a03b5047a5265b7}}},
+		{Type: 5, Track: 0, Time: 2, Args: []elogtest.Value{{F: 35.97}, {F: 0.309299}}},
+		{Type: 6, Track: 0, Time: 3, Args: []elogtest.Value{{S: "pkt 829 from wk0"}}},
+		{Type: 7, Track: 0, Time: 4, Args: []elogtest.Value{{S: strings.Repeat("x", 300)}, {N: 5}}},
+		{Type: 8, Track: 0, Time: 5, Args: []elogtest.Value{{N: 10}, {N: 3}}},
 		{Type: 9, Track: 0, Time: 6},
-		{Type: 10, Track: 0, Time: 7, Args: []Value{{N: 1}}},
-		{Type: 0, Track: 9, Time: 8, Args: []Value{{N: 1}, {N: 2}}}, // undefined track
+		{Type: 10, Track: 0, Time: 7, Args: []elogtest.Value{{N: 1}}},
+		{Type: 0, Track: 9, Time: 8, Args: []elogtest.Value{{N: 1}, {N: 2}}}, // undefined track
 	}
 }
 
@@ -77,7 +78,7 @@ var richWant = []string{
 	"track 9 | rx(1): 2",
 }
 
-func writeBytes(t testing.TB, w *Writer, events []Event) []byte {
+func writeBytes(t testing.TB, w *elogtest.Writer, events []elogtest.Event) []byte {
 	var b bytes.Buffer
 	if err := w.Write(&b, events); err != nil {
 		t.Fatal(err)
@@ -130,14 +131,14 @@ func TestRoundTrip(t *testing.T) {
 	w := richWriter()
 	for iter := range 50 {
 		n := rng.IntN(200)
-		var events []Event
+		var events []elogtest.Event
 		tm := 0.0
 		for range n {
 			ty := uint16(rng.IntN(len(w.Types)))
-			args, _ := ParseArgs(w.Types[ty].FormatArgs)
-			var vals []Value
+			args, _ := parseArgs(w.Types[ty].FormatArgs)
+			var vals []elogtest.Value
 			for _, a := range args {
-				var v Value
+				var v elogtest.Value
 				switch a.Kind {
 				case ArgFloat:
 					v.F = rng.NormFloat64()
@@ -152,7 +153,7 @@ func TestRoundTrip(t *testing.T) {
 				vals = append(vals, v)
 			}
 			tm += float64(rng.IntN(1000)) * 1e-9
-			events = append(events, Event{Type: ty, Track: uint16(rng.IntN(3)), Time: tm, Args: vals})
+			events = append(events, elogtest.Event{Type: ty, Track: uint16(rng.IntN(3)), Time: tm, Args: vals})
 		}
 		r := openBytes(t, writeBytes(t, w, events))
 		res := tracetest.Check(t, r, true)
@@ -168,7 +169,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			args, _ := ParseArgs(w.Types[want.Type].FormatArgs)
+			args, _ := parseArgs(w.Types[want.Type].FormatArgs)
 			for j, a := range args {
 				f := d.Fields[j].Value
 				switch a.Kind {
@@ -193,23 +194,20 @@ func TestRoundTrip(t *testing.T) {
 // TestSmall round-trips likely-small integers at every encoding boundary.
 func TestSmall(t *testing.T) {
 	for _, v := range []uint64{0, 1, 127, 128, 129, 128 + 1<<14 - 1, 128 + 1<<14, 128 + 1<<14 + 1<<29 - 1, 128 + 1<<14 + 1<<29, math.MaxUint64} {
-		var b bytes.Buffer
-		e := &encoder{w: newBufioWriter(&b)}
-		e.small(v)
-		e.w.Flush()
-		d := newDecoder(bytes.NewReader(b.Bytes()), 0, int64(b.Len()))
-		if got := d.small("x"); got != v || d.err != nil || d.off != int64(b.Len()) {
-			t.Errorf("small %d: got %d, %v, read %d of %d bytes", v, got, d.err, d.off, b.Len())
+		b := elogtest.AppendSmall(nil, v)
+		d := newDecoder(bytes.NewReader(b), 0, int64(len(b)))
+		if got := d.small("x"); got != v || d.err != nil || d.off != int64(len(b)) {
+			t.Errorf("small %d: got %d, %v, read %d of %d bytes", v, got, d.err, d.off, len(b))
 		}
 	}
 }
 
 // TestUnsorted reads a log whose events are out of time order.
 func TestUnsorted(t *testing.T) {
-	w := &Writer{Types: []EventType{{Format: "e %d", FormatArgs: "i4"}}, Tracks: []string{"t"}}
-	var events []Event
+	w := &elogtest.Writer{Types: []elogtest.EventType{{Format: "e %d", FormatArgs: "i4"}}, Tracks: []string{"t"}}
+	var events []elogtest.Event
 	for i, tm := range []float64{3e-9, 1e-9, 2e-9, 2e-9, 0} {
-		events = append(events, Event{Time: tm, Args: []Value{{N: uint64(i)}}})
+		events = append(events, elogtest.Event{Time: tm, Args: []elogtest.Value{{N: uint64(i)}}})
 	}
 	r := openBytes(t, writeBytes(t, w, events))
 	want := []string{"t | e 4", "t | e 1", "t | e 2", "t | e 3", "t | e 0"}
@@ -228,21 +226,21 @@ func TestTruncated(t *testing.T) {
 
 // TestHostile covers counts and types that must not be trusted.
 func TestHostile(t *testing.T) {
-	base := writeBytes(t, &Writer{Types: []EventType{{Format: "x", FormatArgs: "q4"}}, Tracks: []string{"t"}}, nil)
+	base := writeBytes(t, &elogtest.Writer{Types: []elogtest.EventType{{Format: "x", FormatArgs: "q4"}}, Tracks: []string{"t"}}, nil)
 	if _, err := (Format{}).Open(bytes.NewReader(base), int64(len(base))); err != nil {
 		t.Errorf("a type whose args do not parse is fine until an event uses it: %v", err)
 	}
-	withEvent := func(w *Writer, ev []byte) []byte {
+	withEvent := func(w *elogtest.Writer, ev []byte) []byte {
 		b := writeBytes(t, w, nil)
 		b = b[:len(b)-4]
 		return append(append(b, 0, 0, 0, 1), ev...)
 	}
 	for name, b := range map[string][]byte{
-		"bad args":     withEvent(&Writer{Types: []EventType{{Format: "x", FormatArgs: "q4"}}}, make([]byte, 12)),
-		"bad type":     withEvent(&Writer{}, make([]byte, 12)),
+		"bad args":     withEvent(&elogtest.Writer{Types: []elogtest.EventType{{Format: "x", FormatArgs: "q4"}}}, make([]byte, 12)),
+		"bad type":     withEvent(&elogtest.Writer{}, make([]byte, 12)),
 		"huge types":   append([]byte(Magic+"\x00\x00\x00\x00"), append(make([]byte, 32), 0xff, 0xff, 0xff, 0xff)...),
-		"huge string":  withEvent(&Writer{Types: []EventType{{Format: "%s", FormatArgs: "s0"}}}, append(make([]byte, 12), 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f)),
-		"nan time":     withEvent(&Writer{Types: []EventType{{Format: "x"}}}, []byte{0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 0xf8, 0, 0}),
+		"huge string":  withEvent(&elogtest.Writer{Types: []elogtest.EventType{{Format: "%s", FormatArgs: "s0"}}}, elogtest.AppendSmall(make([]byte, 12), math.MaxInt64)),
+		"nan time":     withEvent(&elogtest.Writer{Types: []elogtest.EventType{{Format: "x"}}}, []byte{0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 0xf8, 0, 0}),
 		"no magic":     []byte("\x00\x00\x00\x07elog v1"),
 		"short header": []byte(Magic),
 	} {

@@ -1,4 +1,15 @@
-package cpel
+// Package cpeltest writes CPEL files for tests, fuzz seeds and benchmarks
+// of the CPEL reader (package viewer/trace/cpel) and of the tools built on
+// it: [Writer] lays out string tables, definitions, symbols and event
+// sections in any order, either byte order, and raw sections of any type;
+// [Generate] makes large files shaped like real ones.
+//
+// The package does not import the reader: the reader's own tests use it,
+// and an encoder written from the format (cpel.h, trace/cpel/NOTES.md)
+// rather than from the reader's constants is an independent check of the
+// reader. Its input types ([EventDef], [TrackDef], [Record]) mirror the
+// reader's; tests that compare the two convert explicitly.
+package cpeltest
 
 import (
 	"bufio"
@@ -9,9 +20,52 @@ import (
 	"viewer/symbols"
 )
 
+// Section types, as cpel.h numbers them.
+const (
+	sectionStrtab   = 1
+	sectionSymtab   = 2
+	sectionEvtdef   = 3
+	sectionTrackdef = 4
+	sectionEvent    = 5
+)
+
+// Sizes and fields of the on-disk structures (cpel.h).
+const (
+	fileHeaderSize  = 8            // endian_version, pad, nsections, file_date
+	nameSize        = 64           // char string_table_name[64]
+	defHeaderSize   = nameSize + 4 // EVTDEF, TRACKDEF, SYMTAB headers: + number_of_*
+	eventHeaderSize = nameSize + 8 // + number_of_events, clock_ticks_per_second
+	eventDefSize    = 12           // event, event_format, datum_format
+	trackDefSize    = 8            // track, track_format
+	symbolSize      = 8            // value, name_offset
+	recordSize      = 20           // time[2], track, event_code, event_datum
+	littleEndianBit = 0x80         // in endian_version
+	version         = 1            // the only version VPP writes
+)
+
+// EventDef is one event definition to write.
+type EventDef struct {
+	Code   uint32
+	Name   string // event_format: the event's name (may hold a directive for the code)
+	Format string // datum_format
+}
+
+// TrackDef is one track definition to write.
+type TrackDef struct {
+	ID     uint32
+	Format string // track_format, applied to the track id
+}
+
+// Record is one event record to write.
+type Record struct {
+	Ticks uint64
+	Track uint32
+	Code  uint32
+	Datum uint32
+}
+
 // Writer builds a CPEL file: string tables, definitions, symbols and
-// event sections, written in the order they were added. It is for test
-// fixtures, fuzz seeds and benchmarks.
+// event sections, written in the order they were added.
 type Writer struct {
 	// Little writes a little-endian file (VPP writes big-endian ones).
 	Little bool
@@ -23,7 +77,7 @@ type Writer struct {
 // wsection is one section to write: its type and a function writing its
 // data (so that string tables can grow until the file is written).
 type wsection struct {
-	typ  SectionType
+	typ  uint32
 	size func() int64
 	data func(w *bufio.Writer, bo binary.ByteOrder) error
 }
@@ -68,7 +122,7 @@ func (w *Writer) StringTable(name string) *Strtab {
 // use it. Strings added to t later are still written.
 func (w *Writer) AddStrtab(t *Strtab) {
 	w.sections = append(w.sections, wsection{
-		typ: SectionStrtab,
+		typ: sectionStrtab,
 		size: func() int64 {
 			return int64(len(t.data)+7) &^ 7 // padded to 8 as cpel_util does
 		},
@@ -102,7 +156,7 @@ func (w *Writer) EventDefs(t *Strtab, defs []EventDef) {
 		ds[i] = def{d.Code, t.Add(d.Name), t.Add(d.Format)}
 	}
 	w.sections = append(w.sections, wsection{
-		typ:  SectionEvtdef,
+		typ:  sectionEvtdef,
 		size: func() int64 { return defHeaderSize + eventDefSize*int64(len(ds)) },
 		data: func(bw *bufio.Writer, bo binary.ByteOrder) error {
 			putName(bw, t.name)
@@ -125,7 +179,7 @@ func (w *Writer) TrackDefs(t *Strtab, defs []TrackDef) {
 		ds[i] = def{d.ID, t.Add(d.Format)}
 	}
 	w.sections = append(w.sections, wsection{
-		typ:  SectionTrackdef,
+		typ:  sectionTrackdef,
 		size: func() int64 { return defHeaderSize + trackDefSize*int64(len(ds)) },
 		data: func(bw *bufio.Writer, bo binary.ByteOrder) error {
 			putName(bw, t.name)
@@ -148,7 +202,7 @@ func (w *Writer) Symbols(t *Strtab, syms []symbols.Symbol) {
 		ss[i] = sym{uint32(s.Value), t.Add(s.Name)}
 	}
 	w.sections = append(w.sections, wsection{
-		typ:  SectionSymtab,
+		typ:  sectionSymtab,
 		size: func() int64 { return defHeaderSize + symbolSize*int64(len(ss)) },
 		data: func(bw *bufio.Writer, bo binary.ByteOrder) error {
 			putName(bw, t.name)
@@ -167,7 +221,7 @@ func (w *Writer) Symbols(t *Strtab, syms []symbols.Symbol) {
 // generated without holding their events.
 func (w *Writer) Events(t *Strtab, ticksPerSecond uint32, n int, gen func(i int) Record) {
 	w.sections = append(w.sections, wsection{
-		typ:  SectionEvent,
+		typ:  sectionEvent,
 		size: func() int64 { return eventHeaderSize + recordSize*int64(n) },
 		data: func(bw *bufio.Writer, bo binary.ByteOrder) error {
 			putName(bw, t.name)
@@ -195,8 +249,9 @@ func (w *Writer) EventList(t *Strtab, ticksPerSecond uint32, recs []Record) {
 	w.Events(t, ticksPerSecond, len(recs), func(i int) Record { return recs[i] })
 }
 
-// Raw adds a section of any type with the given data.
-func (w *Writer) Raw(typ SectionType, data []byte) {
+// Raw adds a section of type typ (any number: 0 is "bad", 1 to 5 are
+// strtab, symtab, evtdef, trackdef and event) holding data as given.
+func (w *Writer) Raw(typ uint32, data []byte) {
 	w.sections = append(w.sections, wsection{
 		typ:  typ,
 		size: func() int64 { return int64(len(data)) },
@@ -207,13 +262,20 @@ func (w *Writer) Raw(typ SectionType, data []byte) {
 	})
 }
 
+// ShuffleSections reorders the sections added so far, as shuffle (e.g. a
+// math/rand/v2 Rand's Shuffle) does with the indexes it swaps: the reader
+// must accept any section order.
+func (w *Writer) ShuffleSections(shuffle func(n int, swap func(i, j int))) {
+	shuffle(len(w.sections), func(i, j int) { w.sections[i], w.sections[j] = w.sections[j], w.sections[i] })
+}
+
 // WriteTo writes the file.
 func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	if len(w.sections) > 0xffff {
-		return 0, errors.New("cpel: more than 65535 sections")
+		return 0, errors.New("cpeltest: more than 65535 sections")
 	}
 	var bo binary.ByteOrder = binary.BigEndian
-	ev := byte(supportedVersion)
+	ev := byte(version)
 	if w.Little {
 		bo = binary.LittleEndian
 		ev |= littleEndianBit
@@ -228,9 +290,9 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	for _, s := range w.sections {
 		size := s.size()
 		if size > 0xffffffff {
-			return cw.n, errors.New("cpel: section larger than 4 GiB")
+			return cw.n, errors.New("cpeltest: section larger than 4 GiB")
 		}
-		put32(bw, bo, uint32(s.typ))
+		put32(bw, bo, s.typ)
 		put32(bw, bo, uint32(size))
 		if err := s.data(bw, bo); err != nil {
 			return cw.n, err

@@ -1,4 +1,4 @@
-package cpel
+package cpeltest
 
 import (
 	"io"
@@ -8,7 +8,9 @@ import (
 // Generate writes a CPEL file of n events shaped like real ones, with
 // ticks at hz: 100 tracks ("worker %d") and ten event types whose datum
 // formats mix %s (offsets of 64 node names), %u, %d and hex. Benchmarks
-// use it for the 8 M-event file that g2 and cpeldump were measured on.
+// use it for the 8 M-event file that g2 and cpeldump were measured on
+// (`CPEL_BENCH_FILE=path go test -run TestWriteBenchFile ./trace/cpel`
+// writes that file for timing the real command).
 func Generate(out io.Writer, n int, hz uint32) error {
 	w := &Writer{Date: 1700000000}
 	t := w.StringTable("FileStrtab")
