@@ -45,8 +45,8 @@ func (x *Index) event(rr *runReader, id EventID) (trace.Event, error) {
 }
 
 // Details decodes an event: its payload fields from the trace file, its
-// stack (each address resolved by sym when sym is not nil and knows it)
-// and its labels. It is safe for concurrent use: the reader's Details,
+// stack (each address resolved by sym when sym is not nil and knows it,
+// else by the index's Options.Symbols) and its labels. It is safe for concurrent use: the reader's Details,
 // Stack and Labels are only called after reading has finished.
 func (x *Index) Details(id EventID, sym Symbolizer) (EventDetails, error) {
 	e, err := x.Event(id)
@@ -58,6 +58,9 @@ func (x *Index) Details(id EventID, sym Symbolizer) (EventDetails, error) {
 		d.Type = x.meta.Types[e.Type]
 	}
 	d.Details, d.DetailsErr = x.r.Details(e)
+	if sym == nil && x.symbols != nil {
+		sym = x.symbols.Symbolize
+	}
 	pid := int64(-1)
 	if e.Track >= 0 && int(e.Track) < len(x.meta.Tracks) {
 		pid = x.meta.Tracks[e.Track].PID

@@ -70,6 +70,25 @@ type Options struct {
 	// Progress, when not nil, is called from Build's goroutine every
 	// ProgressEvery events and once at the end.
 	Progress func(Progress)
+	// Symbols, when not nil, sees every event while the trace is read and
+	// names stack frames afterwards: Details symbolizes with it, and
+	// Stats counts the sample frames it resolves.
+	Symbols SymbolSource
+}
+
+// SymbolSource learns names for stack addresses from a trace's own events
+// (e.g. .NET method loads and rundown) while the index reads them.
+type SymbolSource interface {
+	// Observe is called with every event in reading order, on the
+	// goroutine that reads the trace (r may be asked for details).
+	Observe(r trace.Reader, e trace.Event)
+	// Finish is called once, after the last event; it returns how many
+	// frames of sample stacks the source saw and how many of them it
+	// resolves (0, 0 when the trace has no sample stacks).
+	Finish(r trace.Reader) (frames, resolved int64)
+	// Symbolize names the address addr of process pid at time t; it is
+	// called only after Finish, from any goroutine.
+	Symbolize(pid int64, t trace.Time, addr uint64) (trace.Frame, bool)
 }
 
 // ProgressEvery is how many events Build reads between Progress calls.
@@ -131,6 +150,8 @@ type Index struct {
 	spills   []*spillTrack
 	spillAll []*spillTrack
 	counter  export.Counter // written by the reading goroutine
+	symbols  SymbolSource   // fed by the reading goroutine; nil without one
+	frames   *export.FrameCount
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -146,7 +167,7 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Index{r: r, meta: r.Meta(), spill: sp, none: &track{}}
+	x := &Index{r: r, meta: r.Meta(), spill: sp, none: &track{}, symbols: opts.Symbols}
 	if err := x.read(ctx, opts.Progress); err != nil {
 		sp.close()
 		return nil, err
@@ -280,6 +301,9 @@ func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
 			}
 		}
 		x.counter.Add(*e)
+		if x.symbols != nil {
+			x.symbols.Observe(x.r, *e)
+		}
 		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
 	}
 }
@@ -324,6 +348,11 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 		}
 	}
 	x.spills, x.spillAll = nil, nil
+	if x.symbols != nil {
+		if frames, resolved := x.symbols.Finish(x.r); frames > 0 {
+			x.frames = &export.FrameCount{Total: frames, Resolved: resolved}
+		}
+	}
 	finishTracks(all)
 	x.collectMarkers()
 	if progress != nil {
@@ -449,7 +478,11 @@ func (x *Index) Span() (first, last trace.Time) { return x.first, x.last }
 
 // Stats returns the trace's statistics (`viewer stats`), gathered while
 // indexing.
-func (x *Index) Stats() export.Stats { return x.counter.Stats(x.meta, x.readErr) }
+func (x *Index) Stats() export.Stats {
+	st := x.counter.Stats(x.meta, x.readErr)
+	st.Frames = x.frames
+	return st
+}
 
 // ReadErr returns the error that ended reading early, or nil when the
 // trace was read to its end.

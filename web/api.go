@@ -320,7 +320,7 @@ func appendEventJSON(b []byte, idx *index, ref EventRef) ([]byte, error) {
 	if d.DetailsErr != nil {
 		d.Details.Label = "error: " + d.DetailsErr.Error()
 	}
-	b = export.AppendEvent(b, idx.r, d.Event, d.Details, nil)
+	b = export.AppendEvent(b, idx.r, d.Event, d.Details, d.Stack)
 	b = b[:len(b)-1] // reopen the object
 	b = append(b, `,"ev":"`...)
 	b = append(b, ref.String()...)

@@ -131,7 +131,8 @@ func (j *job) update(f func(p *Progress)) {
 type indexer struct {
 	lib     *Library
 	formats []trace.Format
-	spill   string // directory of the render indexes' spill files
+	symbols func(format string) render.SymbolSource // Config.Symbols
+	spill   string                                  // directory of the render indexes' spill files
 	log     *slog.Logger
 	sem     chan struct{} // builds run one at a time: the machine is small
 
@@ -338,8 +339,13 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	start := time.Now()
 	var last time.Time
 	j.update(func(p *Progress) { p.State = StateIndexing })
+	var symbols render.SymbolSource
+	if ix.symbols != nil {
+		symbols = ix.symbols(e.Format)
+	}
 	x, err := render.Build(ctx, sr, render.Options{
 		SpillDir: ix.spill,
+		Symbols:  symbols,
 		Progress: func(rp render.Progress) {
 			now := time.Now()
 			if now.Sub(last) < ix.every || rp.Done {

@@ -43,6 +43,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"viewer/render"
 	"viewer/trace"
 )
 
@@ -58,6 +59,10 @@ type Config struct {
 	DataDir string
 	// Formats are the trace formats uploads are sniffed against, in order.
 	Formats []trace.Format
+	// Symbols returns, for a trace of the named format, what names its
+	// stack frames while the trace is indexed (see render.SymbolSource);
+	// nil, or a nil result, leaves stacks as addresses.
+	Symbols func(format string) render.SymbolSource
 	// Static holds the browser's files (ui.Static()).
 	Static fs.FS
 	// MaxUpload bounds an upload in bytes; 0 means DefaultMaxUpload.
@@ -144,6 +149,7 @@ func New(cfg Config) (*Server, error) {
 	s.ix = &indexer{
 		lib:      lib,
 		formats:  cfg.Formats,
+		symbols:  cfg.Symbols,
 		spill:    filepath.Join(cfg.DataDir, tmpDir),
 		resident: cfg.ResidentIndexes,
 		every:    progressEvery,

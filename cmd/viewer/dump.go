@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 
+	"viewer/render"
 	"viewer/trace"
 	"viewer/trace/export"
 )
@@ -24,20 +25,54 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer f.Close()
 	r := f.Reader // the format's own reader, for its DetailsAppender or PayloadDecoder
-	if pd, ok := r.(trace.PayloadDecoder); ok && runtime.GOMAXPROCS(0) > 1 {
+	sym, err := learnSymbols(ctx, name, r.Meta().Format)
+	if err != nil {
+		return err
+	}
+	if pd, ok := r.(trace.PayloadDecoder); ok && sym == nil && runtime.GOMAXPROCS(0) > 1 {
 		return dumpParallel(ctx, r, pd, runtime.GOMAXPROCS(0), dumpBatchEvents, stdout)
 	}
-	return dump(ctx, r, stdout, stderr)
+	return dump(ctx, r, sym, stdout, stderr)
+}
+
+// learnSymbols reads the trace file name once, before it is dumped, to
+// learn what names its stack frames (a streaming dump meets a frame long
+// before the rundown at the end of a .NET trace names its method). It
+// returns nil for formats without a symbol source (see symbolSource).
+// A damaged file teaches what its readable part does.
+func learnSymbols(ctx context.Context, name, format string) (render.Symbolizer, error) {
+	src := symbolSource(format)
+	if src == nil {
+		return nil, nil
+	}
+	f, err := trace.OpenFile(name, formats())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	for n := 0; ; n++ {
+		if n&0xffff == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e, err := f.ReadEvent()
+		if err != nil {
+			break
+		}
+		src.Observe(f, e)
+	}
+	src.Finish(f)
+	return src.Symbolize, nil
 }
 
 // dumpBuffer is how much output dump gathers before each write.
 const dumpBuffer = 1 << 20
 
-// dump writes every event of r as one JSON object per line. A damaged
+// dump writes every event of r as one JSON object per line, stack frames
+// named by sym when it is not nil. A damaged
 // file's readable events are written, then the damage is reported on
 // stderr and as the command's error. Lines are appended straight into one
 // output buffer, which is written when it holds dumpBuffer bytes.
-func dump(ctx context.Context, r trace.Reader, stdout, stderr io.Writer) error {
+func dump(ctx context.Context, r trace.Reader, sym render.Symbolizer, stdout, stderr io.Writer) error {
 	buf := make([]byte, 0, dumpBuffer+dumpBuffer/8)
 	flush := func() error {
 		_, err := stdout.Write(buf)
@@ -45,6 +80,9 @@ func dump(ctx context.Context, r trace.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	enc := export.NewEncoder(r)
+	if sym != nil {
+		enc.Symbolize(sym)
+	}
 	for n := 0; ; n++ {
 		if n&0xffff == 0 && ctx.Err() != nil {
 			return ctx.Err()

@@ -77,7 +77,7 @@ func openCPEL(t *testing.T, data []byte) trace.Reader {
 func TestDumpParallel(t *testing.T) {
 	for name, data := range dumpInputs(t) {
 		var want bytes.Buffer
-		wantErr := dump(context.Background(), openCPEL(t, data), &want, io.Discard)
+		wantErr := dump(context.Background(), openCPEL(t, data), nil, &want, io.Discard)
 		if want.Len() == 0 && !strings.Contains(name, "empty") {
 			t.Errorf("%s: no output", name)
 		}
@@ -153,7 +153,7 @@ func BenchmarkDumpCPEL(b *testing.B) {
 				if workers > 1 {
 					err = dumpParallel(context.Background(), f.Reader, f.Reader.(trace.PayloadDecoder), workers, dumpBatchEvents, io.Discard)
 				} else {
-					err = dump(context.Background(), f.Reader, io.Discard, io.Discard)
+					err = dump(context.Background(), f.Reader, nil, io.Discard, io.Discard)
 				}
 				f.Close()
 				if err != nil {

@@ -23,7 +23,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"viewer/render"
 	"viewer/trace"
+	"viewer/trace/clr"
 	"viewer/trace/cpel"
 	"viewer/trace/elog"
 	"viewer/trace/nettrace"
@@ -52,6 +54,18 @@ func formats() []trace.Format {
 		elog.Format{},
 		perf.Format{DotNet: func() perf.DotNetDecoder { return nettrace.NewUserEvents() }},
 	}
+}
+
+// symbolSource returns what names the stack frames of a trace of the
+// named format: the managed method map, learnt from the trace's own
+// runtime events, for .NET traces and for .NET user_events in perf.data;
+// nil for formats whose stacks nothing names.
+func symbolSource(format string) render.SymbolSource {
+	switch format {
+	case "nettrace", "netperf", "perf":
+		return clr.NewSymbols()
+	}
+	return nil
 }
 
 // command is one subcommand of viewer.

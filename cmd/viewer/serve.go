@@ -77,6 +77,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := web.New(web.Config{
 		DataDir:    *dataDir,
 		Formats:    formats(),
+		Symbols:    symbolSource,
 		Static:     ui.Static(),
 		MaxUpload:  *maxUpload,
 		AllowHosts: hosts,

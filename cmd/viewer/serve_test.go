@@ -224,9 +224,15 @@ func TestServeRealTraces(t *testing.T) {
 // data directory; stop closes it.
 func startServer(t *testing.T, dataDir string) (hs *httptest.Server, stop func()) {
 	t.Helper()
+	return startServerWith(t, dataDir, maxRealUpload)
+}
+
+// startServerWith is startServer with an upload limit of maxUpload bytes.
+func startServerWith(t *testing.T, dataDir string, maxUpload int64) (hs *httptest.Server, stop func()) {
+	t.Helper()
 	s, err := web.New(web.Config{
-		DataDir: dataDir, Formats: formats(), Static: ui.Static(),
-		MaxUpload: maxRealUpload, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DataDir: dataDir, Formats: formats(), Symbols: symbolSource, Static: ui.Static(),
+		MaxUpload: maxUpload, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -16,9 +16,6 @@ import (
 	"viewer/trace/export"
 )
 
-// sampleType is the event that marks a stack sample in .NET traces.
-const sampleType = "Thread/Sample"
-
 // sample is one stack sample kept for symbolization after the pass.
 type sample struct {
 	time    trace.Time
@@ -31,17 +28,16 @@ type sample struct {
 // the stack samples (events named event, or Thread/Sample).
 type scan struct {
 	stats   export.Stats
-	methods *clr.MethodMap
+	symbols *clr.Symbols
 	samples []sample
 }
 
 func scanTrace(ctx context.Context, r trace.Reader, event string) (*scan, error) {
 	if event == "" {
-		event = sampleType
+		event = clr.SampleEvent
 	}
 	var c export.Counter
-	managed := clr.NewMethodObserver()
-	s := &scan{}
+	s := &scan{symbols: clr.NewSymbols()}
 	m := r.Meta()
 	var isSample []int8
 	for n := 0; ; n++ {
@@ -57,7 +53,7 @@ func scanTrace(ctx context.Context, r trace.Reader, event string) (*scan, error)
 			break
 		}
 		c.Add(e)
-		managed.Observe(r, e)
+		s.symbols.Observe(r, e)
 		if e.Stack == trace.NoStack || e.Type < 0 {
 			continue
 		}
@@ -74,19 +70,8 @@ func scanTrace(ctx context.Context, r trace.Reader, event string) (*scan, error)
 			s.samples = append(s.samples, sample{time: e.Time, stack: e.Stack, track: e.Track, managed: isManagedSample(r, e)})
 		}
 	}
-	s.methods = managed.Map
-	s.methods.Finish()
-	if len(s.samples) > 0 {
-		fc := &export.FrameCount{}
-		for _, sm := range s.samples {
-			for _, a := range r.Stack(sm.stack) {
-				fc.Total++
-				if _, ok := s.methods.Resolve(sm.time, a); ok {
-					fc.Resolved++
-				}
-			}
-		}
-		s.stats.Frames = fc
+	if frames, resolved := s.symbols.Finish(r); frames > 0 {
+		s.stats.Frames = &export.FrameCount{Total: frames, Resolved: resolved}
 	}
 	return s, nil
 }
@@ -161,7 +146,7 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if sb.Len() > 0 {
 				sb.WriteByte(';')
 			}
-			fr, _ := s.methods.Resolve(sm.time, addrs[i])
+			fr, _ := s.symbols.Symbolize(-1, sm.time, addrs[i])
 			sb.WriteString(strings.ReplaceAll(fr.String(), ";", ":"))
 		}
 		weights[sb.String()] += w

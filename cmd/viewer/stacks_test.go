@@ -142,7 +142,7 @@ func BenchmarkSymbolize(b *testing.B) {
 			for range b.N {
 				for _, sm := range s.samples {
 					for _, a := range f.Stack(sm.stack) {
-						if _, ok := s.methods.Resolve(sm.time, a); ok {
+						if _, ok := s.symbols.Symbolize(-1, sm.time, a); ok {
 							resolved++
 						}
 						frames++

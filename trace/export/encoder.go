@@ -25,6 +25,7 @@ type Encoder struct {
 	types   []cachedType
 	da      trace.DetailsAppender // r as one, or nil; known once daKnown
 	daKnown bool
+	sym     func(pid int64, t trace.Time, addr uint64) (trace.Frame, bool)
 	fields  []trace.Field // AppendEvent's scratch
 	keys    []cachedKey
 	label   []byte
@@ -52,6 +53,13 @@ type cachedType struct {
 
 // NewEncoder returns an encoder for the events of r.
 func NewEncoder(r trace.Reader) *Encoder { return &Encoder{r: r, m: r.Meta()} }
+
+// Symbolize makes the encoder name stack frames with sym (see
+// render.Symbolizer) when Append is given no frames: `module!function`
+// for the addresses sym knows, hex for the others.
+func (enc *Encoder) Symbolize(sym func(pid int64, t trace.Time, addr uint64) (trace.Frame, bool)) {
+	enc.sym = sym
+}
 
 // Append appends one event as a JSON object (without a newline). Keys the
 // format does not know are left out. d is the event's decoded details;
@@ -175,9 +183,20 @@ func (enc *Encoder) appendTail(b []byte, e *trace.Event, frames []trace.Frame) [
 	} else if e.Stack != trace.NoStack {
 		if addrs := r.Stack(e.Stack); addrs != nil {
 			b = append(b, `,"stack":[`...)
+			pid := int64(-1)
+			if enc.sym != nil && e.Track >= 0 && int(e.Track) < len(enc.m.Tracks) {
+				pid = enc.m.Tracks[e.Track].PID
+			}
 			for i, a := range addrs {
 				if i > 0 {
 					b = append(b, ',')
+				}
+				if enc.sym != nil {
+					if f, ok := enc.sym(pid, e.Time, a); ok {
+						f.Addr = a
+						b = AppendString(b, f.String())
+						continue
+					}
 				}
 				b = append(b, `"0x`...)
 				b = strconv.AppendUint(b, a, 16)

@@ -6,10 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
+	"viewer/render"
 	"viewer/trace"
+	"viewer/trace/clr"
+	"viewer/trace/nettrace"
 	"viewer/trace/synth"
 	"viewer/ui"
 	"viewer/web"
@@ -24,14 +28,38 @@ type viewerServer struct {
 
 func newViewerServer(t testing.TB) *viewerServer {
 	t.Helper()
-	s, err := web.New(web.Config{
-		DataDir:   t.TempDir(),
+	return startViewerServer(t, web.Config{
 		Formats:   []trace.Format{synth.Format{}},
-		Static:    ui.Static(),
 		MaxUpload: 1 << 20,
 		Demo:      func() (string, []byte) { return "demo.synth", synth.File(200_000, 1, 24) },
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
+}
+
+// newNetTraceServer serves the viewer binary's own demo trace
+// (cmd/viewer/demo.nettrace) with the NetTrace reader and its stacks
+// symbolized, as `viewer serve` does.
+func newNetTraceServer(t testing.TB) *viewerServer {
+	t.Helper()
+	demo, err := os.ReadFile("../../cmd/viewer/demo.nettrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startViewerServer(t, web.Config{
+		Formats:   []trace.Format{nettrace.Format{}},
+		Symbols:   func(string) render.SymbolSource { return clr.NewSymbols() },
+		MaxUpload: int64(len(demo)),
+		Demo:      func() (string, []byte) { return "demo.nettrace", demo },
+	})
+}
+
+// startViewerServer starts web.Server with cfg, the embedded frontend and
+// a fresh data directory.
+func startViewerServer(t testing.TB, cfg web.Config) *viewerServer {
+	t.Helper()
+	cfg.DataDir = t.TempDir()
+	cfg.Static = ui.Static()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := web.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

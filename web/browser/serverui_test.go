@@ -123,3 +123,55 @@ func TestServerDamagedTrace(t *testing.T) {
 		t.Errorf("%d pixels in the lost/truncation colour, want the markers drawn", lostPx)
 	}
 }
+
+// TestServerSampleShowsMethod opens the viewer's own demo trace, finds a
+// CPU sample with the search box and expects the details panel to show
+// its stack with method names (module!Namespace.Type.Method), as the
+// event API gives them.
+func TestServerSampleShowsMethod(t *testing.T) {
+	vs := newNetTraceServer(t)
+	id := vs.demo(t)
+	ctx := tab(t)
+	var ref, text string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(vs.URL+"/t/"+id),
+		waitJS(ready),
+		chromedp.Focus("#timeline", chromedp.ByID),
+		chromedp.KeyEvent("/"),
+		waitJS(`document.activeElement.id === 'search'`),
+		eval(`document.getElementById('search').value = ''`, nil),
+		chromedp.KeyEvent("Thread/Sample\r"),
+		waitJS(`window.__viewer.selEvent !== null && window.__viewer.details !== null`),
+		eval(`window.__viewer.selEvent.ref`, &ref),
+		eval(`document.getElementById('details').textContent`, &text),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(vs.URL + "/api/traces/" + id + "/events/" + ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct {
+		Event string   `json:"event"`
+		Stack []string `json:"stack"`
+	}
+	json.NewDecoder(resp.Body).Decode(&ev)
+	resp.Body.Close()
+	if ev.Event != "Thread/Sample" || len(ev.Stack) == 0 {
+		t.Fatalf("selected %s: event %q with %d frames, want a Thread/Sample with a stack", ref, ev.Event, len(ev.Stack))
+	}
+	named := 0
+	for _, f := range ev.Stack {
+		if strings.HasPrefix(f, "0x") {
+			continue
+		}
+		named++
+		if !strings.Contains(text, f) {
+			t.Errorf("details panel lacks the frame %q:\n%s", f, text)
+		}
+	}
+	if named == 0 {
+		t.Errorf("the sample's stack names no method: %v", ev.Stack)
+	}
+}

@@ -1,0 +1,74 @@
+package clr
+
+import "viewer/trace"
+
+// SampleEvent is the name of the sample profiler's event: one stack
+// sample of one thread.
+const SampleEvent = "Thread/Sample"
+
+// Symbols names the frames of a .NET trace's stacks. Feed it every event
+// in reading order with Observe; once reading has ended, Finish resolves
+// (method names mostly arrive in the rundown at the end of a session, so
+// no frame can be named before the whole trace has been seen) and
+// Symbolize names addresses, safely from many goroutines. It implements
+// the symbol source that the index (render.SymbolSource) and `viewer
+// dump` plug in.
+type Symbols struct {
+	methods    *MethodObserver
+	sampleType []int8 // per TypeID: 0 not yet seen, 1 SampleEvent, -1 other
+	samples    []sampleStack
+}
+
+// sampleStack is the stack of one sample event, kept until Finish counts
+// how many of its frames resolve.
+type sampleStack struct {
+	time  trace.Time
+	stack trace.StackID
+}
+
+// NewSymbols returns a symbol source that knows no methods yet.
+func NewSymbols() *Symbols { return &Symbols{methods: NewMethodObserver()} }
+
+// Observe looks at one event: method and module events teach it names,
+// sample events' stacks are kept for the frame count.
+func (s *Symbols) Observe(r trace.Reader, e trace.Event) {
+	s.methods.Observe(r, e)
+	if e.Stack == trace.NoStack || e.Type < 0 {
+		return
+	}
+	for int(e.Type) >= len(s.sampleType) {
+		s.sampleType = append(s.sampleType, 0)
+	}
+	if s.sampleType[e.Type] == 0 {
+		s.sampleType[e.Type] = -1
+		if m := r.Meta(); int(e.Type) < len(m.Types) && m.Types[e.Type].Name == SampleEvent {
+			s.sampleType[e.Type] = 1
+		}
+	}
+	if s.sampleType[e.Type] > 0 {
+		s.samples = append(s.samples, sampleStack{e.Time, e.Stack})
+	}
+}
+
+// Finish ends observing and returns how many frames the sample events'
+// stacks have and how many of them resolve to a method (0, 0 when the
+// trace has no sample stacks). r is the reader the events came from.
+func (s *Symbols) Finish(r trace.Reader) (frames, resolved int64) {
+	s.methods.Map.Finish()
+	for _, sm := range s.samples {
+		for _, a := range r.Stack(sm.stack) {
+			frames++
+			if _, ok := s.methods.Map.Resolve(sm.time, a); ok {
+				resolved++
+			}
+		}
+	}
+	s.samples = nil
+	return frames, resolved
+}
+
+// Symbolize names the method that holds addr at time t; the process does
+// not matter (a .NET trace is one process). Call it only after Finish.
+func (s *Symbols) Symbolize(pid int64, t trace.Time, addr uint64) (trace.Frame, bool) {
+	return s.methods.Map.Resolve(t, addr)
+}
