@@ -66,7 +66,7 @@ func sampleTraces(t *testing.T) map[string]*export.FrameCount {
 func TestDumpSymbolized(t *testing.T) {
 	withFrames := 0
 	for p, want := range sampleTraces(t) {
-		if want != nil && want.Total > maxQuickFrames && !exhaustive() {
+		if want != nil && want.Total > maxQuickFrames && !tracetest.Exhaustive() {
 			t.Logf("%s: %d sample frames: dumped only in exhaustive runs", filepath.Base(p), want.Total)
 			continue
 		}
@@ -151,7 +151,7 @@ func TestAPISymbolized(t *testing.T) {
 			t.Errorf("%s: API stats frames %+v, viewer stats %+v", name, f, *want)
 		}
 		evs := searchAll(t, hs.URL, up.ID, clr.SampleEvent)
-		if len(evs) > maxAPISamples && !exhaustive() {
+		if len(evs) > maxAPISamples && !tracetest.Exhaustive() {
 			t.Logf("%s: %d sample events: checked through the API only in exhaustive runs", name, len(evs))
 			continue
 		}
@@ -246,5 +246,3 @@ func report(errs chan<- error, err error) {
 	}
 }
 
-// exhaustive reports whether the slow checks run (CI sets it). TODO(merge): tracetest.
-func exhaustive() bool { return os.Getenv("VIEWER_EXHAUSTIVE") != "" }
