@@ -11,7 +11,7 @@
  * @property {string} code       KeyboardEvent.code
  * @property {boolean} [shift]   requires Shift (else Shift must be up)
  * @property {string} keys       what the overlay shows
- * @property {string} action     name of the App method (see app.js `actions`)
+ * @property {string} action     name of the action (actions.js)
  * @property {string} help
  */
 
