@@ -102,6 +102,7 @@ type Reader struct {
 	lastLabelKey [33]byte
 	lastLabels   trace.LabelsID
 	dotnetMeta   map[dotnetKey]*dotnetType
+	recs         recordCounts
 
 	// record walk
 	buf      chunkBuf
@@ -558,6 +559,10 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 			if rd.unknownSample > 0 {
 				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.unknownSample)+" samples name no known attr (sample id) and were skipped")
 			}
+			rd.meta.Notices = append(rd.meta.Notices, rd.recs.notices()...)
+			if len(rd.recs.n) > 0 {
+				rd.info("records", rd.recs.census())
+			}
 			if rd.clamped > 0 {
 				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.clamped)+" events arrived after later events had been delivered; they are placed at the previous event's time")
 			}
@@ -745,6 +750,7 @@ func (rd *Reader) step() error {
 		return rd.readErr(off, err, "record type "+strconv.FormatUint(uint64(typ), 10))
 	}
 	next := off + size
+	rd.recs.add(typ)
 	switch typ {
 	case recTracingData:
 		// The blob follows the record; its length is the u32 at offset 8.
@@ -770,12 +776,33 @@ func (rd *Reader) step() error {
 			return rd.truncated(off, "AUXTRACE data")
 		}
 		next += int64(n)
-	case recCompressed:
+	case recCompressed, recCompressed2:
+		if _, err := rd.compressedPayload(rec, off); err != nil {
+			return err
+		}
 		rd.pos = next
 		return rd.startCompressed(off)
 	}
 	rd.pos = next
 	return rd.record(rec, off, -1)
+}
+
+// compressedPayload returns the zstd data of a COMPRESSED or COMPRESSED2
+// record (tools/perf/util/tool.c, perf_session__process_compressed_event):
+// all of a COMPRESSED record's body; for COMPRESSED2 the data_size bytes
+// after the u64 data_size, the rest of header.size being padding.
+func (rd *Reader) compressedPayload(rec []byte, off int64) ([]byte, error) {
+	if rd.bo.Uint32(rec) == recCompressed {
+		return rec[recordHeaderSize:], nil
+	}
+	if len(rec) < recordHeaderSize+8 {
+		return nil, rd.damaged(off, "COMPRESSED2 record of size "+strconv.Itoa(len(rec)))
+	}
+	n := rd.bo.Uint64(rec[recordHeaderSize:])
+	if n > uint64(len(rec)-recordHeaderSize-8) {
+		return nil, rd.damaged(off, "COMPRESSED2 data_size "+strconv.FormatUint(n, 10)+" exceeds its record of size "+strconv.Itoa(len(rec)))
+	}
+	return rec[recordHeaderSize+8 : recordHeaderSize+8+int(n)], nil
 }
 
 func (rd *Reader) readErr(off int64, err error, what string) error {

@@ -269,7 +269,7 @@ func itoaSigned(v int) string {
 // TestGenerate reads generated files of every mode and checks counts, order
 // and that every event decodes.
 func TestGenerate(t *testing.T) {
-	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true, SchedEvery: 4}, {Compress: true, SchedEvery: 3}, {Pipe: true, Compress: true}} {
+	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true, SchedEvery: 4}, {Compress: true, SchedEvery: 3}, {Pipe: true, Compress: true}, {Compress2: true, SchedEvery: 3}, {Pipe: true, BigEndian: true, Compress2: true}} {
 		f := &memFile{}
 		if err := perftest.Generate(f, 5000, o); err != nil {
 			t.Fatal(err)
@@ -296,7 +296,7 @@ func TestGenerate(t *testing.T) {
 // pipe-mode file cut at a record boundary is indistinguishable from a
 // complete one; a file-mode file knows its data size.
 func TestTruncated(t *testing.T) {
-	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true}, {Compress: true}, {Pipe: true, Compress: true}} {
+	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true}, {Compress: true}, {Pipe: true, Compress: true}, {Compress2: true}} {
 		o.SchedEvery, o.RoundSize = 2, 50
 		truncated(t, o)
 	}
