@@ -3,6 +3,7 @@ package perf
 import (
 	"bytes"
 	"encoding/binary"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -249,5 +250,107 @@ func TestPerfRecordCompressed2(t *testing.T) {
 	}
 	if kind != "COMPRESSED2" {
 		t.Skipf("%s writes COMPRESSED (81), not COMPRESSED2 (83; perf 6.16 and later): COMPRESSED checked (%d samples = perf script), COMPRESSED2 not", bytes.TrimSpace(version), samples)
+	}
+}
+
+// TestTrackNamesDistinct: in every shared perf recording each track has a
+// name and no two tracks share one (threads are "comm tid", processes
+// "comm (pid N)"), and a thread that was renamed keeps its earlier names.
+func TestTrackNamesDistinct(t *testing.T) {
+	dir := tracetest.RealData(t, "perf")
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".data") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no .data files under %s", dir)
+	}
+	renamed := 0
+	for _, name := range files {
+		rel, _ := filepath.Rel(dir, name)
+		r, _ := openFile(t, name, Options{})
+		if res := tracetest.Check(t, r, false); res.Err != nil {
+			t.Fatalf("%s: %v", rel, res.Err)
+		}
+		seen := map[string]int{}
+		commUse := map[string]int{}
+		fallback, shared := 0, 0
+		for i, tr := range r.Meta().Tracks {
+			if tr.Kind == trace.TrackThread {
+				if c := r.comms[i]; c == "" {
+					fallback++
+				} else if commUse[c]++; commUse[c] == 2 {
+					shared++
+				}
+			}
+			if tr.Name == "" {
+				t.Errorf("%s: track %d (%s pid %d tid %d) has no name", rel, i, tr.Kind, tr.PID, tr.TID)
+			}
+			if j, ok := seen[tr.Name]; ok {
+				t.Errorf("%s: tracks %d and %d are both %q", rel, j, i, tr.Name)
+			}
+			seen[tr.Name] = i
+			if len(tr.Names) > 0 {
+				renamed++
+				if renamed == 1 {
+					t.Logf("%s: renamed track %q, earlier %q", rel, tr.Name, tr.Names)
+				}
+			}
+		}
+		t.Logf("%s: %d tracks, %d threads without COMM (\"tid N\"), %d comms shared by several threads", rel, len(r.Meta().Tracks), fallback, shared)
+	}
+	if renamed == 0 {
+		t.Errorf("no renamed track in the shared recordings; sched_process_exec ones should have some")
+	}
+}
+
+// TestTrackNames: "comm tid", "tid N" without a COMM, the inherited name
+// of a forked thread and every rename kept in Names; the process is named
+// after its main thread.
+func TestTrackNames(t *testing.T) {
+	f := &memFile{}
+	wr, err := perftest.NewWriter(f, perftest.WriterOptions{
+		Attrs: []perftest.Attr{{Name: "test:tp", Type: attrTracepoint, Config: 7,
+			SampleType: sampleTID | sampleTime | sampleRaw, SampleIDAll: true, IDs: []uint64{1}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr.Comm(40, 40, "sh", 1)
+	wr.Fork(41, 40, 41, 40, 2)
+	wr.Comm(41, 41, "compile", 3) // exec
+	wr.Comm(41, 41, "compile-x", 4)
+	for i, tid := range []int32{40, 41, 42, 43} {
+		wr.Sample(perftest.Sample{PID: 41, TID: tid, Time: uint64(10 + i), Raw: make([]byte, 8)})
+	}
+	wr.Comm(41, 42, "compile", 20)
+	wr.Comm(41, 43, "compile", 21)
+	wr.FinishedRound()
+	if err := wr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := readAll(t, f.b)
+	got := map[string][]string{}
+	for _, tr := range r.Meta().Tracks {
+		got[tr.Name] = tr.Names
+	}
+	want := map[string][]string{
+		"sh 40": nil, "sh (pid 40)": nil,
+		"compile-x 41": {"sh 41", "compile 41"}, "compile-x (pid 41)": {"sh (pid 41)", "compile (pid 41)"},
+		"compile 42": nil, "compile 43": nil,
+	}
+	if len(got) != len(want) {
+		t.Errorf("tracks %q, want %q", got, want)
+	}
+	for name, names := range want {
+		if g, ok := got[name]; !ok || !slices.Equal(g, names) {
+			t.Errorf("track %q: names %q (present %v), want %q", name, g, ok, names)
+		}
 	}
 }
