@@ -561,8 +561,8 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.unknownSample)+" samples name no known attr (sample id) and were skipped")
 			}
 			rd.meta.Notices = append(rd.meta.Notices, rd.recs.notices()...)
-			if len(rd.recs.n) > 0 {
-				rd.info("records", rd.recs.census())
+			if c := rd.recs.census(); c != "" {
+				rd.info("records", c)
 			}
 			if rd.clamped > 0 {
 				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.clamped)+" events arrived after later events had been delivered; they are placed at the previous event's time")

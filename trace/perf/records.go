@@ -75,11 +75,16 @@ const maxRecordKinds = 256
 // recordCounts counts the records of a file by type: those of the file
 // and those found in its compressed data.
 type recordCounts struct {
+	low   [128]int64 // types below 128, counted without a map (every record passes here)
 	n     map[uint32]int64
 	other int64 // unknown types beyond maxRecordKinds
 }
 
 func (c *recordCounts) add(typ uint32) {
+	if typ < uint32(len(c.low)) {
+		c.low[typ]++
+		return
+	}
 	if c.n == nil {
 		c.n = map[uint32]int64{}
 	}
@@ -94,10 +99,32 @@ func (c *recordCounts) add(typ uint32) {
 // perf does not define.
 func RecordName(typ uint32) string { return recordTypes[typ].name }
 
+// merge moves the counts of low types into n; notices and census call it.
+func (c *recordCounts) merge() {
+	for t, k := range c.low {
+		if k != 0 {
+			if c.n == nil {
+				c.n = map[uint32]int64{}
+			}
+			c.n[uint32(t)] += k
+			c.low[t] = 0
+		}
+	}
+}
+
+// count returns the number of records of a type.
+func (c *recordCounts) count(typ uint32) int64 {
+	if typ < uint32(len(c.low)) && c.low[typ] != 0 {
+		return c.low[typ] + c.n[typ]
+	}
+	return c.n[typ]
+}
+
 // notices returns what the reader says about the records it did not
 // apply: one notice listing the known types it skipped, one per unknown
 // type.
 func (c *recordCounts) notices() []string {
+	c.merge()
 	types := make([]uint32, 0, len(c.n))
 	for t := range c.n {
 		types = append(types, t)
@@ -125,6 +152,7 @@ func (c *recordCounts) notices() []string {
 
 // census renders the record counts as "N NAME" items, by type number.
 func (c *recordCounts) census() string {
+	c.merge()
 	types := make([]uint32, 0, len(c.n))
 	for t := range c.n {
 		types = append(types, t)

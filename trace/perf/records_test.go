@@ -61,8 +61,8 @@ func TestCompressed2Twin(t *testing.T) {
 		}
 		for i, want := range []uint32{recCompressed, recCompressed2} {
 			r, ev := readAll(t, files[i+1])
-			if r.recs.n[want] == 0 || r.recs.n[recCompressed+recCompressed2-want] != 0 {
-				t.Fatalf("%+v: record counts %v; want only %s", base, r.recs.n, RecordName(want))
+			if r.recs.count(want) == 0 || r.recs.count(recCompressed+recCompressed2-want) != 0 {
+				t.Fatalf("%+v: record counts %v; want only %s", base, r.recs.census(), RecordName(want))
 			}
 			if len(ev) != len(pev) {
 				t.Fatalf("%+v %s: %d events, uncompressed twin %d", base, RecordName(want), len(ev), len(pev))
@@ -238,13 +238,13 @@ func TestPerfRecordCompressed2(t *testing.T) {
 	samples := len(res.Events)
 	version, _ := exec.Command(perf, "--version").Output()
 	kind := "COMPRESSED2"
-	if r.recs.n[recCompressed2] == 0 {
+	if r.recs.count(recCompressed2) == 0 {
 		kind = "COMPRESSED"
-		if r.recs.n[recCompressed] == 0 {
+		if r.recs.count(recCompressed) == 0 {
 			t.Skipf("%s: perf record -z wrote no compressed records", bytes.TrimSpace(version))
 		}
 	}
-	t.Logf("%s: %d %s records, %d samples, perf script %d lines", bytes.TrimSpace(version), r.recs.n[recCompressed]+r.recs.n[recCompressed2], kind, samples, lines)
+	t.Logf("%s: %d %s records, %d samples, perf script %d lines", bytes.TrimSpace(version), r.recs.count(recCompressed)+r.recs.count(recCompressed2), kind, samples, lines)
 	if samples != lines || lines == 0 {
 		t.Fatalf("%s file: %d samples, perf script prints %d", kind, samples, lines)
 	}
