@@ -119,6 +119,9 @@ type Track struct {
 	CPU    int32   // processor number for TrackCPU, or -1
 	Parent TrackID // the process track a thread belongs to, or NoTrack
 	Code   int64   // the format's own id for this track (CPEL track number, v6 thread index)
+	// Names are the track's earlier names, oldest first, when it was
+	// renamed (a thread that exec'd or set a new comm); Name is the latest.
+	Names []string
 }
 
 // TypeID identifies an event type: an index into [Meta].Types.

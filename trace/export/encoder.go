@@ -254,7 +254,7 @@ func (enc *Encoder) track(m *trace.Meta, id trace.TrackID) []byte {
 		enc.tracks = append(enc.tracks, cachedTrack{})
 	}
 	c := &enc.tracks[id]
-	if t := &m.Tracks[id]; c.enc == nil || c.t != *t { // names change while a trace is read
+	if t := &m.Tracks[id]; c.enc == nil || c.t.Name != t.Name || c.t.PID != t.PID || c.t.TID != t.TID { // names change while a trace is read
 		c.t = *t
 		b := append(c.enc[:0], `,"track":`...)
 		b = AppendString(b, t.Name)

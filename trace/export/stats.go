@@ -26,6 +26,9 @@ type Stats struct {
 	// Frames counts the stack frames of sample events and how many resolve
 	// to a symbol; nil when the trace has no sample stacks.
 	Frames *FrameCount `json:"frames,omitempty"`
+	// Notices are what the reader reported without stopping (skipped
+	// records or sections, unknown record types): trace.Meta.Notices.
+	Notices []string `json:"notices,omitempty"`
 }
 
 // FrameCount is the symbolization coverage of sample stacks.
@@ -84,6 +87,9 @@ func (c *Counter) Stats(m *trace.Meta, err error) Stats {
 	}
 	for _, g := range m.Lost {
 		s.LostEvents += g.Count
+	}
+	if len(m.Notices) > 0 {
+		s.Notices = append([]string(nil), m.Notices...)
 	}
 	if err != nil && err != io.EOF {
 		s.Error = err.Error()

@@ -151,13 +151,18 @@ func (z *zstream) nextPayload() {
 			if b, err := z.in.at(z.inPos, 16); err == nil {
 				next += int64(min(rd.bo.Uint64(b[8:]), uint64(rd.end)))
 			}
-		case recCompressed:
+		case recCompressed, recCompressed2:
 			rec, err := z.in.at(z.inPos, int(size))
 			if err != nil {
 				z.inErr = io.ErrUnexpectedEOF
 				return
 			}
-			z.payload = append(z.payload[:0], rec[recordHeaderSize:]...)
+			p, err := rd.compressedPayload(rec, z.inPos)
+			if err != nil {
+				z.inErr = err
+				return
+			}
+			z.payload = append(z.payload[:0], p...)
 			z.idx++
 			z.inPos = next
 			return
@@ -243,6 +248,7 @@ func (rd *Reader) stepCompressed() (more bool, err error) {
 // compressedRecord applies one decompressed record.
 func (rd *Reader) compressedRecord(rec []byte) error {
 	arenaOff := int64(-1)
+	rd.recs.add(rd.bo.Uint32(rec))
 	if rd.bo.Uint32(rec) == recSample {
 		arenaOff = rd.arena.add(rec)
 	}

@@ -24,6 +24,7 @@ var fixtures = []struct {
 	{"generated-pipe.data", 24, perftest.GenerateOptions{Pipe: true, SchedEvery: 3, RoundSize: 8}},
 	{"generated-be.data", 16, perftest.GenerateOptions{BigEndian: true, SchedEvery: 2, RoundSize: 6}},
 	{"generated-zstd.data", 40, perftest.GenerateOptions{Compress: true, SchedEvery: 3, RoundSize: 10}},
+	{"generated-zstd2.data", 40, perftest.GenerateOptions{Compress2: true, SchedEvery: 3, RoundSize: 10}},
 }
 
 const fixtureDir = "../../testdata/perf"

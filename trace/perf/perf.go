@@ -25,11 +25,19 @@
 // full sort instead.
 //
 // COMPRESSED records (perf record -z) hold one zstd stream split at flush
-// points (NOTES.md §compressed). The reader decompresses it with one streaming decoder whose input
+// points (NOTES.md §compressed); perf 6.16 and later write COMPRESSED2
+// records instead, whose u64 data_size gives the payload's length before
+// the padding that keeps the next record 8-byte aligned. The reader
+// decompresses them with one streaming decoder whose input
 // walks the COMPRESSED records of the file, and keeps the raw data of the
 // samples found inside in an in-memory arena: their [trace.Loc] offsets
 // lie past the end of the file (size + arena offset), which is how Details
 // tells them apart from bytes it can read from the file.
+//
+// Record types: the reader knows every type of current perf by name (see
+// recordTypes). Records it does not apply (MMAP2, KSYMBOL…) and records of
+// unknown types are counted and reported in [trace.Meta].Notices, and the
+// count of every type is in the "records" entry of [trace.Meta].Info.
 //
 // Lost events: LOST records become gaps; the LOST_SAMPLES records perf
 // writes per event at the end of a recording repeat those counts, so only
@@ -153,6 +161,7 @@ const (
 	recHeaderFeature   = 80
 	recCompressed      = 81
 	recFinishedInit    = 82
+	recCompressed2     = 83 // COMPRESSED with a data_size field and 8-byte padding
 )
 
 // sample_type bits.

@@ -102,6 +102,8 @@ type Reader struct {
 	lastLabelKey [33]byte
 	lastLabels   trace.LabelsID
 	dotnetMeta   map[dotnetKey]*dotnetType
+	recs         recordCounts
+	comms        []string // per track: the comm it is named after ("" unknown)
 
 	// record walk
 	buf      chunkBuf
@@ -559,6 +561,10 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 			if rd.unknownSample > 0 {
 				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.unknownSample)+" samples name no known attr (sample id) and were skipped")
 			}
+			rd.meta.Notices = append(rd.meta.Notices, rd.recs.notices()...)
+			if c := rd.recs.census(); c != "" {
+				rd.info("records", c)
+			}
 			if rd.clamped > 0 {
 				rd.meta.Notices = append(rd.meta.Notices, strconv.Itoa(rd.clamped)+" events arrived after later events had been delivered; they are placed at the previous event's time")
 			}
@@ -748,6 +754,7 @@ func (rd *Reader) step() error {
 		return rd.readErr(off, err, "record type "+strconv.FormatUint(uint64(typ), 10))
 	}
 	next := off + size
+	rd.recs.add(typ)
 	switch typ {
 	case recTracingData:
 		// The blob follows the record; its length is the u32 at offset 8.
@@ -775,12 +782,33 @@ func (rd *Reader) step() error {
 			return rd.truncated(off, "AUXTRACE data")
 		}
 		next += int64(n)
-	case recCompressed:
+	case recCompressed, recCompressed2:
+		if _, err := rd.compressedPayload(rec, off); err != nil {
+			return err
+		}
 		rd.pos = next
 		return rd.startCompressed(off)
 	}
 	rd.pos = next
 	return rd.record(rec, off, -1)
+}
+
+// compressedPayload returns the zstd data of a COMPRESSED or COMPRESSED2
+// record (tools/perf/util/tool.c, perf_session__process_compressed_event):
+// all of a COMPRESSED record's body; for COMPRESSED2 the data_size bytes
+// after the u64 data_size, the rest of header.size being padding.
+func (rd *Reader) compressedPayload(rec []byte, off int64) ([]byte, error) {
+	if rd.bo.Uint32(rec) == recCompressed {
+		return rec[recordHeaderSize:], nil
+	}
+	if len(rec) < recordHeaderSize+8 {
+		return nil, rd.damaged(off, "COMPRESSED2 record of size "+strconv.Itoa(len(rec)))
+	}
+	n := rd.bo.Uint64(rec[recordHeaderSize:])
+	if n > uint64(len(rec)-recordHeaderSize-8) {
+		return nil, rd.damaged(off, "COMPRESSED2 data_size "+strconv.FormatUint(n, 10)+" exceeds its record of size "+strconv.Itoa(len(rec)))
+	}
+	return rec[recordHeaderSize+8 : recordHeaderSize+8+int(n)], nil
 }
 
 func (rd *Reader) readErr(off int64, err error, what string) error {
@@ -811,13 +839,7 @@ func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
 		if len(name) > MaxCommLen {
 			name = name[:MaxCommLen]
 		}
-		t := rd.thread(pid, tid)
-		rd.meta.Tracks[t].Name = string(name)
-		if pid == tid {
-			if p, ok := rd.processes[pid]; ok {
-				rd.meta.Tracks[p].Name = string(name)
-			}
-		}
+		rd.setComm(rd.thread(pid, tid), string(name))
 	case recFork, recExit:
 		if len(body) < 16 {
 			return rd.damaged(off, "FORK/EXIT record too short")
@@ -828,10 +850,12 @@ func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
 		ptid := int64(int32(rd.bo.Uint32(body[12:])))
 		if typ == recFork {
 			// A new thread takes its parent's name until its own COMM.
-			_, known := rd.threads[tidKey(pid, tid)]
+			// Its track may exist already without a name: perf writes
+			// each CPU's buffer in turn, so a sample of the child on one
+			// CPU can precede, in the file, the FORK written on another.
 			t := rd.thread(pid, tid)
-			if pt, ok := rd.threads[tidKey(ppid, ptid)]; ok && !known {
-				rd.meta.Tracks[t].Name = rd.meta.Tracks[pt].Name
+			if pt, ok := rd.threads[tidKey(ppid, ptid)]; ok && rd.comms[t] == "" {
+				rd.setComm(t, rd.comms[pt])
 			}
 		}
 	case recLost, recLostSamples:
@@ -937,12 +961,15 @@ func (rd *Reader) threadSlow(pid, tid int64) trace.TrackID {
 		parent = rd.process(pid)
 	}
 	t := trace.TrackID(len(rd.meta.Tracks))
-	name := ""
-	if tid == 0 {
-		name = "swapper" // the idle task has no COMM record
-	}
-	rd.meta.Tracks = append(rd.meta.Tracks, trace.Track{Kind: trace.TrackThread, Name: name, PID: pid, TID: tid, CPU: -1, Parent: parent, Code: tid})
+	rd.meta.Tracks = append(rd.meta.Tracks, trace.Track{Kind: trace.TrackThread, PID: pid, TID: tid, CPU: -1, Parent: parent, Code: tid})
+	rd.comms = append(rd.comms, "")
 	rd.threads[k] = t
+	comm := ""
+	if tid == 0 {
+		comm = "swapper" // the idle task has no COMM record
+	}
+	rd.meta.Tracks[t].Name = trackName(&rd.meta.Tracks[t], comm)
+	rd.comms[t] = comm
 	return t
 }
 
@@ -952,11 +979,59 @@ func (rd *Reader) process(pid int64) trace.TrackID {
 	}
 	p := trace.TrackID(len(rd.meta.Tracks))
 	rd.meta.Tracks = append(rd.meta.Tracks, trace.Track{Kind: trace.TrackProcess, PID: pid, TID: -1, CPU: -1, Parent: trace.NoTrack, Code: pid})
+	rd.comms = append(rd.comms, "")
 	rd.processes[pid] = p
+	comm := ""
 	if t, ok := rd.threads[tidKey(pid, pid)]; ok {
-		rd.meta.Tracks[p].Name = rd.meta.Tracks[t].Name
+		comm = rd.comms[t]
 	}
+	rd.meta.Tracks[p].Name = trackName(&rd.meta.Tracks[p], comm)
+	rd.comms[p] = comm
 	return p
+}
+
+// MaxNames bounds the earlier names a track keeps ([trace.Track].Names).
+const MaxNames = 32
+
+// setComm names track t after a thread's new comm; a process's main
+// thread names the process too. The previous name goes to the track's
+// Names unless no comm was known.
+func (rd *Reader) setComm(t trace.TrackID, comm string) {
+	old := rd.comms[t]
+	if old == comm {
+		return
+	}
+	tr := &rd.meta.Tracks[t]
+	if old != "" && len(tr.Names) < MaxNames {
+		tr.Names = append(tr.Names, tr.Name)
+	}
+	rd.comms[t] = comm
+	tr.Name = trackName(tr, comm)
+	if tr.Kind == trace.TrackThread && tr.TID == tr.PID && tr.TID >= 0 {
+		if p, ok := rd.processes[tr.PID]; ok {
+			rd.setComm(p, comm)
+		}
+	}
+}
+
+// trackName is the visible name of a thread or process track: threads
+// with the same comm (six "compile" threads) must stay apart, so a thread
+// is "comm tid" ("tid N" when no COMM named it) and a process
+// "comm (pid N)" ("pid N").
+func trackName(tr *trace.Track, comm string) string {
+	if tr.Kind == trace.TrackProcess {
+		if comm == "" {
+			return "pid " + strconv.FormatInt(tr.PID, 10)
+		}
+		return comm + " (pid " + strconv.FormatInt(tr.PID, 10) + ")"
+	}
+	if tr.TID < 0 { // a thread known only by its process
+		return "tid ? (pid " + strconv.FormatInt(tr.PID, 10) + ")"
+	}
+	if comm == "" {
+		return "tid " + strconv.FormatInt(tr.TID, 10)
+	}
+	return comm + " " + strconv.FormatInt(tr.TID, 10)
 }
 
 // threadCache remembers the track of a recently seen (pid, tid).

@@ -19,13 +19,14 @@ import (
 
 // scriptLine is one line of `perf script -F comm,tid,pid,cpu,time,event,trace --ns`.
 type scriptLine struct {
+	comm          string
 	pid, tid, cpu int64
 	time          int64
 	event         string // "system:name"
 	text          string
 }
 
-var scriptRE = regexp.MustCompile(`^.*?\s(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+(\S+):\s?(.*)$`)
+var scriptRE = regexp.MustCompile(`^\s*(.*?)\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+(\S+):\s?(.*)$`)
 
 func readScript(t *testing.T, name string) []scriptLine {
 	t.Helper()
@@ -52,10 +53,11 @@ func readScript(t *testing.T, name string) []scriptLine {
 		}
 		num := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
 		lines = append(lines, scriptLine{
-			pid: num(m[1]), tid: num(m[2]), cpu: num(m[3]),
-			time:  num(m[4])*1e9 + num(m[5]),
-			event: strings.TrimSuffix(m[6], ":"),
-			text:  m[7],
+			comm: m[1],
+			pid:  num(m[2]), tid: num(m[3]), cpu: num(m[4]),
+			time:  num(m[5])*1e9 + num(m[6]),
+			event: strings.TrimSuffix(m[7], ":"),
+			text:  m[8],
 		})
 	}
 	if err := sc.Err(); err != nil {
@@ -191,6 +193,21 @@ func TestPerfScript(t *testing.T) {
 			if got := !m.Clock.Wall.IsZero(); got != tc.wall {
 				t.Errorf("wall clock known = %v, want %v", got, tc.wall)
 			}
+			// perf script's comm column is the thread's comm at the
+			// sample: the track's comm or one it had before.
+			badComm := 0
+			for i := range want {
+				comms := r.trackComms(want[i].pid, want[i].tid)
+				if want[i].comm == ":"+strconv.FormatInt(want[i].tid, 10) {
+					want[i].comm = "" // perf's name for a thread no COMM named
+				}
+				if !slices.Contains(comms, want[i].comm) {
+					if badComm++; badComm <= 5 {
+						t.Errorf("sample %d: perf script comm %q, tid %d track has %q", i, want[i].comm, want[i].tid, comms)
+					}
+				}
+				want[i].comm = ""
+			}
 			got := make([]scriptLine, len(res.Events))
 			for i, e := range res.Events {
 				d, err := r.Details(e)
@@ -254,4 +271,19 @@ func TestOrdering(t *testing.T) {
 			t.Errorf("order %d: %d events, %d inversions, want 41567 and %d", tc.order, n, r.inversions, tc.inversions)
 		}
 	}
+}
+
+// trackComms returns the comms a thread's track had, latest first: the
+// comm its name is made of and those of its earlier names.
+func (rd *Reader) trackComms(pid, tid int64) []string {
+	t, ok := rd.threads[tidKey(pid, tid)]
+	if !ok {
+		return nil
+	}
+	comms := []string{rd.comms[t]}
+	tr := rd.meta.Tracks[t]
+	for _, n := range slices.Backward(tr.Names) {
+		comms = append(comms, strings.TrimSuffix(n, " "+strconv.FormatInt(tid, 10)))
+	}
+	return comms
 }

@@ -204,8 +204,11 @@ func roundTrip(t *testing.T, pipe, big bool, asz, long int, st, rf uint64, read 
 		if int(e.CPU) != orig%3 || tr.PID != 10 || tr.TID != 10+int64(orig%2) {
 			t.Errorf("event %d: cpu %d pid %d tid %d", i, e.CPU, tr.PID, tr.TID)
 		}
-		wantName := map[int64]string{10: "main", 11: "worker"}[tr.TID]
-		if tr.Name != wantName || m.Tracks[tr.Parent].Kind != trace.TrackProcess || m.Tracks[tr.Parent].PID != 10 {
+		// Tracks are "comm tid"; the forked thread keeps the name it
+		// inherited from its parent before its own COMM.
+		wantName := map[int64]string{10: "main 10", 11: "worker 11"}[tr.TID]
+		wantNames := map[int64][]string{11: {"main 11"}}[tr.TID]
+		if tr.Name != wantName || !slices.Equal(tr.Names, wantNames) || m.Tracks[tr.Parent].Kind != trace.TrackProcess || m.Tracks[tr.Parent].PID != 10 || m.Tracks[tr.Parent].Name != "main (pid 10)" {
 			t.Errorf("event %d: track %+v parent %+v", i, tr, m.Tracks[tr.Parent])
 		}
 		if callchain {
@@ -269,7 +272,7 @@ func itoaSigned(v int) string {
 // TestGenerate reads generated files of every mode and checks counts, order
 // and that every event decodes.
 func TestGenerate(t *testing.T) {
-	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true, SchedEvery: 4}, {Compress: true, SchedEvery: 3}, {Pipe: true, Compress: true}} {
+	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true, SchedEvery: 4}, {Compress: true, SchedEvery: 3}, {Pipe: true, Compress: true}, {Compress2: true, SchedEvery: 3}, {Pipe: true, BigEndian: true, Compress2: true}} {
 		f := &memFile{}
 		if err := perftest.Generate(f, 5000, o); err != nil {
 			t.Fatal(err)
@@ -296,7 +299,7 @@ func TestGenerate(t *testing.T) {
 // pipe-mode file cut at a record boundary is indistinguishable from a
 // complete one; a file-mode file knows its data size.
 func TestTruncated(t *testing.T) {
-	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true}, {Compress: true}, {Pipe: true, Compress: true}} {
+	for _, o := range []perftest.GenerateOptions{{}, {Pipe: true}, {BigEndian: true}, {Compress: true}, {Pipe: true, Compress: true}, {Compress2: true}} {
 		o.SchedEvery, o.RoundSize = 2, 50
 		truncated(t, o)
 	}

@@ -53,6 +53,8 @@ print fmt: "eventheader_flags=%u version=%u id=%u tag=0x%x opcode=%u level=%u", 
 // GenerateOptions configure [Generate].
 type GenerateOptions struct {
 	Pipe, BigEndian, Compress bool
+	// Compress2 compresses into COMPRESSED2 records (perf 6.16 and later).
+	Compress2 bool
 	// SchedEvery makes every n-th sample a sched_switch (0: never).
 	SchedEvery int
 	// RoundSize is the number of samples per FINISHED_ROUND (0: 1000).
@@ -69,7 +71,7 @@ func Generate(w io.Writer, n int, o GenerateOptions) error {
 	tp := "MyProvider_L4K1f"
 	st := uint64(SampleIdentifier | SampleIP | SampleTID | SampleTime | SampleCPU | SamplePeriod | SampleRaw)
 	wr, err := NewWriter(w, WriterOptions{
-		Pipe: o.Pipe, BigEndian: o.BigEndian, Compress: o.Compress,
+		Pipe: o.Pipe, BigEndian: o.BigEndian, Compress: o.Compress, Compress2: o.Compress2,
 		Formats: []tracefstest.Format{{System: "user_events", Text: EventHeaderFormat(tp, ehID)}, {System: "sched", Text: SchedSwitchFormat}},
 		Attrs: []Attr{
 			{Name: "user_events:" + tp, Type: TypeTracepoint, Config: ehID, SampleType: st, SampleIDAll: true, ClockID: 1, IDs: []uint64{10, 11}},

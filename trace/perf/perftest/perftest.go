@@ -77,6 +77,7 @@ const (
 	recHeaderFeature = 80
 	recCompressed    = 81
 	recFinishedInit  = 82
+	recCompressed2   = 83 // perf 6.16: COMPRESSED with u64 data_size, padded to 8 bytes
 )
 
 // PERF_EVENT_UPDATE__NAME: an EVENT_UPDATE record naming an event.

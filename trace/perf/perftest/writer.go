@@ -46,6 +46,10 @@ type WriterOptions struct {
 	// Compress puts the records written between rounds into COMPRESSED
 	// records (one zstd stream, flushed at each round).
 	Compress bool
+	// Compress2 writes COMPRESSED2 records, as perf 6.16 and later do,
+	// instead of COMPRESSED: a u64 data_size after the header and zero
+	// padding to a multiple of 8 bytes. It implies Compress.
+	Compress2 bool
 	// NoEventDesc leaves out EVENT_DESC (names then come from tracefs).
 	NoEventDesc bool
 }
@@ -99,6 +103,9 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	}
 	if opts.LongSize == 0 {
 		opts.LongSize = 8
+	}
+	if opts.Compress2 {
+		opts.Compress = true
 	}
 	wr := &Writer{w: bufio.NewWriterSize(w, 1<<20), opts: opts, bo: binary.LittleEndian, bord: binary.LittleEndian}
 	if opts.BigEndian {
@@ -220,6 +227,24 @@ func (wr *Writer) flushCompressed() {
 	}
 	wr.zbuf = wr.zbuf[:0]
 	out := wr.zout.Bytes()
+	if wr.opts.Compress2 {
+		// tools/perf/builtin-record.c, record__pushfn: header.size is
+		// the 8-byte aligned size, data_size the zstd bytes.
+		const maxPayload = (maxRecordSize-1)&^7 - recordHeaderSize - 8
+		for len(out) > 0 {
+			n := min(len(out), maxPayload)
+			size := (recordHeaderSize + 8 + n + 7) &^ 7
+			hdr := wr.bo.AppendUint32(nil, recCompressed2)
+			hdr = wr.bo.AppendUint16(hdr, 0)
+			hdr = wr.bo.AppendUint16(hdr, uint16(size))
+			hdr = wr.bo.AppendUint64(hdr, uint64(n))
+			wr.write(hdr)
+			wr.write(out[:n])
+			wr.write(make([]byte, size-recordHeaderSize-8-n))
+			out = out[n:]
+		}
+		return
+	}
 	const maxPayload = maxRecordSize - 1 - recordHeaderSize
 	for len(out) > 0 {
 		n := min(len(out), maxPayload)
@@ -230,6 +255,17 @@ func (wr *Writer) flushCompressed() {
 		wr.write(out[:n])
 		out = out[n:]
 	}
+}
+
+// Record writes a record of any type with the given body (the bytes after
+// the 8-byte header), e.g. a type the reader does not know. Types below 64
+// (kernel records) are compressed when compression is on, as perf does.
+func (wr *Writer) Record(typ uint32, misc uint16, body []byte) {
+	if recordHeaderSize+len(body) >= maxRecordSize {
+		wr.err = errors.New("perftest: record body too large")
+		return
+	}
+	wr.record(typ, misc, body)
 }
 
 // trailer appends the sample-id trailer of the first attr to b.
