@@ -7,9 +7,20 @@
 // from the runtime's ETW manifest (ClrEtwAll.man), keyed by provider, event
 // id and version, with PerfView's `Task/Opcode` names, field lists and value
 // maps. Readers convert a field list to their own payload decoder.
+//
+// The table (schema_gen.go) merges two copies of the manifest, both in
+// ../shared/realdata/nettrace/schemas (see its PROVENANCE.md): PerfView's
+// (ClrEtwAll.perfview.man), whose definitions and names win where both
+// define an event id and version, and the runtime's own, newer one
+// (ClrEtwAll.runtime.man), which adds the versions and events PerfView's
+// lacks (internal/gen's merge states the rule). Regenerate it with
+//
+//	go generate ./trace/clr
+//
+// and add `-v` to the go:generate line to see what each manifest gives.
 package clr
 
-//go:generate go run ./internal/gen -man ../../../shared/realdata/nettrace/schemas/ClrEtwAll.perfview.man -o schema_gen.go
+//go:generate go run ./internal/gen -perfview ../../../shared/realdata/nettrace/schemas/ClrEtwAll.perfview.man -runtime ../../../shared/realdata/nettrace/schemas/ClrEtwAll.runtime.man -o schema_gen.go
 
 import (
 	"slices"
@@ -165,20 +176,13 @@ func (s *Schema) Lookup(provider string, id, version int) (*Event, bool) {
 	return best, best != nil
 }
 
-// supplement describes what real traces contain and the manifest the
-// table is generated from (PerfView's copy) lacks: the sample profiler,
-// which no manifest describes, and runtime events added to the runtime's
-// own manifest later (dotnet/runtime src/coreclr/vm/ClrEtwAll.man), named
-// as TraceEvent names them. Each layout is checked against real payloads
-// by the nettrace tests.
+// supplement describes what real traces contain and neither manifest
+// does: the sample profiler, which no manifest describes, named as
+// TraceEvent names it. (Runtime events that PerfView's manifest lacks
+// come from the runtime's own; the layouts once written here by hand are
+// now checked against that in TestHandCheckedLayouts.)
 func supplement() []Provider {
 	sampleType := &Map{Name: "SampleTypeMap", Entries: []MapEntry{{0, "Error"}, {1, "External"}, {2, "Managed"}}}
-	hex := func(name string) Field { return Field{Name: name, Type: Pointer, Hex: true} }
-	u32 := func(name string) Field { return Field{Name: name, Type: UInt32} }
-	clrInstance := Field{Name: "ClrInstanceID", Type: UInt16}
-	globalHeap := []Field{{Name: "FinalYoungestDesired", Type: UInt64, Hex: true}, {Name: "NumHeaps", Type: Int32},
-		u32("CondemnedGeneration"), u32("Gen0ReductionCount"), u32("Reason"), u32("GlobalMechanisms"), clrInstance,
-		u32("PauseMode"), u32("MemoryPressure")}
 	return []Provider{
 		{
 			Name: "Microsoft-DotNETCore-SampleProfiler",
@@ -186,35 +190,6 @@ func supplement() []Provider {
 			Events: []Event{
 				{ID: 0, Name: "Thread/Sample", Symbol: "ThreadSample", Level: 4, Fields: []Field{{Name: "Type", Type: UInt32, Map: sampleType}}},
 				{ID: 1, Name: "Thread/StackWalk", Symbol: "ThreadStackWalk", Level: 4},
-			},
-		},
-		{
-			Name: "Microsoft-Windows-DotNETRuntime",
-			Events: []Event{
-				{ID: 159, Name: "Method/R2RGetEntryPoint", Symbol: "R2RGetEntryPoint", Task: 9, Opcode: 33, Level: 5, Keywords: 0x8000000000,
-					Fields: []Field{{Name: "MethodID", Type: UInt64, Hex: true}, {Name: "MethodNamespace", Type: UTF16},
-						{Name: "MethodName", Type: UTF16}, {Name: "MethodSignature", Type: UTF16}, {Name: "EntryPoint", Type: UInt64, Hex: true}, clrInstance}},
-				{ID: 202, Name: "GC/MarkWithType", Symbol: "GCMarkWithType", Task: 1, Opcode: 202, Level: 4, Keywords: 0x1,
-					Fields: []Field{u32("HeapNum"), clrInstance, u32("Type"), {Name: "Bytes", Type: UInt64}}},
-				{ID: 204, Version: 3, Name: "GC/PerHeapHistory", Symbol: "GCPerHeapHistory_V3", Task: 1, Opcode: 204, Level: 4, Keywords: 0x1,
-					Fields: []Field{clrInstance, hex("FreeListAllocated"), hex("FreeListRejected"), hex("EndOfSegAllocated"),
-						hex("CondemnedAllocated"), hex("PinnedAllocated"), hex("PinnedAllocatedAdvance"), u32("RunningFreeListEfficiency"),
-						u32("CondemnReasons0"), u32("CondemnReasons1"), u32("CompactMechanisms"), u32("ExpandMechanisms"), u32("HeapIndex"),
-						hex("ExtraGen0Commit"), u32("Count"),
-						{Name: "Values", Type: Struct, CountField: "Count", Fields: []Field{hex("SizeBefore"), hex("FreeListBefore"),
-							hex("FreeObjBefore"), hex("SizeAfter"), hex("FreeListAfter"), hex("FreeObjAfter"), hex("In"), hex("PinnedSurv"),
-							hex("NonePinnedSurv"), hex("NewAllocation")}}}},
-				{ID: 205, Version: 2, Name: "GC/GlobalHeapHistory", Symbol: "GCGlobalHeapHistory_V2", Task: 1, Opcode: 205, Level: 4, Keywords: 0x1,
-					Fields: globalHeap},
-				{ID: 205, Version: 3, Name: "GC/GlobalHeapHistory", Symbol: "GCGlobalHeapHistory_V3", Task: 1, Opcode: 205, Level: 4, Keywords: 0x1,
-					Fields: append(slices.Clone(globalHeap), u32("CondemnReasons0"), u32("CondemnReasons1"))},
-			},
-		},
-		{
-			Name: "Microsoft-Windows-DotNETRuntimeRundown",
-			Events: []Event{
-				{ID: 300, Name: "ExecutionCheckpointRundown/ExecutionCheckpointDCEnd", Symbol: "ExecutionCheckpointDCEnd", Level: 4,
-					Fields: []Field{clrInstance, {Name: "Name", Type: UTF16}, {Name: "Timestamp", Type: Int64}}},
 			},
 		},
 	}
