@@ -65,6 +65,10 @@ func (enc *Encoder) Symbolize(sym func(pid int64, t trace.Time, addr uint64) (tr
 // format does not know are left out. d is the event's decoded details;
 // stack frames come from frames when non-nil (symbolized), else from the
 // reader's addresses.
+//
+// Append leaves out the `raw` key that [Encoder.AppendEvent] writes for
+// events without a schema: a caller holding the details adds the payload
+// as it sees fit (the web API sends it for every event).
 func (enc *Encoder) Append(b []byte, e trace.Event, d trace.Details, frames []trace.Frame) []byte {
 	b = enc.appendHead(b, &e)
 	b = enc.appendFields(b, d.Fields)
@@ -73,8 +77,30 @@ func (enc *Encoder) Append(b []byte, e trace.Event, d trace.Details, frames []tr
 	return append(b, '}')
 }
 
+// noSchema reports whether an event's payload is shown as raw bytes: its
+// type has no schema (no field list), nothing was decoded from it, and it
+// is not empty.
+func (enc *Encoder) noSchema(t trace.TypeID, d *trace.Details) bool {
+	if len(d.Fields) > 0 || len(d.Raw) == 0 {
+		return false
+	}
+	return t < 0 || int(t) >= len(enc.m.Types) || enc.m.Types[t].Fields == nil
+}
+
+// appendRaw appends `,"raw":"…"`, the payload in hex.
+func appendRaw(b, raw []byte) []byte {
+	const digits = "0123456789abcdef"
+	b = append(b, `,"raw":"`...)
+	for _, c := range raw {
+		b = append(b, digits[c>>4], digits[c&15])
+	}
+	return append(b, '"')
+}
+
 // AppendEvent appends e as [Encoder.Append] does, with the details the
-// reader decodes and the reader's stack addresses. A reader that is a
+// reader decodes and the reader's stack addresses, and for an event
+// without a schema (its type has no field list and nothing was decoded)
+// its payload as a `raw` hex string after the label. A reader that is a
 // [trace.DetailsAppender] decodes into the encoder's own buffers, so that nothing
 // is allocated per event. On a Details error b is returned unchanged with
 // the error.
@@ -89,7 +115,11 @@ func (enc *Encoder) AppendEvent(b []byte, e trace.Event) ([]byte, error) {
 		if err != nil {
 			return b, err
 		}
-		return enc.Append(b, e, d, nil), nil
+		b = enc.Append(b, e, d, nil)
+		if enc.noSchema(e.Type, &d) {
+			b = append(appendRaw(b[:len(b)-1], d.Raw), '}')
+		}
+		return b, nil
 	}
 	fields, label, err := da.AppendDetails(enc.fields[:0], enc.label[:0], e)
 	enc.fields, enc.label = fields, label

@@ -16,13 +16,17 @@ import (
 // the manifest's field list once per event type.
 
 // describe fills in a runtime event's name and opcode from the manifest
-// when its metadata has no fields, and returns the manifest's schema to
+// when its metadata has no fields (an event that neither names is
+// EventID(N)), and returns the manifest's schema to
 // decode it with and the value maps to apply after decoding (both nil for
 // self-described or unknown events). m.fields stays the file's own schema.
 func describe(s *clr.Schema, m *metadata) ([]Field, []clr.Field) {
 	e, ok := s.Lookup(m.typ.Provider, int(m.typ.ID), m.typ.Version)
 	if len(m.fields) > 0 || !ok {
 		m.typ.Name = displayName(m)
+		if m.typ.Name == "" {
+			m.typ.Name = unknownName(m.typ.ID)
+		}
 		return nil, nil
 	}
 	if m.typ.Name == "" {
@@ -32,6 +36,12 @@ func describe(s *clr.Schema, m *metadata) ([]Field, []clr.Field) {
 		m.typ.Opcode = e.Opcode
 	}
 	return fromManifest(e.Fields), e.Fields
+}
+
+// unknownName is the name of an event that neither its metadata nor the
+// manifests name: TraceEvent's EventID(N), under the event's provider.
+func unknownName(id int64) string {
+	return "EventID(" + strconv.FormatInt(id, 10) + ")"
 }
 
 // fromManifest converts a manifest field list to the reader's schema.
@@ -48,6 +58,10 @@ func fromManifest(fs []clr.Field) []Field {
 			one.Type = TypeHexInt64
 		}
 		switch {
+		case f.Type == clr.Binary && f.LengthField != "": // bytes, as many as an earlier field says
+			one = Field{Name: f.Name, Type: TypeArray, Elem: &Field{Type: TypeByte}, CountField: f.LengthField}
+		case f.Type == clr.Binary:
+			one = Field{Name: f.Name, Type: TypeFixedArray, Elem: &Field{Type: TypeByte}, Count: f.Length}
 		case f.Count > 0:
 			elem := one
 			one = Field{Name: f.Name, Type: TypeFixedArray, Elem: &elem, Count: f.Count}

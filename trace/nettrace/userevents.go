@@ -65,6 +65,8 @@ var nativeProviders = []struct{ part, provider string }{
 // never sends metadata for its own events) by the provider its tracepoint
 // is named after and the event id, with the newest version the CLR
 // schema knows: the payload decoder tolerates older, shorter payloads.
+// An id the schema does not know is EventID(N) under that provider, its
+// payload one bytes field, as perf shows events it has no schema for.
 func (u *UserEvents) Native(tracepoint string, eventID uint16) (trace.EventType, PayloadSchema, bool) {
 	for _, np := range nativeProviders {
 		if !strings.Contains(tracepoint, np.part) {
@@ -72,7 +74,8 @@ func (u *UserEvents) Native(tracepoint string, eventID uint16) (trace.EventType,
 		}
 		e, ok := u.schema.Lookup(np.provider, int(eventID), 1<<30)
 		if !ok {
-			return trace.EventType{}, nil, false
+			et := trace.EventType{Provider: np.provider, Name: unknownName(int64(eventID)), ID: int64(eventID)}
+			return et, rawPayload{}, true
 		}
 		manifest := fromManifest(e.Fields)
 		et := trace.EventType{Provider: np.provider, Name: e.Name, ID: int64(eventID), Version: e.Version,
@@ -80,4 +83,12 @@ func (u *UserEvents) Native(tracepoint string, eventID uint16) (trace.EventType,
 		return et, userEventsSchema{&typeInfo{manifest: manifest, maps: e.Fields}}, true
 	}
 	return trace.EventType{}, nil, false
+}
+
+// rawPayload is the PayloadSchema of a runtime event the CLR schema does
+// not know: the payload as one bytes field.
+type rawPayload struct{}
+
+func (rawPayload) DecodePayload(payload []byte, dst []trace.Field) ([]trace.Field, error) {
+	return append(dst, trace.Field{Name: "payload", Value: trace.BytesValue(payload)}), nil
 }

@@ -1,7 +1,12 @@
-// Command gen turns an ETW instrumentation manifest of the .NET runtime
-// (ClrEtwAll.man) into the Go schema table of package clr.
+// Command gen turns the ETW instrumentation manifests of the .NET runtime
+// (ClrEtwAll.man) into the Go schema table of package clr. It reads two
+// copies: PerfView's (TraceEvent decodes and names with it) and the
+// runtime's own, newer one, which adds events and versions PerfView's
+// lacks; see merge for which wins.
 //
-//	go run ./internal/gen -man ClrEtwAll.man -o schema_gen.go
+//	go run ./internal/gen -perfview ClrEtwAll.perfview.man -runtime ClrEtwAll.runtime.man -o schema_gen.go
+//
+// -v reports on stderr what each manifest contributes.
 package main
 
 import (
@@ -10,7 +15,9 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
+	"io"
 	"log"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -113,18 +120,38 @@ var inTypes = map[string]string{
 }
 
 func main() {
-	manPath := flag.String("man", "", "the manifest to read")
+	pvPath := flag.String("perfview", "", "PerfView's copy of the manifest (its names win)")
+	rtPath := flag.String("runtime", "", "the runtime's own, newer manifest (adds what PerfView's lacks)")
 	out := flag.String("o", "schema_gen.go", "the Go file to write")
+	verbose := flag.Bool("v", false, "report what each manifest contributes and where they disagree")
 	flag.Parse()
-	data, err := os.ReadFile(*manPath)
+	pv, err := readManifest(*pvPath)
 	if err != nil {
 		log.Fatal(err)
 	}
-	var m manifest
-	if err := xml.Unmarshal(data, &m); err != nil {
-		log.Fatal(err)
+	var rt *manifest
+	if *rtPath != "" {
+		if rt, err = readManifest(*rtPath); err != nil {
+			log.Fatal(err)
+		}
 	}
-	src, err := generate(&m)
+	maps := &mapTable{vars: map[string]string{}, names: map[string]int{}}
+	pvProviders, err := convert(pv, sourcePerfView, maps)
+	if err != nil {
+		log.Fatalf("%s: %v", *pvPath, err)
+	}
+	var rtProviders []genProvider
+	if rt != nil {
+		if rtProviders, err = convert(rt, sourceRuntime, maps); err != nil {
+			log.Fatalf("%s: %v", *rtPath, err)
+		}
+	}
+	var report io.Writer = io.Discard
+	if *verbose {
+		report = os.Stderr
+	}
+	providers := merge(pvProviders, rtProviders, report)
+	src, err := render(providers, maps)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -133,7 +160,206 @@ func main() {
 	}
 }
 
-func generate(m *manifest) ([]byte, error) {
+func readManifest(path string) (*manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m manifest
+	if err := xml.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &m, nil
+}
+
+// Where an event's definition comes from.
+const (
+	sourcePerfView = "perfview"
+	sourceRuntime  = "runtime"
+)
+
+// genProvider and genEvent are a manifest's providers and events as the
+// table will hold them, the fields already rendered as Go source.
+type genProvider struct {
+	name, guid string
+	events     []genEvent
+	maps       map[string]genMap // by the manifest's map name
+}
+
+type genMap struct {
+	variable string
+	entries  map[uint64]string
+}
+
+type genEvent struct {
+	id, version         int
+	name, symbol        string
+	task, opcode, level int
+	keywords            uint64
+	fields              string // a []Field literal, or "nil"
+	layout              string // fields with the maps' names for variables, to compare
+	source              string
+}
+
+// mapTable holds the value and bit maps of both manifests as Go
+// variables, one per distinct map: a map both manifests define alike is
+// one variable.
+type mapTable struct {
+	vars  map[string]string // literal → variable name
+	names map[string]int    // variable names taken
+	decls []struct{ variable, literal string }
+}
+
+func (t *mapTable) variable(name, literal string) string {
+	if v, ok := t.vars[literal]; ok {
+		return v
+	}
+	v := "map" + name
+	if n := t.names[v]; n > 0 {
+		v += strconv.Itoa(n + 1)
+	}
+	t.names["map"+name]++
+	t.vars[literal] = v
+	t.decls = append(t.decls, struct{ variable, literal string }{v, literal})
+	return v
+}
+
+// merge combines the two manifests' providers. The table holds every
+// (provider, event id, version) that either defines:
+//
+//   - an id and version both define is PerfView's: the version fixes the
+//     payload's layout, so the two agree on the wire, and PerfView's copy
+//     is the one TraceEvent decodes with and its baselines name from;
+//   - a version only the runtime's manifest defines (a newer one, or an
+//     event PerfView's copy lacks) is the runtime's;
+//   - a value or bit map of PerfView's that the runtime's manifest
+//     extends (same name and provider, every PerfView entry kept as is,
+//     more values named) is the runtime's, for every event: newer runtimes
+//     emit the values it adds (GCAllocationKindMap's Pinned, ModuleFlagsMap's
+//     ReadyToRunModule); where an entry's text differs, PerfView's map stays;
+//   - every version of an id PerfView's copy knows is named as PerfView
+//     names that id, so an event keeps its name across versions; ids only
+//     the runtime's manifest has are named from its tasks and opcodes by
+//     the same Task/Opcode rule.
+//
+// Providers keep PerfView's order, the runtime's new ones after them;
+// events keep their manifest's order, the runtime's additions after
+// PerfView's.
+func merge(pv, rt []genProvider, report io.Writer) []genProvider {
+	out := slices.Clone(pv)
+	counts := map[string]int{}
+	for _, p := range pv {
+		counts[sourcePerfView] += len(p.events)
+	}
+	for _, rp := range rt {
+		i := slices.IndexFunc(out, func(p genProvider) bool { return p.name == rp.name })
+		if i < 0 {
+			out = append(out, rp)
+			counts[sourceRuntime] += len(rp.events)
+			fmt.Fprintf(report, "%s: new provider, %d events\n", rp.name, len(rp.events))
+			continue
+		}
+		p := &out[i]
+		p.events = slices.Clone(p.events)
+		var upgrade []string // old, new pairs for strings.Replacer
+		for _, name := range slices.Sorted(maps.Keys(p.maps)) {
+			pm := p.maps[name]
+			rm, ok := rp.maps[name]
+			if !ok || rm.variable == pm.variable {
+				continue
+			}
+			if !extends(rm.entries, pm.entries) {
+				fmt.Fprintf(report, "%s map %s: an entry differs; PerfView's kept\n", p.name, name)
+				continue
+			}
+			fmt.Fprintf(report, "%s map %s: the runtime's, which names %d values more\n", p.name, name, len(rm.entries)-len(pm.entries))
+			for _, end := range []string{",", "}"} {
+				upgrade = append(upgrade, "Map: "+pm.variable+end, "Map: "+rm.variable+end)
+			}
+		}
+		if len(upgrade) > 0 {
+			r := strings.NewReplacer(upgrade...)
+			for j := range p.events {
+				p.events[j].fields = r.Replace(p.events[j].fields)
+			}
+		}
+		known := map[[2]int]*genEvent{}
+		names := map[int]string{}
+		for j := range p.events {
+			e := &p.events[j]
+			known[[2]int{e.id, e.version}] = e
+			names[e.id] = e.name
+		}
+		for _, e := range rp.events {
+			if k, ok := known[[2]int{e.id, e.version}]; ok {
+				switch {
+				case k.layout != e.layout:
+					fmt.Fprintf(report, "%s %d v%d: fields differ; PerfView's %s kept over the runtime's %s\n", p.name, e.id, e.version, k.symbol, e.symbol)
+				case k.fields != e.fields:
+					fmt.Fprintf(report, "%s %d v%d %s: a value map differs; PerfView's kept\n", p.name, e.id, e.version, k.symbol)
+				}
+				if k.name != e.name {
+					fmt.Fprintf(report, "%s %d v%d: PerfView's name %s kept over the runtime's %s\n", p.name, e.id, e.version, k.name, e.name)
+				}
+				continue
+			}
+			if name, ok := names[e.id]; ok && name != e.name {
+				fmt.Fprintf(report, "%s %d v%d %s: named %s as PerfView names the id (the runtime's manifest: %s)\n", p.name, e.id, e.version, e.symbol, name, e.name)
+				e.name = name
+			} else if !ok {
+				if te, ok := traceEventNames[p.name][e.id]; ok {
+					e.name = te
+				}
+				names[e.id] = e.name
+				fmt.Fprintf(report, "%s %d v%d %s: new id, named %s\n", p.name, e.id, e.version, e.symbol, e.name)
+			} else {
+				fmt.Fprintf(report, "%s %d v%d %s: new version of %s\n", p.name, e.id, e.version, e.symbol, e.name)
+			}
+			p.events = append(p.events, e)
+			counts[sourceRuntime]++
+		}
+	}
+	fmt.Fprintf(report, "events from PerfView's manifest: %d, from the runtime's: %d\n", counts[sourcePerfView], counts[sourceRuntime])
+	return out
+}
+
+// extends reports whether map a keeps every entry of b.
+func extends(a, b map[uint64]string) bool {
+	for v, text := range b {
+		if a[v] != text {
+			return false
+		}
+	}
+	return true
+}
+
+// traceEventNames are TraceEvent's names of events that only the
+// runtime's manifest defines where they differ from the Task/Opcode
+// names its tasks and opcodes give (TraceEvent's ClrTraceEventParser.cs
+// at the commit PerfView's manifest copy comes from, f3ec1b38: it keeps an
+// opcode that repeats the task, MethodDetails, and names some events
+// by hand).
+var traceEventNames = map[string]map[int]string{
+	"Microsoft-Windows-DotNETRuntime": {
+		72:  "Method/MethodDetails",
+		90:  "Contention/LockCreated",
+		202: "GC/MarkWithType",
+		159: "Method/R2RGetEntryPoint",
+		160: "Method/R2RGetEntryPointStart",
+		270: "EventSourceEvent",
+		283: "TieredCompilation/BackgroundJitStart",
+		284: "TieredCompilation/BackgroundJitStop",
+		298: "JitInstrumentationDataVerbose/InstrumentationData",
+	},
+	"Microsoft-Windows-DotNETRuntimeRundown": {
+		280: "TieredCompilationRundown/SettingsDCStart",
+		300: "ExecutionCheckpointRundown/ExecutionCheckpointDCEnd",
+	},
+}
+
+// convert reads a manifest's providers and events, rendering their field
+// lists and registering their maps in maps.
+func convert(m *manifest, source string, maps *mapTable) ([]genProvider, error) {
 	strs := map[string]string{}
 	for _, s := range m.Strings {
 		strs[s.ID] = s.Value
@@ -145,17 +371,17 @@ func generate(m *manifest) ([]byte, error) {
 		}
 		return strs[strings.TrimSuffix(id, ")")]
 	}
-	var b bytes.Buffer
-	b.WriteString("// Code generated by internal/gen from ClrEtwAll.man; DO NOT EDIT.\n\npackage clr\n\n")
-	var mapDecls bytes.Buffer
-	b.WriteString("var generatedProviders = []Provider{\n")
-	for pi, p := range m.Providers {
-		fmt.Fprintf(&b, "{Name: %q, GUID: %q, Events: []Event{\n", p.Name, strings.Trim(p.GUID, "{}"))
-		maps := map[string]string{} // map name → Go variable
+	var out []genProvider
+	for _, p := range m.Providers {
+		gp := genProvider{name: p.Name, guid: strings.ToLower(strings.Trim(p.GUID, "{}"))}
+		vars := map[string]string{}     // map name → Go variable
+		mapNames := map[string]string{} // map name → itself
+		gp.maps = map[string]genMap{}
 		for i, vm := range slices.Concat(p.ValueMaps, p.BitMaps) {
-			v := fmt.Sprintf("map%d%s", pi, vm.Name)
-			maps[vm.Name] = v
-			fmt.Fprintf(&mapDecls, "var %s = %s\n", v, mapLiteral(vm, i >= len(p.ValueMaps), msg))
+			lit, entries := mapLiteral(vm, i >= len(p.ValueMaps), msg)
+			vars[vm.Name] = maps.variable(vm.Name, lit)
+			mapNames[vm.Name] = vm.Name
+			gp.maps[vm.Name] = genMap{vars[vm.Name], entries}
 		}
 		kw := map[string]uint64{}
 		for _, k := range p.Keywords {
@@ -211,30 +437,59 @@ func generate(m *manifest) ([]byte, error) {
 				name += "/" + opName
 			}
 			taskValue, _ := strconv.Atoi(t.Value)
-			fmt.Fprintf(&b, "{ID: %d, Version: %d, Name: %q, Symbol: %q, Task: %d, Opcode: %d, Level: %d, Keywords: %#x, Fields: ",
-				id, ver, name, e.Symbol, taskValue, opValue, levels[e.Level], keywords)
-			if e.Template == "" {
-				b.WriteString("nil},\n")
-				continue
+			ge := genEvent{id: id, version: ver, name: name, symbol: e.Symbol, task: taskValue, opcode: opValue,
+				level: levels[e.Level], keywords: keywords, fields: "nil", source: source}
+			if e.Template != "" {
+				tmpl, ok := templates[e.Template]
+				if !ok {
+					return nil, fmt.Errorf("%s event %d: unknown template %q", p.Name, id, e.Template)
+				}
+				var b, layout bytes.Buffer
+				if err := writeFields(&b, tmpl.Items, vars); err != nil {
+					return nil, fmt.Errorf("%s template %s: %v", p.Name, tmpl.TID, err)
+				}
+				if err := writeFields(&layout, tmpl.Items, mapNames); err != nil {
+					return nil, err
+				}
+				ge.fields, ge.layout = b.String(), layout.String()
 			}
-			tmpl, ok := templates[e.Template]
-			if !ok {
-				return nil, fmt.Errorf("%s event %d: unknown template %q", p.Name, id, e.Template)
+			gp.events = append(gp.events, ge)
+		}
+		out = append(out, gp)
+	}
+	return out, nil
+}
+
+// render writes the table as Go source.
+func render(providers []genProvider, maps *mapTable) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("// Code generated by internal/gen from ClrEtwAll.perfview.man and ClrEtwAll.runtime.man; DO NOT EDIT.\n\npackage clr\n\n")
+	b.WriteString("var generatedProviders = []Provider{\n")
+	for _, p := range providers {
+		fmt.Fprintf(&b, "{Name: %q, GUID: %q, Events: []Event{\n", p.name, p.guid)
+		for _, e := range p.events {
+			if e.source != sourcePerfView {
+				fmt.Fprintf(&b, "// %s: from the %s manifest\n", e.symbol, e.source)
 			}
-			if err := writeFields(&b, tmpl.Items, maps); err != nil {
-				return nil, fmt.Errorf("%s template %s: %v", p.Name, tmpl.TID, err)
-			}
-			b.WriteString("},\n")
+			fmt.Fprintf(&b, "{ID: %d, Version: %d, Name: %q, Symbol: %q, Task: %d, Opcode: %d, Level: %d, Keywords: %#x, Fields: %s},\n",
+				e.id, e.version, e.name, e.symbol, e.task, e.opcode, e.level, e.keywords, e.fields)
 		}
 		b.WriteString("}},\n")
 	}
 	b.WriteString("}\n\n")
-	b.Write(mapDecls.Bytes())
+	used := b.String()
+	for _, d := range maps.decls {
+		if strings.Contains(used, "Map: "+d.variable+",") || strings.Contains(used, "Map: "+d.variable+"}") {
+			fmt.Fprintf(&b, "var %s = %s\n", d.variable, d.literal)
+		}
+	}
 	return format.Source(b.Bytes())
 }
 
-func mapLiteral(vm valueMap, bits bool, msg func(string) string) string {
+// mapLiteral returns a map as Go source and its entries.
+func mapLiteral(vm valueMap, bits bool, msg func(string) string) (string, map[uint64]string) {
 	var sb strings.Builder
+	entries := map[uint64]string{}
 	fmt.Fprintf(&sb, "&Map{Name: %q, Bits: %v, Entries: []MapEntry{", vm.Name, bits)
 	for _, e := range vm.Entries {
 		v, err := strconv.ParseUint(strings.TrimPrefix(e.Value, "0x"), 16, 64)
@@ -245,9 +500,10 @@ func mapLiteral(vm valueMap, bits bool, msg func(string) string) string {
 			log.Fatalf("map %s value %q: %v", vm.Name, e.Value, err)
 		}
 		fmt.Fprintf(&sb, "{%#x, %q}, ", v, msg(e.Message))
+		entries[v] = msg(e.Message)
 	}
 	sb.WriteString("}}")
-	return sb.String()
+	return sb.String(), entries
 }
 
 func writeFields(b *bytes.Buffer, items []dataItem, maps map[string]string) error {
