@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -156,22 +157,12 @@ func TestServeRealTraces(t *testing.T) {
 	frames := map[string][]byte{} // by trace id
 	ids := map[string]string{}    // file → id
 	for _, p := range picked {
-		data, err := os.ReadFile(p)
+		id, err := uploadFile(hs.URL, p)
 		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.Post(hs.URL+"/api/traces?name="+filepath.Base(p), "application/octet-stream", bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r struct{ ID, Error string }
-		json.NewDecoder(resp.Body).Decode(&r)
-		resp.Body.Close()
-		if resp.StatusCode != 201 && resp.StatusCode != 200 {
-			t.Errorf("%s: upload %d: %s", p, resp.StatusCode, r.Error)
+			t.Error(err)
 			continue
 		}
-		ids[p] = r.ID
+		ids[p] = id
 	}
 	var list []web.TraceInfo
 	getJSON(t, hs.URL+"/api/traces", &list)
@@ -324,6 +315,27 @@ func TestServeDamagedUploads(t *testing.T) {
 	if n != info.Stats.Events || n == 0 {
 		t.Errorf("good trace after damaged uploads draws %d events, stats %d", n, info.Stats.Events)
 	}
+}
+
+// uploadFile uploads the file at path to the library under its base name
+// and returns the trace's id.
+func uploadFile(base, path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	name := filepath.Base(path)
+	resp, err := http.Post(base+"/api/traces?name="+url.QueryEscape(name), "application/octet-stream", bytes.NewReader(data))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var r struct{ ID, Error string }
+	json.NewDecoder(resp.Body).Decode(&r)
+	if resp.StatusCode != 201 && resp.StatusCode != 200 {
+		return "", fmt.Errorf("%s: upload %d: %s", name, resp.StatusCode, r.Error)
+	}
+	return r.ID, nil
 }
 
 func getJSON(t *testing.T, url string, v any) {

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -132,30 +131,20 @@ func TestAPISymbolized(t *testing.T) {
 			continue
 		}
 		name := filepath.Base(p)
-		data, err := os.ReadFile(p)
+		id, err := uploadFile(hs.URL, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := http.Post(hs.URL+"/api/traces?name="+url.QueryEscape(name), "application/octet-stream", bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var up struct{ ID, Error string }
-		json.NewDecoder(resp.Body).Decode(&up)
-		resp.Body.Close()
-		if up.ID == "" {
-			t.Fatalf("%s: upload: %d %s", name, resp.StatusCode, up.Error)
-		}
-		info := waitIndexed(t, hs.URL, up.ID)
+		info := waitIndexed(t, hs.URL, id)
 		if f := info.Stats.Frames; f == nil || *f != *want {
 			t.Errorf("%s: API stats frames %+v, viewer stats %+v", name, f, *want)
 		}
-		evs := searchAll(t, hs.URL, up.ID, clr.SampleEvent)
+		evs := searchAll(t, hs.URL, id, clr.SampleEvent)
 		if len(evs) > maxAPISamples && !tracetest.Exhaustive() {
 			t.Logf("%s: %d sample events: checked through the API only in exhaustive runs", name, len(evs))
 			continue
 		}
-		got := fetchFrames(t, hs.URL, up.ID, evs)
+		got := fetchFrames(t, hs.URL, id, evs)
 		t.Logf("%s: the event API names %d of %d frames of %d samples", name, got.named, got.total, len(evs))
 		if got.total != want.Total || got.named != want.Resolved {
 			t.Errorf("%s: the event API names %d of %d sample frames, stats %d of %d", name, got.named, got.total, want.Resolved, want.Total)
@@ -245,4 +234,3 @@ func report(errs chan<- error, err error) {
 	default:
 	}
 }
-
