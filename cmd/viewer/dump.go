@@ -10,6 +10,7 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/export"
+	"viewer/trace/wrap"
 )
 
 func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -18,7 +19,7 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	f, err := trace.OpenFile(name, formats())
+	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"viewer/trace"
 	"viewer/trace/clr"
 	"viewer/trace/export"
+	"viewer/trace/wrap"
 )
 
 // sampleType is the event that marks a stack sample in .NET traces.
@@ -117,7 +118,7 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	f, err := trace.OpenFile(name, formats())
+	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
 	if err != nil {
 		return err
 	}
