@@ -67,7 +67,20 @@ const (
 
 // ErrLimit is wrapped by the errors for a wrapper that expands beyond
 // [Limits].
-var ErrLimit = errors.New("exceeds the unwrapping limit")
+var ErrLimit = errors.New("over the unwrapping limit")
+
+// kindError is an error with its own message that errors.Is kind.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+func errorOf(kind error, format string, args ...any) error {
+	return &kindError{fmt.Sprintf(format, args...), kind}
+}
 
 // ErrChoice is wrapped by the error for a zip that holds several traces
 // when no member was named; the error is a [*ChoiceError].
@@ -189,7 +202,7 @@ func unzip(ctx context.Context, r io.ReaderAt, size int64, member string, format
 		}
 	}
 	if len(files) == 0 {
-		return Info{}, fmt.Errorf("zip: %w (the archive holds no files)", trace.ErrUnknownFormat)
+		return Info{}, errorOf(trace.ErrUnknownFormat, "zip: the archive holds no files")
 	}
 	if len(files) > MaxEntries {
 		return Info{}, fmt.Errorf("zip: the archive holds %d files; at most %d are examined: extract the trace yourself", len(files), MaxEntries)
@@ -221,7 +234,7 @@ func unzip(ctx context.Context, r io.ReaderAt, size int64, member string, format
 		}
 		switch len(traces) {
 		case 0:
-			return Info{}, fmt.Errorf("zip: %w in the archive: %s", trace.ErrUnknownFormat, listOf(other))
+			return Info{}, errorOf(trace.ErrUnknownFormat, "zip: no entry is a trace format this viewer knows: %s", listOf(other))
 		case 1:
 			pick = traces[0]
 		default:
@@ -233,15 +246,16 @@ func unzip(ctx context.Context, r io.ReaderAt, size int64, member string, format
 		return Info{}, fmt.Errorf("%s is encrypted", what)
 	}
 	if pick.UncompressedSize64 > uint64(lim.MaxSize) {
-		return Info{}, fmt.Errorf("%s: %w: it is %s decompressed, more than the limit of %s; extract it yourself", what, ErrLimit, formatBytes(int64(min(pick.UncompressedSize64, 1<<62))), formatBytes(lim.MaxSize))
+		return Info{}, errorOf(ErrLimit, "%s is %s decompressed, more than the unwrapping limit of %s; extract it yourself", what, formatBytes(int64(min(pick.UncompressedSize64, 1<<62))), formatBytes(lim.MaxSize))
 	}
 	rc, err := pick.Open()
 	if err != nil {
 		return Info{}, fmt.Errorf("%s: %w", what, zipOpenError(pick, err))
 	}
 	defer rc.Close()
-	// archive/zip reads at most CompressedSize64 bytes for the entry.
-	compressed := int64(min(pick.CompressedSize64, 1<<62))
+	// archive/zip reads at most CompressedSize64 bytes for the entry, and
+	// no more than the file holds whatever the directory claims.
+	compressed := min(int64(min(pick.CompressedSize64, 1<<62)), size)
 	n, err := copyTrace(ctx, Zip, what, rc, func() int64 { return compressed }, formats, lim, w)
 	if err != nil {
 		return Info{}, err
@@ -302,12 +316,12 @@ func kindOf(head []byte) string {
 func copyTrace(ctx context.Context, kind, what string, dec io.Reader, in func() int64, formats []trace.Format, lim Limits, w io.Writer) (int64, error) {
 	br := bufio.NewReaderSize(dec, 64<<10)
 	head, err := br.Peek(headLen)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+	if err != nil && err != io.EOF { // io.EOF: a file shorter than headLen
 		return 0, readError(kind, what, err)
 	}
 	if _, err := trace.Sniff(bytes.NewReader(head), int64(len(head)), formats); err != nil {
 		if errors.Is(err, trace.ErrUnknownFormat) {
-			return 0, fmt.Errorf("%s: %w inside it (%s)", what, trace.ErrUnknownFormat, kindOf(head))
+			return 0, errorOf(trace.ErrUnknownFormat, "%s: the file inside is not a trace format this viewer knows (%s)", what, kindOf(head))
 		}
 		return 0, err
 	}
@@ -329,7 +343,7 @@ func copyTrace(ctx context.Context, kind, what string, dec io.Reader, in func() 
 func readError(kind, what string, err error) error {
 	switch {
 	case errors.Is(err, zstd.ErrWindowSizeExceeded), errors.Is(err, zstd.ErrDecoderSizeExceeded):
-		return fmt.Errorf("%s: %w: the file needs a zstd window larger than %s; recompress it without --long=28 or more", what, ErrLimit, formatBytes(MaxWindow))
+		return errorOf(ErrLimit, "%s: the file needs a zstd window larger than %s; recompress it without --long=28 or more", what, formatBytes(MaxWindow))
 	case err == io.ErrUnexpectedEOF:
 		return fmt.Errorf("%s: the compressed data is cut short", what)
 	}
@@ -360,9 +374,9 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	n := l.n + int64(len(p))
 	switch in := l.in(); {
 	case n > l.lim.MaxSize:
-		l.err = fmt.Errorf("%s: %w: it expands to more than %s; extract it yourself", l.what, ErrLimit, formatBytes(l.lim.MaxSize))
+		l.err = errorOf(ErrLimit, "%s: the trace inside is larger than %s, the unwrapping limit; extract it yourself", l.what, formatBytes(l.lim.MaxSize))
 	case n > l.lim.MaxRatio*in+RatioSlack:
-		l.err = fmt.Errorf("%s: %w: it expands more than %d times (to over %d bytes from %d), refused as a likely decompression bomb", l.what, ErrLimit, l.lim.MaxRatio, n, in)
+		l.err = errorOf(ErrLimit, "%s: it expands more than %d times (to over %d bytes from %d), refused as a likely decompression bomb", l.what, l.lim.MaxRatio, n, in)
 	}
 	if l.err != nil {
 		return 0, l.err
