@@ -155,14 +155,14 @@ func Unwrap(ctx context.Context, r io.ReaderAt, size int64, member string, forma
 		return unzip(ctx, r, size, member, formats, lim, w)
 	case Gzip, Zstd:
 		if member != "" {
-			return Info{}, fmt.Errorf("%s: a %s file holds one trace, not entries; drop %q", kind, kind, ":"+member)
+			return Info{}, fmt.Errorf("%s: a %s file holds one trace, not entries like %q", kind, kind, member)
 		}
 		in := &countReader{r: io.NewSectionReader(r, 0, size)}
 		var dec io.Reader
 		if kind == Gzip {
 			zr, err := gzip.NewReader(in)
 			if err != nil {
-				return Info{}, fmt.Errorf("gzip: %w", err)
+				return Info{}, readError(kind, kind, err)
 			}
 			dec = zr
 		} else {
@@ -188,7 +188,7 @@ func unzip(ctx context.Context, r io.ReaderAt, size int64, member string, format
 	br := &budgetReaderAt{r: r, left: MaxDirectory + 64<<10}
 	zr, err := zip.NewReader(br, size)
 	if errors.Is(err, errBudget) {
-		return Info{}, fmt.Errorf("zip: the archive's directory is larger than %s; extract the trace yourself", formatBytes(MaxDirectory))
+		return Info{}, errorOf(ErrLimit, "zip: the archive's directory is larger than %s; extract the trace yourself", formatBytes(MaxDirectory))
 	}
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are only compared, never used as paths
 		return Info{}, fmt.Errorf("zip: %w", err)
@@ -205,7 +205,7 @@ func unzip(ctx context.Context, r io.ReaderAt, size int64, member string, format
 		return Info{}, errorOf(trace.ErrUnknownFormat, "zip: the archive holds no files")
 	}
 	if len(files) > MaxEntries {
-		return Info{}, fmt.Errorf("zip: the archive holds %d files; at most %d are examined: extract the trace yourself", len(files), MaxEntries)
+		return Info{}, errorOf(ErrLimit, "zip: the archive holds %d files; at most %d are examined: extract the trace yourself", len(files), MaxEntries)
 	}
 	var pick *zip.File
 	if member != "" {
@@ -347,10 +347,9 @@ func readError(kind, what string, err error) error {
 	case err == io.ErrUnexpectedEOF:
 		return fmt.Errorf("%s: the compressed data is cut short", what)
 	}
-	if kind == Zip || strings.HasPrefix(err.Error(), kind) {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return fmt.Errorf("%s: %s: %w", what, kind, err)
+	// what names the wrapper already: drop the decompressor's own prefix.
+	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), kind+": "), "flate: ")
+	return &kindError{what + ": " + msg, err}
 }
 
 // limitWriter passes writes to w until the total exceeds lim, and checks
