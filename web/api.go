@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 
@@ -19,6 +19,7 @@ import (
 	"viewer/render/query"
 	"viewer/trace"
 	"viewer/trace/export"
+	"viewer/trace/wrap"
 )
 
 // TraceInfo describes a trace to the JSON API and the pages.
@@ -134,6 +135,7 @@ func (s *Server) delete(e Entry) error {
 func (s *Server) uploadStatus(err error, r *http.Request, max int64) (int, string) {
 	var ue *uploadError
 	var mbe *http.MaxBytesError
+	var pe *fs.PathError
 	switch {
 	case errors.As(err, &ue):
 		return ue.status, ue.msg
@@ -143,6 +145,9 @@ func (s *Server) uploadStatus(err error, r *http.Request, max int64) (int, strin
 		return http.StatusBadRequest, "the upload was interrupted"
 	}
 	s.log.Error("storing upload", "err", err)
+	if errors.As(err, &pe) { // the message names the problem, not the server's paths
+		err = pe.Err
+	}
 	return http.StatusInternalServerError, "could not store the upload: " + err.Error()
 }
 
@@ -166,7 +171,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		name = r.Header.Get("X-File-Name")
 	}
 	body := http.MaxBytesReader(w, r.Body, max)
-	e, existing, err := s.lib.Add(body, name, s.check)
+	e, existing, err := s.lib.Add(body, name, s.checker(r.Context(), r.URL.Query().Get("member"), 0))
 	if err != nil {
 		status, msg := s.uploadStatus(err, r, max)
 		writeError(w, status, msg)
@@ -205,7 +210,7 @@ func (s *Server) handleUploadForm(w http.ResponseWriter, r *http.Request) {
 			part.Close()
 			continue
 		}
-		e, _, err := s.lib.Add(io.LimitReader(part, max+1), part.FileName(), s.checkMax(max))
+		e, _, err := s.lib.Add(io.LimitReader(part, max+1), part.FileName(), s.checker(r.Context(), "", max))
 		part.Close()
 		if err != nil {
 			status, msg := s.uploadStatus(err, r, max)
@@ -218,49 +223,93 @@ func (s *Server) handleUploadForm(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// checkMax is check for bodies that cannot enforce the limit themselves.
-func (s *Server) checkMax(max int64) Checker {
-	return func(f *os.File, size int64) (string, error) {
-		if size > max {
-			return "", &uploadError{http.StatusRequestEntityTooLarge, tooLarge(max)}
-		}
-		return s.check(f, size)
-	}
-}
-
 func tooLarge(max int64) string {
 	return "the file is larger than this server's upload limit of " + formatBytes(max)
 }
 
-// check decides whether an uploaded file is a trace this server reads:
-// a format must recognize its first bytes, open it, and read it up to its
-// first event (or its clean end).
-func (s *Server) check(f *os.File, size int64) (string, error) {
-	if size == 0 {
-		return "", &uploadError{http.StatusBadRequest, "the upload is empty"}
-	}
-	format, err := trace.Sniff(f, size, s.cfg.Formats)
-	if err != nil {
-		if errors.Is(err, trace.ErrUnknownFormat) {
-			return "", &uploadError{http.StatusUnsupportedMediaType, err.Error() + "; " + s.tried()}
+// checker returns the Checker of an upload. It decides whether the
+// upload is a trace this server reads: a format must recognize its first
+// bytes, open it, and read it up to its first event (or its clean end). An
+// upload wrapped in zip, gzip or zstd is unwrapped into the library first
+// (member names the zip entry; without it the zip must hold one trace),
+// within the upload limit, and the trace inside is checked and stored.
+// max > 0 refuses uploads larger than max, for bodies that cannot enforce
+// the limit themselves.
+func (s *Server) checker(ctx context.Context, member string, max int64) Checker {
+	return func(u *Upload) (Checked, error) {
+		if max > 0 && u.Size > max {
+			return Checked{}, &uploadError{http.StatusRequestEntityTooLarge, tooLarge(max)}
 		}
-		return "", err
-	}
-	r, err := format.Open(f, size)
-	if err == nil {
-		_, err = r.ReadEvent()
-		if err == io.EOF {
-			err = nil
+		if u.Size == 0 {
+			return Checked{}, &uploadError{http.StatusBadRequest, "the upload is empty"}
 		}
-	}
-	if err != nil {
-		msg := err.Error()
-		if !strings.HasPrefix(msg, format.Name()) {
-			msg = format.Name() + ": " + msg
+		f, size := u.File, u.Size
+		var c Checked
+		format, err := trace.Sniff(f, size, s.cfg.Formats)
+		if member != "" || errors.Is(err, trace.ErrUnknownFormat) {
+			head := make([]byte, min(size, 16))
+			if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
+				return c, err
+			}
+			kind := wrap.Detect(head)
+			if kind == "" && member != "" {
+				return c, &uploadError{http.StatusBadRequest, "member names a zip entry, but the upload is not a zip file"}
+			}
+			if kind != "" {
+				f, size, err = u.Replace(func(w io.Writer) error {
+					info, err := wrap.Unwrap(ctx, u.File, u.Size, member, s.cfg.Formats, wrap.Limits{MaxSize: s.cfg.MaxUpload}, w)
+					c.Wrapper, c.Member = info.Wrapper, info.Member
+					return err
+				})
+				if err != nil {
+					return c, s.unwrapError(kind, err)
+				}
+				format, err = trace.Sniff(f, size, s.cfg.Formats)
+			}
 		}
-		return "", &uploadError{http.StatusUnprocessableEntity, "the file looks like " + format.Name() + " but cannot be read: " + msg}
+		if err != nil {
+			if errors.Is(err, trace.ErrUnknownFormat) {
+				return c, &uploadError{http.StatusUnsupportedMediaType, err.Error() + "; " + s.tried()}
+			}
+			return c, err
+		}
+		c.Format = format.Name()
+		r, err := format.Open(f, size)
+		if err == nil {
+			_, err = r.ReadEvent()
+			if err == io.EOF {
+				err = nil
+			}
+		}
+		if err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, format.Name()) {
+				msg = format.Name() + ": " + msg
+			}
+			return c, &uploadError{http.StatusUnprocessableEntity, "the file looks like " + format.Name() + " but cannot be read: " + msg}
+		}
+		return c, nil
 	}
-	return format.Name(), nil
+}
+
+// unwrapError turns an error from unwrapping an upload into the reply.
+func (s *Server) unwrapError(kind string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe), ctxErr(err): // storing failed, or the client left
+		return err
+	case errors.Is(err, wrap.ErrLimit):
+		return &uploadError{http.StatusRequestEntityTooLarge, err.Error()}
+	case errors.Is(err, trace.ErrUnknownFormat):
+		return &uploadError{http.StatusUnsupportedMediaType, err.Error() + "; " + s.tried()}
+	case errors.Is(err, wrap.ErrChoice):
+		return &uploadError{http.StatusUnprocessableEntity, err.Error() + "; upload one of them alone, or name it with member=NAME in the upload's query"}
+	}
+	return &uploadError{http.StatusUnprocessableEntity, "the file looks like " + kind + " but its trace cannot be unwrapped: " + err.Error()}
+}
+
+func ctxErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func (s *Server) tried() string {

@@ -185,9 +185,16 @@ func (s *Server) addDemo() error {
 }
 
 // AddFile stores a trace read from r under name (as an upload would) and
-// starts indexing it. It is how `viewer FILE` opens files directly.
+// starts indexing it. It is how `viewer FILE` opens files directly. r may
+// be wrapped like an upload.
 func (s *Server) AddFile(name string, r io.Reader) (Entry, error) {
-	e, _, err := s.lib.Add(r, name, s.check)
+	return s.AddMember(name, r, "")
+}
+
+// AddMember is AddFile for the entry member of the zip file r (`viewer
+// FILE.zip:MEMBER`); "" picks the zip's one trace.
+func (s *Server) AddMember(name string, r io.Reader, member string) (Entry, error) {
+	e, _, err := s.lib.Add(r, name, s.checker(s.ctx, member, 0))
 	if err != nil {
 		return Entry{}, err
 	}

@@ -24,7 +24,8 @@ import (
 
 // The library's layout on disk:
 //
-//	DIR/traces/ID/trace       the uploaded file, byte for byte
+//	DIR/traces/ID/trace       the uploaded trace, byte for byte; for an upload
+//	                          wrapped in zip, gzip or zstd, the trace inside
 //	DIR/traces/ID/info.json   Entry
 //	DIR/traces/ID/stats.json  the index cache: export.Stats once indexed
 //	DIR/tmp/                  uploads and deletions in progress
@@ -48,10 +49,15 @@ var ErrNotFound = errors.New("no such trace")
 type Entry struct {
 	ID       uuid.UUID `json:"id"`
 	Name     string    `json:"name"` // the uploaded file's name
-	Size     int64     `json:"size"`
+	Size     int64     `json:"size"` // bytes of the stored trace
 	Format   string    `json:"format"`
-	SHA256   string    `json:"sha256"`
+	SHA256   string    `json:"sha256"` // of the stored trace
 	Uploaded time.Time `json:"uploaded"`
+	// For a trace unwrapped from the upload: the wrapper ("zip", "gzip",
+	// "zstd"), the zip entry and the upload's size.
+	Wrapper     string `json:"wrapper,omitempty"`
+	Member      string `json:"member,omitempty"`
+	WrappedSize int64  `json:"wrapped_size,omitempty"`
 }
 
 // Library is the trace store in a data directory. It is safe for
@@ -167,14 +173,70 @@ func (l *Library) Open(id uuid.UUID) (*os.File, error) {
 	return os.Open(filepath.Join(l.traceDir(id), traceFile))
 }
 
-// Checker inspects a complete upload before it is stored and returns the
-// name of its format, or an error to refuse it.
-type Checker func(f *os.File, size int64) (format string, err error)
+// Upload is a complete upload, staged in the library's tmp directory,
+// that a [Checker] inspects.
+type Upload struct {
+	File *os.File // the uploaded bytes
+	Size int64
+
+	stage string
+	trace *os.File // the trace unwrapped from File by Replace
+	size  int64
+	sum   []byte
+}
+
+// Replace makes the library store, instead of the upload, the trace that
+// write writes (the trace unwrapped from the upload), and returns that
+// file and its size. The file is hashed as it is written: identical traces
+// are stored once whatever they were wrapped in.
+func (u *Upload) Replace(write func(w io.Writer) error) (*os.File, int64, error) {
+	if u.trace != nil {
+		return nil, 0, errors.New("the upload was already replaced")
+	}
+	f, err := os.OpenFile(filepath.Join(u.stage, unwrappedFile), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, 0, err
+	}
+	h := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(f, h)}
+	if err := write(cw); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	u.trace, u.size, u.sum = f, cw.n, h.Sum(nil)
+	return f, cw.n, nil
+}
+
+// Checked is what a [Checker] found in an upload it accepts.
+type Checked struct {
+	Format  string // the trace format's name
+	Wrapper string // with Upload.Replace: the wrapper the trace came in
+	Member  string // the zip entry
+}
+
+// Checker inspects a complete upload before it is stored and says what it
+// holds, or returns an error to refuse it. To store a trace unwrapped from
+// the upload instead of the upload, it calls [Upload.Replace].
+type Checker func(u *Upload) (Checked, error)
+
+const unwrappedFile = "unwrapped"
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
 
 // Add streams body into the library under name. check decides whether the
-// file is kept. A file whose content the library already holds is not
-// stored again: Add returns the existing entry and existing = true. On any
-// error nothing is stored.
+// file is kept, and may replace it with the trace unwrapped from it. A
+// trace whose content the library already holds is not stored again: Add
+// returns the existing entry and existing = true. On any error nothing is
+// stored.
 func (l *Library) Add(body io.Reader, name string, check Checker) (e Entry, existing bool, err error) {
 	stage, err := os.MkdirTemp(filepath.Join(l.dir, tmpDir), "upload-")
 	if err != nil {
@@ -195,24 +257,47 @@ func (l *Library) Add(body io.Reader, name string, check Checker) (e Entry, exis
 	if err != nil {
 		return Entry{}, false, err
 	}
-	format, err := check(f, size)
+	u := &Upload{File: f, Size: size, stage: stage}
+	defer func() {
+		if u.trace != nil {
+			u.trace.Close()
+		}
+	}()
+	c, err := check(u)
 	if err != nil {
 		return Entry{}, false, err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	if e, ok := l.bySumLocked(sum); ok {
-		return e, true, nil
-	}
-	if err := f.Sync(); err != nil {
-		return Entry{}, false, err
-	}
 	e = Entry{
 		ID:       uuid.New(),
 		Name:     cleanName(name),
 		Size:     size,
-		Format:   format,
+		Format:   c.Format,
 		SHA256:   sum,
 		Uploaded: time.Now().UTC().Truncate(time.Millisecond),
+	}
+	if u.trace != nil {
+		e.Wrapper, e.Member, e.WrappedSize = c.Wrapper, c.Member, size
+		e.Size, e.SHA256 = u.size, hex.EncodeToString(u.sum)
+	}
+	if e, ok := l.bySumLocked(e.SHA256); ok {
+		return e, true, nil
+	}
+	if u.trace == nil {
+		err = f.Sync()
+	} else { // store the unwrapped trace in the upload's place
+		err = u.trace.Sync()
+		if cerr := u.trace.Close(); err == nil {
+			err = cerr
+		}
+		u.trace = nil
+		f.Close()
+		if err == nil {
+			err = os.Rename(filepath.Join(stage, unwrappedFile), filepath.Join(stage, traceFile))
+		}
+	}
+	if err != nil {
+		return Entry{}, false, err
 	}
 	info, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
@@ -227,7 +312,7 @@ func (l *Library) Add(body io.Reader, name string, check Checker) (e Entry, exis
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if id, ok := l.bySum[sum]; ok { // a twin finished while we wrote
+	if id, ok := l.bySum[e.SHA256]; ok { // a twin finished while we wrote
 		return l.entries[id], true, nil
 	}
 	if err := os.Rename(stage, l.traceDir(e.ID)); err != nil {
@@ -238,7 +323,7 @@ func (l *Library) Add(body io.Reader, name string, check Checker) (e Entry, exis
 		return Entry{}, false, err
 	}
 	l.entries[e.ID] = e
-	l.bySum[sum] = e.ID
+	l.bySum[e.SHA256] = e.ID
 	return e, false, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"viewer/render"
 	"viewer/trace"
 	"viewer/trace/synth"
+	"viewer/trace/wrap"
 )
 
 // benchReport is the JSON object `viewer bench` prints.
@@ -90,7 +91,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		r = synth.New(synth.Config{Events: *generate, Tracks: *tracks, Seed: *seed})
 		source = "generate " + strconv.FormatInt(*generate, 10)
 	case *generate == 0 && fs.NArg() == 1:
-		f, err := trace.OpenFile(fs.Arg(0), formats())
+		f, err := wrap.OpenFile(ctx, fs.Arg(0), formats(), wrap.Limits{})
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"viewer/render"
 	"viewer/trace"
 	"viewer/trace/export"
+	"viewer/trace/wrap"
 )
 
 func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -19,13 +20,13 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	f, err := trace.OpenFile(name, formats())
+	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	r := f.Reader // the format's own reader, for its DetailsAppender or PayloadDecoder
-	sym, err := learnSymbols(ctx, name, r.Meta().Format)
+	sym, err := learnSymbols(ctx, f, r.Meta().Format)
 	if err != nil {
 		return err
 	}
@@ -35,21 +36,20 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return dump(ctx, r, sym, stdout, stderr)
 }
 
-// learnSymbols reads the trace file name once, before it is dumped, to
+// learnSymbols reads the trace of f once more, before it is dumped, to
 // learn what names its stack frames (a streaming dump meets a frame long
 // before the rundown at the end of a .NET trace names its method). It
 // returns nil for formats without a symbol source (see symbolSource).
 // A damaged file teaches what its readable part does.
-func learnSymbols(ctx context.Context, name, format string) (render.Symbolizer, error) {
+func learnSymbols(ctx context.Context, file *wrap.File, format string) (render.Symbolizer, error) {
 	src := symbolSource(format)
 	if src == nil {
 		return nil, nil
 	}
-	f, err := trace.OpenFile(name, formats())
+	f, err := file.Reopen()
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	for n := 0; ; n++ {
 		if n&0xffff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -30,6 +30,7 @@ import (
 	"viewer/trace/elog"
 	"viewer/trace/nettrace"
 	"viewer/trace/perf"
+	"viewer/trace/wrap"
 )
 
 func main() {
@@ -99,11 +100,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		usage(stdout)
 		return nil
 	}
-	if _, err := os.Stat(name); err == nil { // `viewer FILE` serves FILE
+	if file, _ := wrap.SplitMember(name); fileExists(file) { // `viewer FILE` serves FILE
 		return runServe(ctx, append([]string{name}, args...), stdout, stderr)
 	}
 	usage(stderr)
 	return fmt.Errorf("unknown command %q", name)
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }
 
 func usage(w io.Writer) {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"viewer/trace/wrap"
 	"viewer/ui"
 	"viewer/web"
 )
@@ -130,13 +131,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// addFile adds a FILE argument, which may be ARCHIVE:MEMBER, to the
+// library.
 func addFile(srv *web.Server, name string) (web.Entry, error) {
-	f, err := os.Open(name)
+	path, member := wrap.SplitMember(name)
+	f, err := os.Open(path)
 	if err != nil {
 		return web.Entry{}, err
 	}
 	defer f.Close()
-	e, err := srv.AddFile(filepath.Base(name), f)
+	e, err := srv.AddMember(filepath.Base(path), f, member)
 	if err != nil {
 		return web.Entry{}, fmt.Errorf("%s: %w", name, err)
 	}

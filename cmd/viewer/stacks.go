@@ -14,6 +14,7 @@ import (
 	"viewer/trace"
 	"viewer/trace/clr"
 	"viewer/trace/export"
+	"viewer/trace/wrap"
 )
 
 // sample is one stack sample kept for symbolization after the pass.
@@ -102,7 +103,7 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	f, err := trace.OpenFile(name, formats())
+	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
 	if err != nil {
 		return err
 	}

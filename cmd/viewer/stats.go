@@ -11,6 +11,7 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/export"
+	"viewer/trace/wrap"
 )
 
 func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -20,7 +21,7 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	f, err := trace.OpenFile(name, formats())
+	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
 	if err != nil {
 		return err
 	}
