@@ -248,7 +248,7 @@ export class FakeSource {
         { name: 'payload', value: [{ name: 'a', value: 1 }, { name: 'b', value: 'two' }] },
         { name: 'list', value: [1, 2, 3] },
       ],
-      stack: type === SAMPLE ? fakeStack(track, i).reverse() : ['coreclr!GCHeap::Alloc', 'System.Private.CoreLib!System.Threading.Tasks.Task.Run', '0x7f00deadbeef'],
+      stack: ['coreclr!GCHeap::Alloc', 'System.Private.CoreLib!System.Threading.Tasks.Task.Run', '0x7f00deadbeef'],
       labels: [{ key: 'ActivityId', value: '00000001-0000-0000-0000-00000000000' + (track % 10) }],
       raw,
     };
