@@ -101,6 +101,11 @@ func urlCorpus() []string {
 		// What the query syntax itself drops.
 		"q=a;b&v=1", "q=%zz&tr=1", "q=%", "f=%2", "q=x&q=y", "&&&v=1&&", "=x&v=1", "tr=1;tr=2",
 		strings.Repeat("x=1&", 10000) + "s=1&e=2",
+		// The stacks panel.
+		"sp=open&sv=butterfly&sr=ruler&sx=shown&sev=Thread%2FSample&sw=time&stf=fmod%2521Main~mlib%2521x~r&sq=a+b&sfn=m%21f&sn=m%21a%0Am%21b",
+		"sp=closed&sv=flame&sr=view&sx=all", "sp=OPEN", "sp=", "sv=tree", "sr=fence", "sx=2",
+		"sev=" + strings.Repeat("x", MaxViewName), "sev=" + strings.Repeat("x", MaxViewName+1), "sw=%ff",
+		"sn=" + strings.Repeat("a", MaxViewPath), "sn=" + strings.Repeat("a", MaxViewPath+1), "stf=%zz&sp=open",
 		// Versions.
 		"v=2", "v=0", "v=01", "v=+1", "v=x", "v=1&v=1",
 	}

@@ -21,6 +21,8 @@ const ViewVersion = 1
 const (
 	MaxViewIDs   = 1 << 16      // track or type ids in one list or set, expanded
 	MaxViewQuery = query.MaxLen // bytes of the search query or track filter
+	MaxViewName  = 256          // bytes of the stacks panel's event or weight
+	MaxViewPath  = 8192         // bytes of the stacks panel's selected node path
 )
 
 // Mode is how the timeline draws events (g2's two glyph modes).
@@ -51,6 +53,23 @@ type View struct {
 	Mode      Mode            `json:"mode"`
 	Query     string          `json:"q"`      // search query
 	Filter    string          `json:"filter"` // track-name filter
+
+	// The stacks panel (PROTOCOL.md §6): open or closed, its view, the
+	// time range and tracks it aggregates, the event carrying the stacks
+	// ("" the default), the weight ("" count, "time", "field:NAME"), the
+	// transforms (the stacks endpoint's tf), its search, the selected
+	// function and the selected node as its path of frame names joined by
+	// newlines.
+	Stacks       string `json:"stacks"`
+	StacksView   string `json:"stacks_view"`
+	StacksRange  string `json:"stacks_range"`
+	StacksTracks string `json:"stacks_tracks"`
+	StacksEvent  string `json:"stacks_event"`
+	StacksWeight string `json:"stacks_weight"`
+	StacksTf     string `json:"stacks_tf"`
+	StacksQ      string `json:"stacks_q"`
+	StacksFn     string `json:"stacks_fn"`
+	StacksNode   string `json:"stacks_node"`
 }
 
 // DefaultView returns the view of a link without parameters.

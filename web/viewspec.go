@@ -63,7 +63,23 @@ var viewParams = []ViewParam{
 	{Key: "mode", Field: "mode", State: "mode", Kind: kindEnum, Values: []string{string(ModeEvent), string(ModeSummary)}, at: func(v *View) any { return (*string)(&v.Mode) }},
 	{Key: "q", Field: "q", State: "q", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.Query }},
 	{Key: "f", Field: "filter", State: "filter", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.Filter }},
+	// The stacks panel (flame graph, call trees, callers/callees).
+	{Key: "sp", Field: "stacks", State: "stacks", Kind: kindEnum, Values: []string{"closed", "open"}, at: func(v *View) any { return &v.Stacks }},
+	{Key: "sv", Field: "stacks_view", State: "stacksView", Kind: kindEnum, Values: StacksViews, at: func(v *View) any { return &v.StacksView }},
+	{Key: "sr", Field: "stacks_range", State: "stacksRange", Kind: kindEnum, Values: []string{"view", "all", "ruler"}, at: func(v *View) any { return &v.StacksRange }},
+	{Key: "sx", Field: "stacks_tracks", State: "stacksTracks", Kind: kindEnum, Values: []string{"all", "shown", "sel"}, at: func(v *View) any { return &v.StacksTracks }},
+	{Key: "sev", Field: "stacks_event", State: "stacksEvent", Kind: kindText, Max: MaxViewName, at: func(v *View) any { return &v.StacksEvent }},
+	{Key: "sw", Field: "stacks_weight", State: "stacksWeight", Kind: kindText, Max: MaxViewName, at: func(v *View) any { return &v.StacksWeight }},
+	{Key: "stf", Field: "stacks_tf", State: "stacksTf", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.StacksTf }},
+	{Key: "sq", Field: "stacks_q", State: "stacksQ", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.StacksQ }},
+	{Key: "sfn", Field: "stacks_fn", State: "stacksFn", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.StacksFn }},
+	{Key: "sn", Field: "stacks_node", State: "stacksNode", Kind: kindText, Max: MaxViewPath, at: func(v *View) any { return &v.StacksNode }},
 }
+
+// StacksViews are the stacks panel's views (`sv`), the default first: the
+// flame graph, the top-down and bottom-up (inverted) call trees, and the
+// selected function's callers and callees.
+var StacksViews = []string{"flame", "top", "bottom", "butterfly"}
 
 // ViewParams returns a copy of the URL-state grammar's table.
 func ViewParams() []ViewParam { return append([]ViewParam(nil), viewParams...) }

@@ -82,6 +82,8 @@ test('state: what the URL says of the view', () => {
   assert.deepEqual(st, {
     start: T0 + 100n, end: T0 + 1100n, sel: '2:5', track: 2, hide: [0], pin: [1], order: [2, 1],
     hideTypes: [1], mode: 'summary', q: 'GC && x > 3', filter: 'w',
+    stacks: 'closed', stacksView: 'flame', stacksRange: 'view', stacksTracks: 'all', stacksEvent: '',
+    stacksWeight: '', stacksTf: '', stacksQ: '', stacksFn: '', stacksNode: '',
   });
   // The copies are the model's no more.
   st.pin.push(9);
@@ -99,9 +101,11 @@ test('apply takes back what state wrote, through the URL', () => {
   a.hideTypes.add(0);
   a.mode = 'summary';
   a.filter = 'x';
+  a.stacks = { ...a.stacks, stacks: 'open', stacksView: 'bottom', stacksTf: 'fm%21a~r', stacksNode: 'm!a\nm!b' };
   const b = new Model();
   b.setMeta(meta());
   b.apply(parseState(formatState(a.state())), 250);
+  assert.deepEqual(b.stacks, a.stacks);
   assert.equal(b.vp.start, a.vp.start);
   assert.equal(b.vp.end, a.vp.end);
   assert.equal(b.vp.width, 250);

@@ -113,7 +113,7 @@ func TestFakeKeyboardPanels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if painted > 200 || after < 2000 || !strings.Contains(xt, "xt=0-11") {
+	if painted > 200 || after < 2000 || !strings.Contains(xt, "xt=0-12") {
 		t.Errorf("NONE left %d glyph pixels (URL %q), ALL drew %d", painted, xt, after)
 	}
 

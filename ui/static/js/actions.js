@@ -127,6 +127,7 @@ export function actions(app) {
     searchNext: () => app.search.step(1),
     searchPrev: () => app.search.step(-1),
     copyLink: () => { app.panels.copyLink(); },
+    toggleStacks: () => app.stacks.toggle(),
     help: () => app.panels.toggleHelp(),
     escape: () => escapeAction(app),
   };

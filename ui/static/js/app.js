@@ -8,7 +8,8 @@
 // events and has the renderer draw at most once per animation frame.
 //
 // window.__viewer is the App: the browser tests (web/browser) read its
-// getters below, labelW(), rowsVisible(), draws, ui.canvas and renderer.
+// getters below, labelW(), rowsVisible(), draws, ui.canvas, renderer and
+// stacks (the stacks panel).
 
 'use strict';
 
@@ -27,6 +28,7 @@ import { bindInput } from './input.js';
 import { actions } from './actions.js';
 import { enableUpload } from './upload.js';
 import { renderDetails } from './dom.js';
+import { StacksPanel } from './stacks.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Frame} Frame */
@@ -69,6 +71,15 @@ export class App {
       this.request();
       this.schedule();
       this.pushURL();
+    });
+    this.stacks = new StacksPanel(root, {
+      m: this.m, source, ui: this.ui,
+      theme: () => this.theme,
+      schedule: () => this.schedule(),
+      pushURL: () => this.pushURL(),
+      replaceURL: (d) => this.replaceURL(d),
+      status: (t) => this.panels.status(t),
+      banner: (t) => this.panels.banner(t),
     });
     this.actions = actions(this);
     this.frames = new LatestWins(
@@ -216,6 +227,7 @@ export class App {
     this.lastDrawMs = performance.now() - t0;
     this.draws++;
     this.ui.range.textContent = rangeText(m.vp, m.meta);
+    if (this.stacks.isOpen) this.stacks.check();
   }
 
   // ---- state and URL --------------------------------------------------
@@ -242,6 +254,7 @@ export class App {
       this.panels.showDetails(null);
     }
     this.ui.mode.textContent = m.mode === 'event' ? 'Summary' : 'Events';
+    this.stacks.sync();
     this.request();
     this.schedule();
   }

@@ -9,6 +9,7 @@
 
 import { decodeHeader, decodeReply, decodeTables, KIND_REPLY, KIND_TABLES } from './wire.js';
 import { VIEWPORT_LIMITS } from './urlspec.js';
+import { stackParams } from './source.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -247,6 +248,30 @@ export class WsSource {
   async search(query) {
     const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&limit=10000`;
     const { json: j } = await fetch(u).then(jsonOrError);
+    const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
+    return { hits, total: hits.length, more: !!j.more };
+  }
+
+  /** Event types carrying stacks (GET /stacks/events). */
+  async stackEvents() {
+    const { json: j } = await fetch(`/api/traces/${this.id}/stacks/events`).then(jsonOrError);
+    const list = Array.isArray(j) ? j : Array.isArray(j?.events) ? j.events : [];
+    return list.map((/** @type {any} */ e) => ({
+      name: String(e.name ?? e.event ?? ''),
+      count: Number(e.count ?? e.samples ?? 0),
+      fields: Array.isArray(e.fields) ? e.fields.map((/** @type {any} */ f) => String(f?.name ?? f)) : [],
+    })).filter((/** @type {{name: string}} */ e) => e.name);
+  }
+
+  /** The aggregated stacks (GET /stacks). @param {import('./source.js').StackQuery} q */
+  async stacks(q) {
+    const { json } = await fetch(`/api/traces/${this.id}/stacks?${stackParams(q)}`).then(jsonOrError);
+    return json;
+  }
+
+  /** The events under a node (GET /stacks/samples). @param {import('./source.js').StackQuery} q @param {number} node */
+  async stackSamples(q, node) {
+    const { json: j } = await fetch(`/api/traces/${this.id}/stacks/samples?${stackParams(q, node)}`).then(jsonOrError);
     const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
     return { hits, total: hits.length, more: !!j.more };
   }

@@ -8,6 +8,8 @@
 'use strict';
 
 import { emptySlice, eventID } from './source.js';
+import { aggregate } from './stacktree.js';
+import { decodeTransforms } from './stacktf.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -28,7 +30,48 @@ const TYPES = [
   ['vpp', 'ethernet-input', 102],
   ['vpp', '', 103],
   ['vpp', 'dispatch <node>', 104],
+  ['Microsoft-DotNETCore-SampleProfiler', 'Thread/Sample', 0],
 ];
+
+/** The types the generator draws from (the last, SAMPLE, is placed apart). */
+const DRAWN = TYPES.length - 1;
+/** Every third event from the third on is a sample that carries a stack. */
+const SAMPLE = TYPES.length - 1;
+/** The sampling interval (the `time` weight), ns. */
+const SAMPLE_NS = 1_000_000;
+
+/**
+ * The fake's call graph: each frame's callees; a stack walks it from Main,
+ * stopping at a frame without callees or by chance. Names hold <, >, &
+ * and quotes to check that they reach the page as text.
+ * @type {Record<string, string[]>}
+ */
+const CALLS = {
+  'app!Program.Main': ['app!Server.HandleRequest', 'app!Server.HandleRequest', 'app!Worker.Run', 'System.Private.CoreLib!System.Threading.ThreadPoolWorkQueue.Dispatch'],
+  'app!Server.HandleRequest': ['app!Parser.ParseExpr', 'app!Json.Serialize', 'app!List<T>.Add(T&)'],
+  'app!Worker.Run': ['app!Worker.Compute', 'coreclr!GCHeap::Alloc', 'app!Json.Serialize'],
+  'app!Worker.Compute': ['app!Worker.Compute', 'app!Math.Sqrt', 'app!Math.Sqrt'],
+  'app!Parser.ParseExpr': ['app!Parser.ParseExpr', 'app!Parser.ParseExpr', 'app!Lexer.Next', 'coreclr!GCHeap::Alloc'],
+  'app!Json.Serialize': ['app!Json.WriteString("x")', 'coreclr!GCHeap::Alloc'],
+  'app!List<T>.Add(T&)': ['coreclr!GCHeap::Alloc'],
+  'coreclr!GCHeap::Alloc': ['coreclr!WKS::gc_heap::allocate_more_space', 'coreclr!WKS::gc_heap::garbage_collect'],
+  'System.Private.CoreLib!System.Threading.ThreadPoolWorkQueue.Dispatch': ['app!Worker.Run', 'System.Private.CoreLib!System.Threading.Tasks.Task.ExecuteEntry'],
+  'System.Private.CoreLib!System.Threading.Tasks.Task.ExecuteEntry': ['app!Server.HandleRequest'],
+};
+
+/** The stack of a sample, root first; deterministic in (track, index). @param {number} k @param {number} i */
+export function fakeStack(k, i) {
+  const r = rng((k * 7919 + i * 104729) ^ 0x5bd1e995);
+  let f = 'app!Program.Main';
+  const s = [f];
+  while (s.length < 24) {
+    const c = CALLS[f];
+    if (!c || (s.length > 2 && r() < 0.18)) break;
+    f = c[Math.floor(r() * c.length)];
+    s.push(f);
+  }
+  return s;
+}
 
 /** Deterministic PRNG (mulberry32). @param {number} seed */
 function rng(seed) {
@@ -79,7 +122,7 @@ export class FakeSource {
       let x = Math.floor(r() * mean);
       for (let i = 0; i < n; i++) {
         t[i] = Math.min(this.spanNs, x);
-        type[i] = (k + Math.floor(r() * r() * TYPES.length)) % TYPES.length;
+        type[i] = i % 3 === 2 ? SAMPLE : (k + Math.floor(r() * r() * DRAWN)) % DRAWN;
         const dense = Math.floor(i / 200) % 3 === 0;
         x += 1 + Math.floor(r() * mean * (dense ? 0.1 : 2.9));
       }
@@ -264,5 +307,62 @@ export class FakeSource {
     all.sort((a, b) => a.t - b.t || a.track - b.track);
     const hits = all.slice(0, 10000).map((h) => ({ ref: eventID(h.track, h.i), time: BASE + BigInt(h.t), track: h.track }));
     return { hits, total: all.length };
+  }
+
+  // ---- stacks (the server's /stacks endpoints, PROTOCOL.md) ------------
+
+  /** Event types carrying stacks: the samples. */
+  async stackEvents() {
+    let n = 0;
+    for (const d of this.data) for (let i = 0; i < d.t.length; i++) if (d.type[i] === SAMPLE) n++;
+    return [{ name: 'Thread/Sample', count: n, fields: ['index', 'datum'] }];
+  }
+
+  /**
+   * The samples a query covers, in time order, with their stacks and weights.
+   * @param {import('./source.js').StackQuery} q
+   */
+  stackSamplesOf(q) {
+    if (q.event && q.event !== 'Thread/Sample') throw new Error(`no stacks on event ${q.event}`);
+    const w = q.weight || 'count';
+    if (!/^(count|time|field:(index|datum))$/.test(w)) throw new Error(`bad weight ${w}`);
+    const lo = q.from !== null && q.to !== null ? Number(q.from - BASE) : -Infinity;
+    const hi = q.from !== null && q.to !== null ? Number(q.to - BASE) : Infinity;
+    const tracks = q.tracks ?? this.data.map((_, k) => k);
+    /** @type {{stack: string[], weight: number, t: number, track: number, i: number}[]} */
+    const out = [];
+    for (const k of tracks) {
+      const d = this.data[k];
+      if (!d) continue;
+      for (let i = lowerBound(d.t, lo, 0, d.t.length); i < d.t.length && d.t[i] < hi; i++) {
+        if (d.type[i] !== SAMPLE) continue;
+        const weight = w === 'count' ? 1 : w === 'time' ? SAMPLE_NS : w === 'field:index' ? i : (i * 2654435761) >>> 0;
+        out.push({ stack: fakeStack(k, i), weight, t: d.t[i], track: k, i });
+      }
+    }
+    out.sort((a, b) => a.t - b.t || a.track - b.track || a.i - b.i);
+    return out;
+  }
+
+  /** @param {import('./source.js').StackQuery} q */
+  async stacks(q) {
+    const w = q.weight || 'count';
+    const unit = w === 'count' ? 'samples' : w === 'time' ? 'ns' : w.slice(6);
+    return aggregate(this.stackSamplesOf(q), { view: q.view, tf: decodeTransforms(q.tf), width: q.width, unit }).json;
+  }
+
+  /** @param {import('./source.js').StackQuery} q @param {number} node */
+  async stackSamples(q, node) {
+    const smp = this.stackSamplesOf(q);
+    const { json, leaf } = aggregate(smp, { view: q.view, tf: decodeTransforms(q.tf), width: q.width });
+    if (!(node >= 0 && node < json.nodes.length)) throw new Error(`no node ${node}`);
+    // Preorder: node's subtree is the nodes up to the next one not below it.
+    let end = node + 1;
+    const depth = (/** @type {number} */ x) => { let n = 0; for (; x > 0; x = json.nodes[x][0]) n++; return n; };
+    const dn = depth(node);
+    while (end < json.nodes.length && depth(end) > dn) end++;
+    const all = smp.filter((_, k) => leaf[k] >= node && leaf[k] < end);
+    const hits = all.slice(0, 10000).map((h) => ({ ref: eventID(h.track, h.i), time: BASE + BigInt(h.t), track: h.track }));
+    return { hits, total: all.length, more: all.length > hits.length };
   }
 }

@@ -54,6 +54,7 @@ export const KEYS = [
   { code: 'KeyL', keys: 'L', action: 'focusFilter', help: 'filter tracks by name' },
   { code: 'KeyY', keys: 'Y', action: 'focusTypes', help: 'event-type selector' },
   { code: 'KeyK', keys: 'K', action: 'copyLink', help: 'copy a link to this view' },
+  { code: 'KeyX', keys: 'X', action: 'toggleStacks', help: 'stacks panel: flame graph, call trees, callers/callees of the selection' },
   { code: 'KeyI', keys: 'I', action: 'focusDetails', help: 'move focus to the details panel' },
   { code: 'Escape', keys: 'Esc', action: 'escape', help: 'close overlays, clear ruler, then selection' },
 ];

@@ -23,6 +23,17 @@ export const ROW_H = 24;
 export const ROW_MIN = 3;
 export const ROW_MAX = 80;
 
+/**
+ * The stacks panel's part of a URL state.
+ * @param {ViewState} st
+ */
+export function stacksState(st) {
+  const { stacks, stacksView, stacksRange, stacksTracks, stacksEvent, stacksWeight, stacksTf, stacksQ, stacksFn, stacksNode } = st;
+  return { stacks, stacksView, stacksRange, stacksTracks, stacksEvent, stacksWeight, stacksTf, stacksQ, stacksFn, stacksNode };
+}
+
+/** @typedef {ReturnType<typeof stacksState>} StacksState */
+
 export class Model {
   constructor() {
     /** @type {Meta | null} */
@@ -62,6 +73,8 @@ export class Model {
     this.markKey = false; // the ruler came from B: selecting an event moves its end
     /** @type {{x0: number, x1: number} | null} */
     this.fence = null;
+    /** The stacks panel's URL state (stacks.js owns the panel). */
+    this.stacks = stacksState(defaultState());
   }
 
   /** Takes the opened trace's metadata. @param {Meta} m */
@@ -117,6 +130,7 @@ export class Model {
     st.mode = this.mode;
     st.q = this.query;
     st.filter = this.filter;
+    Object.assign(st, this.stacks);
     return st;
   }
 
@@ -137,6 +151,7 @@ export class Model {
     this.mode = st.mode;
     this.filter = st.filter;
     this.selTrack = valid(st.track) ? st.track : -1;
+    this.stacks = stacksState(st);
   }
 
   /**
@@ -161,6 +176,7 @@ export class Model {
       selEvent: this.selEvent,
       popups: this.popups,
       hits: this.hits.map((h) => h.time),
+      hitMarks: this.hits,
       fence: this.fence,
       ruler: this.ruler,
       theme,

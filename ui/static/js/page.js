@@ -19,6 +19,7 @@ export const TOOLBAR = [
   ['⇥', 'toEnd', 'end (End)'], ['All', 'zoomAll', 'whole trace (0)'], ['Zoom sel.', 'zoomSelection', 'zoom to the ruler or the selected event (Z)'],
   'mode', ['Chase', 'chase', 'order tracks by the selected event type (M)'], ['Unchase', 'noChase', 'natural track order (Shift+M)'],
   'search', ['◀', 'searchPrev', 'previous hit (Shift+N)'], ['▶', 'searchNext', 'next hit (N)'],
+  ['Stacks', 'toggleStacks', 'stacks panel: flame graph and call trees (X)'],
 ];
 
 /**

@@ -66,7 +66,8 @@ const STRIPS = 2; // pixel strips per track: density, ticks
  * @property {Set<number>} [pinned] tracks pinned to the top
  * @property {{ref: string, time: bigint, track: number} | null} selEvent
  * @property {Popup[]} popups
- * @property {bigint[]} hits        search hits for the overview strip
+ * @property {bigint[]} hits        search hits (or a stack node's samples) for the overview strip
+ * @property {{time: bigint, track: number}[]} [hitMarks]  the same, marked on their tracks
  * @property {{x0: number, x1: number} | null} fence   plot x
  * @property {{t0: bigint, t1: bigint} | null} ruler
  * @property {Theme} theme
@@ -216,6 +217,7 @@ export class Renderer {
     ctx.translate(L, 0);
     this.drawGlyphs(s, shown);
     this.drawMarkers(s, shown);
+    this.drawHitMarks(s, shown);
     this.drawPopups(s, shown);
     this.drawFenceRuler(s);
     ctx.restore();
@@ -539,6 +541,34 @@ export class Renderer {
         ctx.textAlign = 'right';
         ctx.fillText('truncated ▸', x - 3, top + 8);
       }
+    }
+  }
+
+  /**
+   * Search hits (or a stack node's samples) on their tracks: a notch at the
+   * top of the row, one per pixel column.
+   * @param {Scene} s @param {number[]} shown
+   */
+  drawHitMarks(s, shown) {
+    if (!s.hitMarks || s.hitMarks.length === 0) return;
+    const { ctx } = this;
+    const vp = s.vp;
+    /** @type {Map<number, number>} */
+    const row = new Map();
+    shown.forEach((id, r) => row.set(id, r));
+    const h = Math.max(2, Math.min(6, Math.floor(s.rowH / 3)));
+    /** @type {Set<number>} */
+    const done = new Set();
+    ctx.fillStyle = s.theme.hit;
+    for (const m of s.hitMarks) {
+      const r = row.get(m.track);
+      if (r === undefined || m.time < vp.start || m.time > vp.end) continue;
+      const x = Math.round(vp.x(m.time));
+      const key = r * 65536 + x;
+      if (done.has(key)) continue;
+      done.add(key);
+      const y = ROWS_Y + r * s.rowH;
+      ctx.fillRect(x - 1, y, 3, h);
     }
   }
 

@@ -92,6 +92,21 @@
  * @property {number} total   matches found
  * @property {boolean} [more] the source stopped before the last match
  *
+ * @typedef {object} StackEvent  an event type that carries stacks
+ * @property {string} name      what the stacks endpoint's `event` takes
+ * @property {number} count     events of it (samples)
+ * @property {string[]} fields  its numeric fields (weights `field:NAME`)
+ *
+ * @typedef {object} StackQuery  the stacks endpoint's parameters (PROTOCOL.md)
+ * @property {bigint | null} from   null with to: the whole trace
+ * @property {bigint | null} to
+ * @property {number[] | null} tracks  null: all tracks
+ * @property {string} event
+ * @property {string} weight   "count", "time" or "field:NAME"
+ * @property {string} view     "top", "bottom", "callers:NAME" or "callees:NAME"
+ * @property {string} tf       transforms (stacktf.js)
+ * @property {number} width    px of the flame graph (the server prunes narrower nodes)
+ *
  * @typedef {object} Source
  * @property {(onProgress: (percent: number, text: string) => void) => Promise<Meta>} open
  *           resolves once the trace is indexed
@@ -100,7 +115,32 @@
  * @property {(query: string) => Promise<SearchResult>} search
  * @property {(query: string, after: string, dir: number) => Promise<Hit | null>} [searchFrom]
  *           the hit after (dir 1) or before (dir -1) an event, for lists the source cut short
+ * @property {() => Promise<StackEvent[]>} [stackEvents]  event types carrying stacks
+ * @property {(q: StackQuery) => Promise<import('./stacktree.js').StackJSON>} [stacks]  the aggregated tree
+ * @property {(q: StackQuery, node: number) => Promise<SearchResult>} [stackSamples]
+ *           the events under a node of the tree the same query gave
  */
+
+/**
+ * The stacks endpoints' query string (without "?") for a query, and a
+ * node for the samples endpoint.
+ * @param {StackQuery} q @param {number} [node]
+ */
+export function stackParams(q, node) {
+  const p = new URLSearchParams();
+  if (q.from !== null && q.to !== null) {
+    p.set('from', String(q.from));
+    p.set('to', String(q.to));
+  }
+  if (q.tracks) p.set('tracks', q.tracks.join(','));
+  if (q.event) p.set('event', q.event);
+  p.set('weight', q.weight || 'count');
+  p.set('view', q.view);
+  if (q.tf) p.set('tf', q.tf);
+  p.set('width', String(Math.max(1, Math.round(q.width))));
+  if (node !== undefined) p.set('node', String(node));
+  return p.toString();
+}
 
 /** The event id of a track's i-th event (PROTOCOL.md: "TRACK:INDEX"). @param {number} track @param {number} i */
 export function eventID(track, i) {

@@ -32,6 +32,16 @@ export const VIEW_PARAMS = Object.freeze([
   {"key":"mode","field":"mode","state":"mode","kind":"enum","values":["event","summary"]},
   {"key":"q","field":"q","state":"q","kind":"text","max":1024},
   {"key":"f","field":"filter","state":"filter","kind":"text","max":1024},
+  {"key":"sp","field":"stacks","state":"stacks","kind":"enum","values":["closed","open"]},
+  {"key":"sv","field":"stacks_view","state":"stacksView","kind":"enum","values":["flame","top","bottom","butterfly"]},
+  {"key":"sr","field":"stacks_range","state":"stacksRange","kind":"enum","values":["view","all","ruler"]},
+  {"key":"sx","field":"stacks_tracks","state":"stacksTracks","kind":"enum","values":["all","shown","sel"]},
+  {"key":"sev","field":"stacks_event","state":"stacksEvent","kind":"text","max":256},
+  {"key":"sw","field":"stacks_weight","state":"stacksWeight","kind":"text","max":256},
+  {"key":"stf","field":"stacks_tf","state":"stacksTf","kind":"text","max":1024},
+  {"key":"sq","field":"stacks_q","state":"stacksQ","kind":"text","max":1024},
+  {"key":"sfn","field":"stacks_fn","state":"stacksFn","kind":"text","max":1024},
+  {"key":"sn","field":"stacks_node","state":"stacksNode","kind":"text","max":8192},
 ]);
 
 /** Most pixels, tracks, tracks × (width+1) and hidden types of one viewport request. */

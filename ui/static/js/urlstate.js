@@ -28,6 +28,16 @@ export const VERSION = VIEW_VERSION;
  * @property {'event' | 'summary'} mode
  * @property {string} q
  * @property {string} filter
+ * @property {'closed' | 'open'} stacks   the stacks panel
+ * @property {'flame' | 'top' | 'bottom' | 'butterfly'} stacksView
+ * @property {'view' | 'all' | 'ruler'} stacksRange
+ * @property {'all' | 'shown' | 'sel'} stacksTracks
+ * @property {string} stacksEvent   "" for the default
+ * @property {string} stacksWeight  "" for count, "time", "field:NAME"
+ * @property {string} stacksTf      the transforms (stacktf.js's encoding)
+ * @property {string} stacksQ       the panel's search
+ * @property {string} stacksFn      the selected function
+ * @property {string} stacksNode    the selected node's path (names joined by "\n")
  */
 
 /** The state of a kind's default (left out of URLs). @param {ViewParam} p @returns {any} */
