@@ -274,7 +274,7 @@ export class Renderer {
     const dpr = this.dpr;
     const bandW = Math.ceil(W * dpr);
     const bandH = Math.max(1, Math.round(boxH * dpr));
-    const band = boxes ? this.bandImage(bandW, bandH * nRows) : null;
+    const band = boxes && nRows > 0 && bandW > 0 ? this.bandImage(bandW, bandH * nRows) : null;
     const bpx = band ? new Uint32Array(band.data.buffer) : null;
     // Per-type sprites and name widths for this frame (the common case of
     // colour by type), so a box costs no string building or map lookup.
