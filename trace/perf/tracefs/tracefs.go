@@ -94,7 +94,8 @@ type Event struct {
 	ID       uint32
 	Fields   []Field
 	Common   int    // how many leading fields are common_* fields
-	PrintFmt string // the print fmt expression, kept for display
+	PrintFmt string    // the print fmt expression as written
+	Print    *PrintFmt // PrintFmt compiled: what perf script prints (printfmt.go)
 	// EventHeader reports that the first user field is eventheader_flags:
 	// the event is an EventHeader user_event whose header starts at that
 	// field's offset.
@@ -166,6 +167,7 @@ func ParseFormat(system, text string, longSize int) (*Event, error) {
 	if e.Common < len(e.Fields) && e.Fields[e.Common].Name == "eventheader_flags" {
 		e.EventHeader = true
 	}
+	e.Print = compilePrintFmt(e, longSize)
 	return e, nil
 }
 
