@@ -93,7 +93,7 @@ type Event struct {
 	Name     string
 	ID       uint32
 	Fields   []Field
-	Common   int    // how many leading fields are common_* fields
+	Common   int       // how many leading fields are common_* fields
 	PrintFmt string    // the print fmt expression as written
 	Print    *PrintFmt // PrintFmt compiled: what perf script prints (printfmt.go)
 	// EventHeader reports that the first user field is eventheader_flags:
