@@ -253,15 +253,22 @@ func (l *lexer) quoted(q byte) (string, bool) {
 			i += 2
 			continue
 		}
-		if c == q {
+		if c == q || c >= 0x20 && c != 0x7f && !isPrint(c) {
+			break // a byte ≥ 0x80 is negative to libtraceevent: the end
+		}
+		if c < 0x20 && c != '\n' || c == 0x7f {
+			// libtraceevent ends the string at another control character
+			// (a tab, say), dropping it, and reads on after it.
 			s := l.s[l.pos+1 : i]
 			l.pos = i + 1
-			return s, true
-		}
-		if !isPrint(c) && c != '\n' {
-			break
+			return s, c != 0
 		}
 		i++
+	}
+	if i < len(l.s) && l.s[i] == q {
+		s := l.s[l.pos+1 : i]
+		l.pos = i + 1
+		return s, true
 	}
 	l.pos = len(l.s)
 	return "", false
@@ -1305,7 +1312,7 @@ func (p *PrintFmt) Append(dst, raw []byte, bo binary.ByteOrder) []byte {
 	if p.err != "" {
 		o.str(failedText)
 		ev.rawFields(&o)
-		return o.b
+		return o.b[:min(len(o.b), o.start+MaxOutput)]
 	}
 	for i := range p.parts {
 		if o.full() {
