@@ -32,7 +32,11 @@ func (rd *Reader) Details(ev trace.Event) (trace.Details, error) {
 	}
 	d.Raw = raw
 	d.Fields, err = rd.decode(ti, raw, nil)
-	d.Label = Label(d.Fields)
+	if tp := ti.attr.tp; tp != nil && ti.schema == nil && ti.dotnet == nil && tp.Print != nil {
+		d.Label = tp.Label(raw, rd.bo) // the tracepoint's print fmt, as perf script prints it
+	} else {
+		d.Label = Label(d.Fields)
+	}
 	return d, err
 }
 

@@ -147,6 +147,25 @@ func (v jv) canon(b *strings.Builder) {
 	}
 }
 
+// cxxPidFields are the tracefs fields of the goldens whose type is a
+// typedef (pid_t): the C++ formatter shows them as hex strings, the reader
+// as signed decimal numbers, as perf does (NOTES.md §tracefs).
+var cxxPidFields = map[string][]string{"sched:sched_switch": {"prev_pid", "next_pid"}}
+
+// cxxTypedefs turns the golden's hex strings of cxxPidFields into numbers.
+func cxxTypedefs(e jv) {
+	if e.kind != 'o' || len(e.keys) == 0 || e.keys[0] != "n" {
+		return
+	}
+	for i, k := range e.keys {
+		if slices.Contains(cxxPidFields[e.vals[0].str], k) && e.vals[i].kind == 's' && hexString.MatchString(e.vals[i].str) {
+			if v, err := strconv.ParseUint(e.vals[i].str[2:], 16, 32); err == nil {
+				e.vals[i] = jv{kind: 'n', str: strconv.FormatInt(int64(int32(v)), 10)}
+			}
+		}
+	}
+}
+
 // readGolden returns the canonical text of every event of a .linux.json.
 func readGolden(t *testing.T, name string) []string {
 	t.Helper()
@@ -163,6 +182,7 @@ func readGolden(t *testing.T, name string) []string {
 	}
 	var out []string
 	for _, e := range root.vals[0].vals {
+		cxxTypedefs(e)
 		var b strings.Builder
 		e.canon(&b)
 		out = append(out, b.String())

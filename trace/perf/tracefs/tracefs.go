@@ -8,13 +8,15 @@
 // A format file lists fields as C declarations with offset, size and
 // signedness. [ParseFormat] turns each declaration into a [Field] that says
 // how to find its bytes (fixed, fixed array, __data_loc, __rel_loc) and how
-// to show them (signed, unsigned, hex, string, bytes). Rules follow the
-// kernel's own output and the reference decoders: `char` is text, pointers
-// and `unsigned long` are hex, `long` takes the recording's word size,
-// unknown typedefs (pid_t, gfp_t) are hex integers sized by `size:`, and
-// `signed:` overrides the signedness of integer types. The `print fmt` line
-// is kept as text for display; it is never evaluated. ../NOTES.md §tracefs
-// records the quirks of real format files and TRACING_DATA blobs.
+// to show them (signed, unsigned, hex, string, bytes). Rules follow
+// perf's own field printing (libtraceevent): `char` arrays are text,
+// pointers and unsigned types named `long` are hex, `long` takes the
+// recording's word size, unknown typedefs (pid_t, gfp_t, enums) are
+// integers sized by `size:` and signed as `signed:` says, and `signed:`
+// overrides the signedness of integer types. The `print fmt` line is
+// compiled into a [PrintFmt] that renders a sample as `perf script` does
+// (printfmt.go). ../NOTES.md §tracefs and §print-fmt record the quirks of
+// real format files and TRACING_DATA blobs.
 //
 // # Security
 //
@@ -93,8 +95,9 @@ type Event struct {
 	Name     string
 	ID       uint32
 	Fields   []Field
-	Common   int    // how many leading fields are common_* fields
-	PrintFmt string // the print fmt expression, kept for display
+	Common   int       // how many leading fields are common_* fields
+	PrintFmt string    // the print fmt expression as written
+	Print    *PrintFmt // PrintFmt compiled: what perf script prints (printfmt.go)
 	// EventHeader reports that the first user field is eventheader_flags:
 	// the event is an EventHeader user_event whose header starts at that
 	// field's offset.
@@ -121,7 +124,10 @@ func ParseFormat(system, text string, longSize int) (*Event, error) {
 	}
 	e := &Event{System: system}
 	foundID, inFormat, common := false, false, true
+	off := 0 // of the line in text
 	for line := range strings.Lines(text) {
+		lineOff := off
+		off += len(line)
 		line = strings.TrimRight(line, "\r\n")
 		trimmed := strings.TrimLeft(line, " \t")
 		if trimmed == "" {
@@ -141,7 +147,10 @@ func ParseFormat(system, text string, longSize int) (*Event, error) {
 		case strings.HasPrefix(trimmed, "format:"):
 			inFormat = true
 		case strings.HasPrefix(trimmed, "print fmt:"):
-			e.PrintFmt = strings.TrimSpace(trimmed[len("print fmt:"):])
+			// The format runs to the end of the file: its strings may
+			// hold newlines.
+			at := lineOff + strings.Index(text[lineOff:], "print fmt:") + len("print fmt:")
+			e.PrintFmt = strings.TrimSpace(text[at:])
 			inFormat = false
 		case inFormat && (strings.HasPrefix(trimmed, "field:") || strings.HasPrefix(trimmed, "field special:")):
 			f, ok := parseField(trimmed, longSize)
@@ -166,6 +175,7 @@ func ParseFormat(system, text string, longSize int) (*Event, error) {
 	if e.Common < len(e.Fields) && e.Fields[e.Common].Name == "eventheader_flags" {
 		e.EventHeader = true
 	}
+	e.Print = compilePrintFmt(e, longSize)
 	return e, nil
 }
 
@@ -275,7 +285,7 @@ tokens:
 		name = "noname"
 	}
 	f.Name = name
-	fixup := false
+	fixup, typedef := false, false
 	switch {
 	case pointer:
 		f.Display, f.ElemSize = DisplayHex, longSize
@@ -287,11 +297,12 @@ tokens:
 			f.Display = DisplayUnsigned
 		}
 		switch {
-		case longs >= 2:
-			f.ElemSize = 8
-		case longs == 1:
+		case longs >= 1:
 			f.ElemSize = longSize
-			if unsigned {
+			if longs >= 2 {
+				f.ElemSize = 8
+			}
+			if unsigned { // as perf prints unsigned longs: addresses
 				f.Display = DisplayHex
 			}
 		case short:
@@ -303,16 +314,27 @@ tokens:
 		f.Display, f.ElemSize = DisplayBool, 1
 	case base == "char":
 		f.Display, f.ElemSize = DisplayString, 1
-		if unsigned {
+		switch {
+		case unsigned:
 			f.Display = DisplayUnsigned
-		} else if signed {
+		case signed || !array && !dataLoc && !relLoc: // a char scalar is a number
 			f.Display = DisplaySigned
 		}
 	default:
 		if t, ok := typeSizes[base]; ok {
 			f.Display, f.ElemSize = t.d, t.size
 		} else {
-			f.Display, fixup = DisplayHex, true
+			// pid_t, gfp_t, enums: an integer of `size:` bytes, signed as
+			// `signed:` says (hex when a format has no `signed:`).
+			f.Display, fixup, typedef = DisplayHex, true, true
+		}
+	}
+	if typedef {
+		switch f.Signed {
+		case 0:
+			f.Display = DisplayUnsigned
+		case 1:
+			f.Display = DisplaySigned
 		}
 	}
 	if f.Display == DisplaySigned || f.Display == DisplayUnsigned {
@@ -341,8 +363,8 @@ tokens:
 			f.ElemSize, fixup = f.Size, false
 		}
 	}
-	if fixup {
-		f.ElemSize = 1
+	if fixup { // a typedef of no integer size: its bytes
+		f.Display, f.ElemSize = DisplayBytes, 1
 	}
 }
 

@@ -105,7 +105,7 @@ func TestDecode(t *testing.T) {
 			{Name: "ptr", Value: trace.HexValue(0x1000)},
 			{Name: "name", Value: trace.StringValue("hello")},
 			{Name: "blob", Value: trace.ArrayValue([]trace.Value{trace.UintValue(7), trace.UintValue(8), trace.UintValue(9)})},
-			{Name: "pid", Value: trace.HexValue(0x950)},
+			{Name: "pid", Value: trace.IntValue(0x950)},
 			{Name: "arr", Value: trace.ArrayValue([]trace.Value{trace.UintValue(1), trace.UintValue(2), trace.UintValue(3)})},
 			{Name: "forced", Value: trace.IntValue(-1)},
 			{Name: "s", Value: trace.BytesValue([]byte{0xde, 0xad})},
