@@ -117,3 +117,13 @@ func (x *Index) Symbols() SymbolSource { return x.symbols }
 type SpanSymbolizer interface {
 	SymbolizeSpan(pid int64, t trace.Time, addr uint64) (f trace.Frame, ok bool, from, to trace.Time)
 }
+
+// Payload decodes an event's payload (Details without the stack and
+// labels), as the reader returns it.
+func (x *Index) Payload(id EventID) (trace.Details, error) {
+	e, err := x.Event(id)
+	if err != nil {
+		return trace.Details{}, err
+	}
+	return x.r.Details(e)
+}

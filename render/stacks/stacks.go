@@ -426,16 +426,29 @@ type Result struct {
 }
 
 // Result lays the tree out, leaving out the nodes whose total is below
-// the root's total / width (width ≤ 0 keeps every node). unit fills
-// Reply.Unit.
-func (a *Aggregator) Result(width int, unit string) *Result {
+// the root's total / width (width ≤ 0 keeps every node) and, when more
+// than maxNodes would remain (maxNodes > 0), the lightest of them, so
+// that at most maxNodes remain. unit fills Reply.Unit.
+func (a *Aggregator) Result(width, maxNodes int, unit string) *Result {
 	a.finish()
 	kids, start := a.children()
 	r := &Result{a: a, mapped: make([]int32, len(a.nodes))}
 	r.Total, r.Samples, r.Unit = a.total, a.samples, unit
 	rootTotal := a.nodes[0].total
+	var floor int64 = -1 // nodes must weigh more than floor
+	if maxNodes > 0 && len(a.nodes) > maxNodes {
+		// A node weighs no more than its parent, so keeping the heaviest
+		// keeps a tree.
+		totals := make([]int64, 0, len(a.nodes))
+		for _, n := range a.nodes[1:] {
+			totals = append(totals, n.total)
+		}
+		slices.Sort(totals)
+		floor = totals[len(totals)-maxNodes] // maxNodes-1 kids at most, and the root
+	}
 	keep := func(n int32) bool {
-		return width <= 0 || n == 0 || a.nodes[n].total*int64(width) >= rootTotal && a.nodes[n].total != 0
+		t := a.nodes[n].total
+		return t > floor && (width <= 0 || t != 0 && t*int64(width) >= rootTotal)
 	}
 	nameOut := map[int32]int64{}
 	var walk func(n int32, parent int64)

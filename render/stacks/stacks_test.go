@@ -165,7 +165,7 @@ func TestAggregateBruteForce(t *testing.T) {
 		if total == 0 {
 			want[RootName] = [2]int64{}
 		}
-		r := a.Result(0, "samples")
+		r := a.Result(0, 0, "samples")
 		got := paths(&r.Reply)
 		if len(got) != len(want) {
 			t.Errorf("options %d: %d nodes, want %d", i, len(got), len(want))
@@ -206,7 +206,7 @@ func TestPrune(t *testing.T) {
 		}
 		a.Add(Sample{Stack: a.Intern(fs), Weight: 1, Ev: render.EventID{Index: int32(i)}})
 	}
-	r := a.Result(200, "samples") // threshold 5: the rare leaves (1 each) go
+	r := a.Result(200, 0, "samples") // threshold 5: the rare leaves (1 each) go
 	if len(r.Nodes) != 2 || r.Pruned != 10 || r.Nodes[1] != [4]int64{0, 1, 1000, 990} {
 		t.Fatalf("pruned reply %+v", r.Reply)
 	}
@@ -215,6 +215,10 @@ func TestPrune(t *testing.T) {
 	}
 	if hits, more := r.Hits(1, 10); len(hits) != 10 || !more {
 		t.Errorf("node 1 capped: %d hits, more %v", len(hits), more)
+	}
+	r = a.Result(0, 5, "samples") // the root, main and the three heaviest... all weigh 1: only main
+	if len(r.Nodes) != 2 || r.Pruned != 10 {
+		t.Fatalf("capped reply %+v", r.Reply)
 	}
 }
 
