@@ -18,7 +18,11 @@
 //   - per track, time cells: for every power-of-two resolution from the
 //     track's finest (about 4 events per cell) up, the first event index
 //     and majority type of every aligned time cell (at most 3 bytes per
-//     event; cells.go).
+//     event; cells.go);
+//   - per track, for the events that carry a stack only, their index in
+//     the track and stack id (8 bytes per stacked event, no pointers), so
+//     that stack aggregation (render/stacks) reads neither the spill file
+//     nor the trace (stacked.go).
 //
 // Everything else an event carries (sequence number, CPU, stack, labels,
 // payload location) goes once to a temporary spill file as delta-encoded

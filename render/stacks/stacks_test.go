@@ -238,3 +238,42 @@ func TestTransformsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// epochSymbols names address a "old" before time 1000 and "new" from
+// then on, and says so with its spans.
+type epochSymbols struct{ calls *int }
+
+func (epochSymbols) Observe(trace.Reader, trace.Event)  {}
+func (epochSymbols) Finish(trace.Reader) (int64, int64) { return 0, 0 }
+func (s epochSymbols) Symbolize(pid int64, t trace.Time, a uint64) (trace.Frame, bool) {
+	f, ok, _, _ := s.SymbolizeSpan(pid, t, a)
+	return f, ok
+}
+func (s epochSymbols) SymbolizeSpan(pid int64, t trace.Time, a uint64) (trace.Frame, bool, trace.Time, trace.Time) {
+	*s.calls++
+	if a != 1 {
+		return trace.Frame{Addr: a, Module: "m", Func: "main"}, true, -1 << 63, 1<<63 - 1
+	}
+	if t < 1000 {
+		return trace.Frame{Addr: a, Module: "m", Func: "old"}, true, -1 << 63, 1000
+	}
+	return trace.Frame{Addr: a, Module: "m", Func: "new"}, true, 1000, 1<<63 - 1
+}
+
+// TestResolverSpans checks that cached stack names are reused only
+// inside the span their symbols hold for.
+func TestResolverSpans(t *testing.T) {
+	a, _ := New(Options{})
+	calls := 0
+	r := NewResolver(func(trace.StackID) []uint64 { return []uint64{1, 2} }, epochSymbols{&calls}, a)
+	for tm := trace.Time(0); tm < 2000; tm += 10 {
+		a.Add(Sample{Time: tm, Stack: r.Stack(-1, 1, tm), Weight: 1})
+	}
+	got := paths(&a.Result(0, 0, "samples").Reply)
+	if got["all;m!main;m!old"] != [2]int64{100, 100} || got["all;m!main;m!new"] != [2]int64{100, 100} {
+		t.Errorf("tree %v", got)
+	}
+	if calls != 4 { // two frames, named twice
+		t.Errorf("%d symbol calls, want 4", calls)
+	}
+}
