@@ -18,7 +18,11 @@
 //   - per track, time cells: for every power-of-two resolution from the
 //     track's finest (about 4 events per cell) up, the first event index
 //     and majority type of every aligned time cell (at most 3 bytes per
-//     event; cells.go).
+//     event; cells.go);
+//   - per track, for the events that carry a stack only, their index in
+//     the track and stack id (8 bytes per stacked event, no pointers), so
+//     that stack aggregation (render/stacks) reads neither the spill file
+//     nor the trace (stacked.go).
 //
 // Everything else an event carries (sequence number, CPU, stack, labels,
 // payload location) goes once to a temporary spill file as delta-encoded
@@ -127,6 +131,11 @@ type track struct {
 	cells    []cellLevel
 	cellBase uint8
 	spill    spillTrack
+	// stacked lists the events that carry a stack: their index in the
+	// track (ascending) and their stack id, side by side; empty for a
+	// trace without stacks (stacks.go).
+	stacked   column[int32]
+	stackedID column[trace.StackID]
 }
 
 // Index is the searchable, queryable index of one trace. It is built by
@@ -152,6 +161,9 @@ type Index struct {
 	counter  export.Counter // written by the reading goroutine
 	symbols  SymbolSource   // fed by the reading goroutine; nil without one
 	frames   *export.FrameCount
+	// stackTypes counts the events that carry a stack, by TypeID (index
+	// 0 holds OtherType and events without a type).
+	stackTypes []int64
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -181,6 +193,7 @@ type entry struct {
 	time  trace.Time
 	track trace.TrackID // trace.NoTrack for ids that do not resolve
 	typ   trace.TypeID
+	stack trace.StackID
 }
 
 // batch is a run of events read ahead by the reading goroutine.
@@ -304,7 +317,7 @@ func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
 		if x.symbols != nil {
 			x.symbols.Observe(x.r, *e)
 		}
-		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
+		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type, stack: e.Stack})
 	}
 }
 
@@ -402,6 +415,9 @@ func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, al
 		if t.times.len() >= MaxTrackEvents {
 			return fmt.Errorf("render: track %d has more than %d events", e.track, MaxTrackEvents)
 		}
+		if e.stack != trace.NoStack {
+			x.addStacked(t, e)
+		}
 		t.push(e.time, e.typ)
 		x.events++
 	}
@@ -459,6 +475,8 @@ func (t *track) push(tm trace.Time, typ trace.TypeID) {
 func (t *track) clip() {
 	t.times.clip()
 	t.types.clip()
+	t.stacked.clip()
+	t.stackedID.clip()
 	for i := range t.nodes {
 		t.nodes[i].clip()
 	}
@@ -534,6 +552,7 @@ func (x *Index) Bytes() int64 {
 			continue
 		}
 		n += 200 + t.times.bytes(8) + t.types.bytes(2) + int64(cap(t.spill.runs))*24 + int64(cap(t.nodes))*32
+		n += t.stacked.bytes(4) + t.stackedID.bytes(4)
 		for i := range t.nodes {
 			n += t.nodes[i].bytes(8)
 		}

@@ -28,6 +28,9 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/{id}/meta", s.handleMeta)
 		r.Get("/{id}/events/{ev}", s.handleEvent)
 		r.Get("/{id}/search", s.handleSearch)
+		r.Get("/{id}/stacks", s.handleStacks)
+		r.Get("/{id}/stacks/events", s.handleStackEvents)
+		r.Get("/{id}/stacks/samples", s.handleStackSamples)
 		r.Get("/{id}/ws", s.handleSocket)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

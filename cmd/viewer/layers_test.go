@@ -45,6 +45,7 @@ var layers = []struct {
 	{"viewer/trace/*/*/*test", []string{"viewer/trace", "viewer/symbols", "viewer/trace/*/*test", "viewer/trace/*/*/*test"}, "writers for tests"},
 	{"viewer/trace/tracetest", []string{"viewer/trace", "viewer/trace/export"}, "checks every reader's tests share"},
 	{"viewer/render", []string{"viewer/trace", "viewer/trace/export", "viewer/render/*"}, "the index"},
+	{"viewer/render/stacks", []string{"viewer/trace", "viewer/render"}, "stack aggregation over the index, shared by the API and viewer stacks"},
 	{"viewer/render/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*"}, "the index's parts"},
 	{"viewer/ui", nil, "embedded pages and scripts"},
 	{"viewer/ui/templates", nil, "templ pages"},

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"viewer/render/stacks"
 	"viewer/trace"
 	"viewer/trace/clr"
 	"viewer/trace/export"
@@ -23,17 +25,22 @@ type sample struct {
 	stack   trace.StackID
 	track   trace.TrackID
 	managed bool // the sampled thread ran managed code (Thread/Sample Type 2)
+	// value is the sample's payload field asked for by --weight
+	// field:NAME, when it has it.
+	value    int64
+	hasValue bool
 }
 
 // scan reads a whole trace once: statistics, the managed method map and
-// the stack samples (events named event, or Thread/Sample).
+// the stack samples (events named event, or Thread/Sample), with the
+// numeric payload field named field when field is not "".
 type scan struct {
 	stats   export.Stats
 	symbols *clr.Symbols
 	samples []sample
 }
 
-func scanTrace(ctx context.Context, r trace.Reader, event string) (*scan, error) {
+func scanTrace(ctx context.Context, r trace.Reader, event, field string) (*scan, error) {
 	if event == "" {
 		event = clr.SampleEvent
 	}
@@ -68,13 +75,32 @@ func scanTrace(ctx context.Context, r trace.Reader, event string) (*scan, error)
 			}
 		}
 		if isSample[e.Type] > 0 {
-			s.samples = append(s.samples, sample{time: e.Time, stack: e.Stack, track: e.Track, managed: isManagedSample(r, e)})
+			sm := sample{time: e.Time, stack: e.Stack, track: e.Track, managed: isManagedSample(r, e)}
+			if field != "" {
+				sm.value, sm.hasValue = fieldValue(r, e, field)
+			}
+			s.samples = append(s.samples, sm)
 		}
 	}
 	if frames, resolved := s.symbols.Finish(r); frames > 0 {
 		s.stats.Frames = &export.FrameCount{Total: frames, Resolved: resolved}
 	}
 	return s, nil
+}
+
+// fieldValue returns a numeric top-level payload field of an event,
+// rounded to an integer.
+func fieldValue(r trace.Reader, e trace.Event, name string) (int64, bool) {
+	d, _ := r.Details(e)
+	for _, f := range d.Fields {
+		if f.Name == name {
+			if v, ok := f.Value.Number(); ok && !math.IsNaN(v) {
+				return int64(math.Round(v)), true
+			}
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // isManagedSample reports whether a Thread/Sample event says the thread
@@ -92,14 +118,42 @@ func isManagedSample(r trace.Reader, e trace.Event) bool {
 	return false
 }
 
+// trackFlag collects repeated --track values.
+type trackFlag []string
+
+func (t *trackFlag) String() string     { return strings.Join(*t, ",") }
+func (t *trackFlag) Set(v string) error { *t = append(*t, v); return nil }
+
 func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("stacks", stderr)
 	collapsed := fs.Bool("collapsed", false, `print "frame;frame;frame weight" lines (root first) for flame-graph tools`)
 	perThread := fs.Bool("per-thread", false, "aggregate per thread: the thread is the root frame")
 	managedOnly := fs.Bool("managed-only", false, "only samples taken while the thread ran managed code")
-	byTime := fs.Bool("time", false, "weigh each sample by the time since its thread's previous sample (ns), as dotnetdiag does, instead of 1")
+	byTime := fs.Bool("time", false, "the same as --weight time")
+	weightFlag := fs.String("weight", "count", "weigh samples by count, time (the time since the thread's previous sample, ns, as dotnetdiag does) or field:NAME (a numeric payload field)")
 	event := fs.String("event", "", "the event whose stacks are aggregated (default Thread/Sample)")
+	from := fs.Int64("from", math.MinInt64, "only samples at or after this time (ns)")
+	to := fs.Int64("to", math.MaxInt64, "only samples before this time (ns)")
+	var tracks trackFlag
+	fs.Var(&tracks, "track", "only samples of this thread (its name, or its thread id); repeatable")
+	viewFlag := fs.String("view", "top", "top, bottom, callers:NAME or callees:NAME")
+	tfFlag := fs.String("tf", "", "transforms, as the API's tf parameter (web/PROTOCOL.md)")
 	name, err := oneFile(fs, args)
+	if err != nil {
+		return err
+	}
+	weight, err := stacks.ParseWeight(*weightFlag)
+	if err != nil {
+		return err
+	}
+	if *byTime {
+		weight = stacks.Weight{Kind: stacks.Time}
+	}
+	view, err := stacks.ParseView(*viewFlag)
+	if err != nil {
+		return err
+	}
+	tf, err := stacks.ParseTransforms(*tfFlag)
 	if err != nil {
 		return err
 	}
@@ -108,14 +162,33 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer f.Close()
-	s, err := scanTrace(ctx, f, *event)
+	field := ""
+	if weight.Kind == stacks.Field {
+		field = weight.Field
+	}
+	s, err := scanTrace(ctx, f, *event, field)
 	if err != nil {
 		return err
 	}
-	weights := map[string]int64{}
-	var total int64
 	meta := f.Meta()
-	var sb strings.Builder
+	agg, err := stacks.New(stacks.Options{View: view, Transforms: tf, PerThread: *perThread,
+		ThreadName: func(id trace.TrackID) string { return trackName(meta, id) }})
+	if err != nil {
+		return err
+	}
+	res := stacks.NewResolver(f.Stack, s.symbols, agg)
+	keep := func(trace.TrackID) bool { return true }
+	if len(tracks) > 0 {
+		keep = func(id trace.TrackID) bool {
+			n := trackName(meta, id)
+			for _, t := range tracks {
+				if t == n || id >= 0 && int(id) < len(meta.Tracks) && t == strconv.FormatInt(meta.Tracks[id].TID, 10) {
+					return true
+				}
+			}
+			return false
+		}
+	}
 	type last struct {
 		time    trace.Time
 		managed bool
@@ -123,36 +196,37 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	prev := map[trace.TrackID]last{}
 	for _, sm := range s.samples {
 		w, managed := int64(1), sm.managed
-		if *byTime {
-			// The interval since the thread's previous sample goes to this
-			// sample's stack, and ran managed code if the previous sample
-			// found the thread in managed code. A thread's first sample
-			// has no interval.
+		switch weight.Kind {
+		case stacks.Time:
+			// The interval since the thread's previous sample (in the
+			// whole trace) goes to this sample's stack, and ran managed
+			// code if the previous sample found the thread in managed
+			// code. A thread's first sample has no interval.
 			p, ok := prev[sm.track]
 			prev[sm.track] = last{sm.time, sm.managed}
 			if !ok {
 				continue
 			}
 			w, managed = int64(sm.time-p.time), p.managed
+		case stacks.Field:
+			if !sm.hasValue {
+				continue
+			}
+			w = sm.value
 		}
-		if *managedOnly && !managed {
+		if *managedOnly && !managed || sm.time < trace.Time(*from) || sm.time >= trace.Time(*to) || !keep(sm.track) {
 			continue
 		}
-		sb.Reset()
-		if *perThread {
-			sb.WriteString(trackName(meta, sm.track))
-		}
-		addrs := f.Stack(sm.stack)
-		for i := len(addrs) - 1; i >= 0; i-- { // root first
-			if sb.Len() > 0 {
-				sb.WriteByte(';')
-			}
-			fr, _ := s.symbols.Symbolize(-1, sm.time, addrs[i])
-			sb.WriteString(strings.ReplaceAll(fr.String(), ";", ":"))
-		}
-		weights[sb.String()] += w
-		total += w
+		agg.Add(stacks.Sample{Time: sm.time, Track: sm.track, Stack: res.Stack(-1, sm.stack, sm.time), Weight: w})
 	}
+	weights := map[string]int64{}
+	for _, c := range agg.Collapsed() {
+		for i, fr := range c.Frames {
+			c.Frames[i] = strings.ReplaceAll(fr, ";", ":")
+		}
+		weights[strings.Join(c.Frames, ";")] += c.Weight
+	}
+	total := agg.Total()
 	type line struct {
 		stack  string
 		weight int64
@@ -173,24 +247,11 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return bw.Flush()
 	}
 	slices.SortFunc(lines, func(a, b line) int { return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(a.stack, b.stack)) })
-	unit := "samples"
-	if *byTime {
-		unit = "ns"
-	}
-	fmt.Fprintf(bw, "%d %s, %d distinct stacks\n", total, unit, len(lines))
+	fmt.Fprintf(bw, "%d %s, %d distinct stacks\n", total, weight.Unit(), len(lines))
 	for _, l := range lines {
 		fmt.Fprintf(bw, "%6.2f%% %8d  %s\n", 100*float64(l.weight)/float64(max(total, 1)), l.weight, l.stack)
 	}
 	return bw.Flush()
 }
 
-func trackName(m *trace.Meta, id trace.TrackID) string {
-	if id < 0 || int(id) >= len(m.Tracks) {
-		return "no thread"
-	}
-	t := m.Tracks[id]
-	if t.Name != "" {
-		return t.Name
-	}
-	return "thread " + strconv.FormatInt(t.TID, 10)
-}
+func trackName(m *trace.Meta, id trace.TrackID) string { return stacks.TrackName(m, id) }

@@ -133,7 +133,7 @@ func BenchmarkSymbolize(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			s, err := scanTrace(context.Background(), f, "")
+			s, err := scanTrace(context.Background(), f, "", "")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -26,7 +26,7 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer f.Close()
-	s, err := scanTrace(ctx, f, "")
+	s, err := scanTrace(ctx, f, "", "")
 	if err != nil {
 		return err
 	}

@@ -182,3 +182,40 @@ func (f fieldMap) str(name string) string {
 	}
 	return v.Str()
 }
+
+// ResolveSpan is Resolve that also returns the times [from, to) around t
+// over which the answer for addr stays the same: the method map changes
+// its answer for an address only when a method holding it is loaded or
+// unloaded, so a caller may reuse a frame for any sample time inside the
+// span (the bounds may be narrower than the longest such span, never
+// wider).
+func (m *MethodMap) ResolveSpan(t trace.Time, addr uint64) (f trace.Frame, ok bool, from, to trace.Time) {
+	m.sort()
+	i, _ := slices.BinarySearchFunc(m.methods, addr, func(me Method, a uint64) int {
+		if me.Start <= a {
+			return -1
+		}
+		return 1
+	})
+	from, to = Always, MaxTime
+	var best *Method
+	for i--; i >= 0 && m.maxEnd[i] > addr; i-- {
+		me := &m.methods[i]
+		if addr >= me.Start+uint64(me.Size) {
+			continue
+		}
+		switch {
+		case t < me.Loaded:
+			to = min(to, me.Loaded) // it may take over from its load on
+		case t >= me.Unloaded:
+			from = max(from, me.Unloaded) // it may have held addr until its unload
+		case best == nil || me.Loaded > best.Loaded:
+			best = me
+		}
+	}
+	if best == nil {
+		return trace.Frame{Addr: addr}, false, from, to
+	}
+	from, to = max(from, best.Loaded), min(to, best.Unloaded)
+	return trace.Frame{Addr: addr, Module: m.modules[best.ModuleID], Func: best.Name}, true, from, to
+}

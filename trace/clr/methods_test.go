@@ -82,3 +82,38 @@ func sameLoad(all []Method, best *Method, addr uint64, got string) bool {
 	}
 	return false
 }
+
+// TestMethodMapResolveSpan checks that ResolveSpan answers as Resolve and
+// that the answer holds at every time of the span it returns, on random
+// overlapping ranges with loads and unloads.
+func TestMethodMapResolveSpan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	m := NewMethodMap()
+	for i := range 200 {
+		start := uint64(rng.IntN(5000))
+		load := trace.Time(rng.IntN(1000))
+		if rng.IntN(3) == 0 {
+			load = Always
+		}
+		m.AddMethod(load, start, uint32(1+rng.IntN(300)), string(rune('A'+i%26))+string(rune('a'+i/26%26)), 0)
+		if rng.IntN(3) == 0 {
+			m.Unload(max(load, 0)+trace.Time(rng.IntN(500)), start)
+		}
+	}
+	for range 3000 {
+		addr := uint64(rng.IntN(5400))
+		at := trace.Time(rng.IntN(1600)) - 100
+		f, ok, from, to := m.ResolveSpan(at, addr)
+		if g, gok := m.Resolve(at, addr); g != f || gok != ok {
+			t.Fatalf("ResolveSpan(%d, %d) = %v %v, Resolve %v %v", at, addr, f, ok, g, gok)
+		}
+		if from > at || to <= at {
+			t.Fatalf("ResolveSpan(%d, %d): span [%d, %d) misses the time", at, addr, from, to)
+		}
+		for _, u := range []trace.Time{max(from, -200), min(to, 1700) - 1, max(from, -200) + (min(to, 1700)-max(from, -200))/2} {
+			if g, gok := m.Resolve(u, addr); g != f || gok != ok {
+				t.Fatalf("ResolveSpan(%d, %d) = %v %v over [%d, %d), but Resolve(%d) = %v %v", at, addr, f, ok, from, to, u, g, gok)
+			}
+		}
+	}
+}

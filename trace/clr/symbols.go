@@ -72,3 +72,11 @@ func (s *Symbols) Finish(r trace.Reader) (frames, resolved int64) {
 func (s *Symbols) Symbolize(pid int64, t trace.Time, addr uint64) (trace.Frame, bool) {
 	return s.methods.Map.Resolve(t, addr)
 }
+
+// SymbolizeSpan is Symbolize that also returns the times [from, to)
+// around t over which the answer stays the same (see
+// MethodMap.ResolveSpan), so that a caller can name a stack once and
+// reuse the names for every sample of that stack inside the span.
+func (s *Symbols) SymbolizeSpan(pid int64, t trace.Time, addr uint64) (f trace.Frame, ok bool, from, to trace.Time) {
+	return s.methods.Map.ResolveSpan(t, addr)
+}

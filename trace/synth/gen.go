@@ -10,6 +10,7 @@
 package synth
 
 import (
+	"cmp"
 	"io"
 	"strconv"
 	"time"
@@ -33,6 +34,15 @@ type Config struct {
 	// Truncate ends the trace with a *trace.FormatError wrapping
 	// trace.ErrTruncated instead of io.EOF.
 	Truncate bool
+	// Stacks is the number of distinct stacks (default 37) and
+	// StackDepth their frames: 0 gives the default stacks of 3 to 10
+	// frames; N > 0 gives stacks of N frames that share prefixes like a
+	// program's call tree (stack k's frame at depth d, counted from the
+	// root, depends on k's top bits only, more of them deeper), at
+	// addresses 0x400000 + depth<<20 + prefix<<6. With Stacks set, events
+	// pick stacks skewed toward low ids, as a profile's hot paths are.
+	Stacks     int
+	StackDepth int
 }
 
 // Name of the synthetic format in Meta.Format and errors.
@@ -113,8 +123,22 @@ func New(cfg Config) *Trace {
 			g.trackTypes = append(g.trackTypes, int32((tr*7+k)%cfg.Types))
 		}
 	}
-	g.stacks = make([][]uint64, nStacks)
+	g.stacks = make([][]uint64, cmp.Or(cfg.Stacks, nStacks))
+	bits := 0
+	for 1<<bits < len(g.stacks) {
+		bits++
+	}
 	for i := range g.stacks {
+		if d := cfg.StackDepth; d > 0 {
+			s := make([]uint64, d)
+			for j := range s { // leaf first: depth d-1-j
+				depth := d - 1 - j
+				prefix := i >> (bits - bits*(depth+1)/d)
+				s[j] = 0x400000 + uint64(depth)<<20 + uint64(prefix)<<6
+			}
+			g.stacks[i] = s
+			continue
+		}
 		s := make([]uint64, 3+i%8)
 		for j := range s {
 			s[j] = 0x400000 + uint64(i*0x1000+j*0x40)
@@ -197,7 +221,12 @@ func (g *Trace) event(e *trace.Event) error {
 		Payload: trace.Loc{Off: g.off + header, Len: int32(8 + ty&15)},
 	}
 	if r>>10&3 != 0 {
-		e.Stack = trace.StackID(1 + int(r>>24&0xff)*nStacks>>8)
+		if g.cfg.Stacks == 0 {
+			e.Stack = trace.StackID(1 + int(r>>24&0xff)*nStacks>>8)
+		} else { // skewed, as a profile is: the square favours low ids
+			v := r >> 24 & 0xffff
+			e.Stack = trace.StackID(1 + int(v*v>>16)*len(g.stacks)>>16)
+		}
 	}
 	if r>>12&7 == 0 {
 		e.Labels = trace.LabelsID(1 + int(r>>28&0xff)*nLabels>>8)

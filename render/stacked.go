@@ -1,0 +1,129 @@
+package render
+
+import (
+	"iter"
+	"sort"
+
+	"viewer/trace"
+)
+
+// The stacked-event lists: while indexing, every event that carries a
+// stack is recorded in its track's stacked and stackedID columns (its
+// index in the track and its stack id, 8 bytes, no pointers), so that
+// aggregating stacks over a time range, tracks and event type (package
+// render/stacks) reads neither the spill file nor the trace: the time and
+// type come from the track's columns. A trace without stacks pays
+// nothing.
+
+func (x *Index) addStacked(t *track, e *entry) {
+	t.stacked.push(int32(t.times.len())) // the index the event is about to get
+	t.stackedID.push(e.stack)
+	k := 0
+	if e.typ >= 0 && e.typ < typeEscape {
+		k = int(e.typ) + 1
+	}
+	for k >= len(x.stackTypes) {
+		x.stackTypes = append(x.stackTypes, 0)
+	}
+	x.stackTypes[k]++
+}
+
+// StackedEvent is one event that carries a stack.
+type StackedEvent struct {
+	ID    EventID
+	Time  trace.Time
+	Type  trace.TypeID // OtherType when the id does not fit the index (see OtherType)
+	Stack trace.StackID
+}
+
+// StackedType is an event type and how many of its events carry a stack.
+type StackedType struct {
+	Type   trace.TypeID // OtherType for types the index does not tell apart
+	Events int64
+}
+
+// StackedTypes returns the event types whose events carry stacks, with
+// their counts, in type order (OtherType first).
+func (x *Index) StackedTypes() []StackedType {
+	var out []StackedType
+	for k, n := range x.stackTypes {
+		if n > 0 {
+			out = append(out, StackedType{Type: trace.TypeID(k - 1), Events: n})
+		}
+	}
+	return out
+}
+
+// StackedEvents returns the events of a track that carry a stack, with
+// times in [from, to), in track order.
+func (x *Index) StackedEvents(id trace.TrackID, from, to trace.Time) iter.Seq[StackedEvent] {
+	return func(yield func(StackedEvent) bool) {
+		t := x.track(id)
+		if t == nil || t.stacked.len() == 0 || from >= to {
+			return
+		}
+		first := int32(t.lowerBound(from, 0))
+		n := t.stacked.len()
+		k := sort.Search(n, func(k int) bool { return t.stacked.at(k) >= first })
+		for ; k < n; k++ {
+			i := int(t.stacked.at(k))
+			tm := t.times.at(i)
+			if tm >= to {
+				return
+			}
+			ty := trace.TypeID(t.types.at(i))
+			if ty == typeEscape {
+				ty = OtherType
+			}
+			if !yield(StackedEvent{ID: EventID{Track: id, Index: int32(i)}, Time: tm, Type: ty, Stack: t.stackedID.at(k)}) {
+				return
+			}
+		}
+	}
+}
+
+// PrevStacked returns the time of the last event of type typ carrying a
+// stack on a track before the event with index before (in the track's
+// order); ok is false when there is none.
+func (x *Index) PrevStacked(id trace.TrackID, before int32, typ trace.TypeID) (tm trace.Time, ok bool) {
+	t := x.track(id)
+	if t == nil {
+		return 0, false
+	}
+	k := sort.Search(t.stacked.len(), func(k int) bool { return t.stacked.at(k) >= before })
+	for k--; k >= 0; k-- {
+		i := int(t.stacked.at(k))
+		ty := trace.TypeID(t.types.at(i))
+		if ty == typeEscape {
+			ty = OtherType
+		}
+		if ty == typ {
+			return t.times.at(i), true
+		}
+	}
+	return 0, false
+}
+
+// Stack returns the addresses of a stack, leaf first (the reader's).
+func (x *Index) Stack(id trace.StackID) []uint64 { return x.r.Stack(id) }
+
+// Symbols returns the symbol source the index was built with (nil
+// without one).
+func (x *Index) Symbols() SymbolSource { return x.symbols }
+
+// SpanSymbolizer is a SymbolSource that can also say over which times
+// [from, to) around t its answer for an address stays the same, so that
+// stack names can be cached per stack and reused exactly in time.
+type SpanSymbolizer interface {
+	SymbolizeSpan(pid int64, t trace.Time, addr uint64) (f trace.Frame, ok bool, from, to trace.Time)
+}
+
+// Payload decodes an event's payload (Details without the stack and
+// labels), as the reader returns it.
+func (x *Index) Payload(id EventID) (trace.Details, error) {
+	e, err := x.Event(id)
+	if err != nil {
+		return trace.Details{}, err
+	}
+	return x.r.Details(e)
+}
