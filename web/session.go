@@ -74,6 +74,13 @@ type session struct {
 	out     chan []byte   // JSON messages for the writer
 	wake    chan struct{} // a request is pending
 
+	// closing is closed by closeWith: the writer sends a close message
+	// with closeCode and closeText and ends the session.
+	closing   chan struct{}
+	closeOnce sync.Once
+	closeCode int
+	closeText string
+
 	mu       sync.Mutex
 	viewport *request // newest pending viewport request ("latest wins")
 	frame    []byte
@@ -87,6 +94,9 @@ func (s *Server) upgrader() *websocket.Upgrader {
 		ReadBufferSize:  4096,
 		WriteBufferSize: 64 << 10,
 		CheckOrigin:     s.checkOrigin,
+		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
+			writeError(w, status, "websocket upgrade refused: "+reason.Error())
+		},
 	}
 }
 
@@ -120,22 +130,39 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has replied
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	j, release := s.ix.acquire(e)
 	ss := &session{
 		srv:     s,
 		conn:    conn,
 		e:       e,
-		job:     j,
-		release: release,
-		ctx:     ctx,
-		cancel:  cancel,
 		out:     make(chan []byte, outQueueLength),
 		wake:    make(chan struct{}, 1),
+		closing: make(chan struct{}),
 	}
+	if ok, reason := s.res.join(ss); !ok {
+		// A browser sees no HTTP status of a refused upgrade, only a close
+		// code and reason: accept, then close at once saying why.
+		conn.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(CloseTryAgainLater, reason), time.Now().Add(writeWait))
+		conn.Close()
+		return
+	}
+	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
+	ss.job, ss.release = s.ix.acquire(e)
 	s.sessions.Add(2)
 	go ss.readLoop()
 	go ss.writeLoop()
+}
+
+// closeWith ends the session with a close message: code and a reason for
+// the user (at most 123 bytes, the most a close frame holds).
+func (ss *session) closeWith(code int, reason string) {
+	ss.closeOnce.Do(func() {
+		if len(reason) > 123 {
+			reason = reason[:123]
+		}
+		ss.closeCode, ss.closeText = code, reason
+		close(ss.closing)
+	})
 }
 
 // guard recovers a panic in a session goroutine, logs it with the trace
@@ -234,6 +261,7 @@ func (ss *session) send(v any) bool {
 
 func (ss *session) writeLoop() {
 	defer ss.srv.sessions.Done()
+	defer ss.srv.res.leave(ss)
 	defer ss.release()
 	defer ss.conn.Close()
 	defer ss.cancel()
@@ -253,6 +281,11 @@ func (ss *session) writeLoop() {
 		case <-ss.srv.shutdown:
 			ss.conn.WriteControl(websocket.CloseMessage,
 				websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
+				time.Now().Add(writeWait))
+			return
+		case <-ss.closing:
+			ss.conn.WriteControl(websocket.CloseMessage,
+				websocket.FormatCloseMessage(ss.closeCode, ss.closeText),
 				time.Now().Add(writeWait))
 			return
 		case <-ping.C:
@@ -308,10 +341,10 @@ func (ss *session) writeReady(idx *index) error {
 		return nil
 	}
 	ss.sentTables = true
-	if err := ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.info(ss.e)}); err != nil {
+	if err := ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.listInfo(ss.e)}); err != nil {
 		return err
 	}
-	tables := wire.NewTables(idx.x.Meta(), idx.x.Tracks())
+	tables := idx.tables()
 	return ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
 }
 
@@ -351,9 +384,15 @@ func (ss *session) serve() error {
 	return ss.serveViewport(idx, vp)
 }
 
+// serveViewport answers one request within the query timeout. A query
+// cut off by it is answered with an error message flagged "cut_off". The
+// reply buffers are let go after a large reply, so that an idle session
+// holds at most keepReplyBytes of them.
 func (ss *session) serveViewport(idx *index, vp *request) error {
 	start := time.Now()
-	err := idx.x.QueryInto(ss.ctx, render.Viewport{
+	ctx, cancel := context.WithTimeout(ss.ctx, ss.srv.res.timeout)
+	defer cancel()
+	err := idx.x.QueryInto(ctx, render.Viewport{
 		Start:  trace.Time(vp.Start),
 		End:    trace.Time(vp.End),
 		Width:  vp.Width,
@@ -363,8 +402,19 @@ func (ss *session) serveViewport(idx *index, vp *request) error {
 		if ss.ctx.Err() != nil {
 			return err
 		}
+		ss.slice = render.Slice{}
+		if ctx.Err() != nil {
+			return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "cut_off": true,
+				"error": fmt.Sprintf("the view took longer than %v to draw and was cut off; show fewer tracks or a shorter time", ss.srv.res.timeout)})
+		}
 		return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "error": err.Error()})
 	}
-	ss.frame = wire.AppendReply(ss.frame[:0], vp.Seq, wire.NewReply(&ss.slice, time.Since(start)))
-	return ss.write(websocket.BinaryMessage, ss.frame)
+	reply := wire.NewReply(&ss.slice, time.Since(start))
+	idx.foldTypes(reply)
+	ss.frame = wire.AppendReply(ss.frame[:0], vp.Seq, reply)
+	err = ss.write(websocket.BinaryMessage, ss.frame)
+	if cap(ss.frame) > keepReplyBytes {
+		ss.frame, ss.slice = nil, render.Slice{}
+	}
+	return err
 }
