@@ -3,10 +3,13 @@ package web
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+
+	"viewer/render"
 )
 
 // Bounds on what the clients of one server can make it hold and do at once
@@ -18,17 +21,31 @@ const (
 	DefaultMaxSessions = 64
 	// DefaultMaxTraceSessions is the default Config.MaxTraceSessions:
 	// websocket sessions open at once on one trace.
-	DefaultMaxTraceSessions = 16
+	DefaultMaxTraceSessions = 32
 	// DefaultQueryTimeout is the default Config.QueryTimeout: how long one
 	// search or viewport query may run (waiting for its turn included)
 	// before it is cut off, so that every answer comes within 2 s.
 	DefaultQueryTimeout = 1500 * time.Millisecond
 
-	// keepReplyBytes is the largest reply buffer a session keeps between
-	// replies; a larger reply's buffers are let go once it is sent, so
-	// that idle sessions do not each hold their largest reply.
+	// keepReplyBytes is the largest reply buffer a query slot keeps while
+	// no query needs it; larger ones are let go after shrinkAfter.
 	keepReplyBytes = 1 << 20
+	shrinkAfter    = 2 * time.Second
+
+	// bigCells is the size (tracks × (width+1)) from which a viewport
+	// query is "big": big queries run one at a time, so that the reply
+	// buffers of at most one of them (up to about 100 MB) exist at once.
+	bigCells = 1 << 18
 )
+
+// replyBuffers are the buffers a viewport query and its reply frame are
+// built in. They belong to a query slot, not to a session: however many
+// sessions are open, at most one set per slot exists, and sets grown by a
+// large reply are let go when the slots are idle.
+type replyBuffers struct {
+	slice render.Slice
+	frame []byte
+}
 
 // Websocket close codes the server sends besides the standard ones (the
 // reason text says the same for people; the page shows it).
@@ -44,6 +61,18 @@ const (
 type resources struct {
 	maxSessions, maxTrace int
 	timeout               time.Duration
+	// slots bounds the viewport queries running at once to the
+	// processors: more would only share them, and every waiting session
+	// keeps collecting newer requests meanwhile. Each slot carries its
+	// reply buffers.
+	slots chan *replyBuffers
+	// shrink lets go of the slots' large buffers once no query has used
+	// them for shrinkAfter.
+	// big holds the buffers of the one big viewport query that may run
+	// (the slots' own buffers stay small).
+	big         chan *replyBuffers
+	shrink      *time.Timer
+	shrinkAfter time.Duration
 	// searchSlots bounds the searches running at once to half the
 	// processors (at least one), so that searches, which can scan a whole
 	// trace, leave the other half to the sessions' viewport queries.
@@ -61,7 +90,16 @@ func newResources(cfg Config) *resources {
 		timeout:     cfg.QueryTimeout,
 		searchSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		byTrace:     map[uuid.UUID]map[*session]struct{}{},
+		slots:       make(chan *replyBuffers, runtime.GOMAXPROCS(0)),
+		shrinkAfter: shrinkAfter,
+		big:         make(chan *replyBuffers, 1),
 	}
+	r.big <- &replyBuffers{}
+	for range cap(r.slots) {
+		r.slots <- &replyBuffers{}
+	}
+	r.shrink = time.AfterFunc(time.Hour, r.shrinkIdle)
+	r.shrink.Stop()
 	if r.maxSessions <= 0 {
 		r.maxSessions = DefaultMaxSessions
 	}
@@ -127,4 +165,45 @@ func (r *resources) sessions() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.total
+}
+
+// putSlot gives back a query slot taken from slots; a slot whose buffers
+// grew past keepReplyBytes has them let go once the slots are idle.
+func (r *resources) putSlot(b *replyBuffers) { r.put(r.slots, b) }
+
+// putBig gives back the big query's buffers taken from big.
+func (r *resources) putBig(b *replyBuffers) { r.put(r.big, b) }
+
+func (r *resources) put(c chan *replyBuffers, b *replyBuffers) {
+	if cap(b.frame) > keepReplyBytes {
+		r.shrink.Reset(r.shrinkAfter)
+	}
+	c <- b
+}
+
+// shrinkIdle lets go of the large buffers of the slots not in use and
+// returns the memory to the system: it runs after a burst of large
+// replies, when they have stopped.
+func (r *resources) shrinkIdle() {
+	freed := 0
+	for _, c := range []chan *replyBuffers{r.slots, r.big} {
+		var held []*replyBuffers
+		for range cap(c) {
+			select {
+			case b := <-c:
+				if cap(b.frame) > keepReplyBytes {
+					freed += cap(b.frame)
+					*b = replyBuffers{}
+				}
+				held = append(held, b)
+			default:
+			}
+		}
+		for _, b := range held {
+			c <- b
+		}
+	}
+	if freed > 0 {
+		debug.FreeOSMemory()
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -76,20 +77,14 @@ func (idx *index) tables() *wire.Tables {
 	return wire.NewTables(&m, tracks)
 }
 
-// foldTypes gives the reply items of the types beyond the cap the id of
-// the tables' "other" entry.
-func (idx *index) foldTypes(r *wire.Reply) {
+// maxType is the largest type id a reply item may carry: with more types
+// than the cap, the items of the types beyond carry the id of the tables'
+// "other" entry.
+func (idx *index) maxType() int32 {
 	if len(idx.x.Meta().Types) <= MaxListedTypes {
-		return
+		return math.MaxInt32
 	}
-	const other = MaxListedTypes - 1
-	for _, t := range r.Tracks {
-		for i, ty := range t.Type {
-			if ty > other {
-				t.Type[i] = other
-			}
-		}
-	}
+	return MaxListedTypes - 1
 }
 
 // metaJSON is the reply of GET /api/traces/{id}/meta (PROTOCOL.md §3).

@@ -37,7 +37,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -103,10 +102,6 @@ type Server struct {
 	shutOnce sync.Once
 	shutdown chan struct{} // closed to end every websocket session
 	sessions sync.WaitGroup
-	// querySlots bounds the viewport queries running at once to the
-	// processors: more would only share them, and every waiting session
-	// keeps collecting newer requests meanwhile.
-	querySlots chan struct{}
 	// res bounds the sessions and the searches (limits.go).
 	res *resources
 	// accepted, when set (by tests), is called by a session's reader with
@@ -150,9 +145,7 @@ func New(cfg Config) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		shutdown: make(chan struct{}),
-
-		querySlots: make(chan struct{}, runtime.GOMAXPROCS(0)),
-		res:        newResources(cfg),
+		res:      newResources(cfg),
 	}
 	for _, h := range cfg.AllowHosts {
 		s.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true

@@ -83,8 +83,6 @@ type session struct {
 
 	mu       sync.Mutex
 	viewport *request // newest pending viewport request ("latest wins")
-	frame    []byte
-	slice    render.Slice
 	// sentTables says whether the name tables went out (writer only).
 	sentTables bool
 }
@@ -359,16 +357,28 @@ func (ss *session) serve() error {
 		return err
 	}
 	ss.mu.Lock()
-	pending := ss.viewport != nil
+	pending := ss.viewport
 	ss.mu.Unlock()
-	if !pending {
+	if pending == nil {
 		return nil
+	}
+	var bigBuf *replyBuffers
+	if len(pending.Tracks)*(pending.Width+1) > bigCells {
+		select {
+		case bigBuf = <-ss.srv.res.big:
+			defer ss.srv.res.putBig(bigBuf)
+		case <-ss.ctx.Done():
+			return ss.ctx.Err()
+		case <-ss.srv.shutdown:
+			return nil
+		}
 	}
 	// Wait for a query slot before taking the requests, so that a session
 	// that waited answers the newest request it has by then.
+	var buf *replyBuffers
 	select {
-	case ss.srv.querySlots <- struct{}{}:
-		defer func() { <-ss.srv.querySlots }()
+	case buf = <-ss.srv.res.slots:
+		defer ss.srv.res.putSlot(buf)
 	case <-ss.ctx.Done():
 		return ss.ctx.Err()
 	case <-ss.srv.shutdown:
@@ -381,14 +391,16 @@ func (ss *session) serve() error {
 	if vp == nil {
 		return nil
 	}
-	return ss.serveViewport(idx, vp)
+	if bigBuf != nil {
+		buf = bigBuf
+	}
+	return ss.serveViewport(idx, vp, buf)
 }
 
-// serveViewport answers one request within the query timeout. A query
-// cut off by it is answered with an error message flagged "cut_off". The
-// reply buffers are let go after a large reply, so that an idle session
-// holds at most keepReplyBytes of them.
-func (ss *session) serveViewport(idx *index, vp *request) error {
+// serveViewport answers one request within the query timeout, in the
+// buffers of its query slot. A query cut off by the timeout is answered
+// with an error message flagged "cut_off".
+func (ss *session) serveViewport(idx *index, vp *request, buf *replyBuffers) error {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ss.ctx, ss.srv.res.timeout)
 	defer cancel()
@@ -397,24 +409,17 @@ func (ss *session) serveViewport(idx *index, vp *request) error {
 		End:    trace.Time(vp.End),
 		Width:  vp.Width,
 		Tracks: vp.Tracks,
-	}, &ss.slice)
+	}, &buf.slice)
 	if err != nil {
 		if ss.ctx.Err() != nil {
 			return err
 		}
-		ss.slice = render.Slice{}
 		if ctx.Err() != nil {
 			return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "cut_off": true,
 				"error": fmt.Sprintf("the view took longer than %v to draw and was cut off; show fewer tracks or a shorter time", ss.srv.res.timeout)})
 		}
 		return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "error": err.Error()})
 	}
-	reply := wire.NewReply(&ss.slice, time.Since(start))
-	idx.foldTypes(reply)
-	ss.frame = wire.AppendReply(ss.frame[:0], vp.Seq, reply)
-	err = ss.write(websocket.BinaryMessage, ss.frame)
-	if cap(ss.frame) > keepReplyBytes {
-		ss.frame, ss.slice = nil, render.Slice{}
-	}
-	return err
+	buf.frame = wire.AppendSlice(buf.frame[:0], vp.Seq, &buf.slice, time.Since(start), idx.maxType())
+	return ss.write(websocket.BinaryMessage, buf.frame)
 }

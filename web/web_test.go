@@ -608,8 +608,9 @@ func TestLatestWins(t *testing.T) {
 
 	// Piled up: with every query slot taken, the session queues all n
 	// requests before it can run one; then only the newest is answered.
-	for range cap(ts.s.querySlots) {
-		ts.s.querySlots <- struct{}{}
+	var slots []*replyBuffers
+	for range cap(ts.s.res.slots) {
+		slots = append(slots, <-ts.s.res.slots)
 	}
 	c, _, err = ts.dial(id, nil)
 	if err != nil {
@@ -629,8 +630,8 @@ func TestLatestWins(t *testing.T) {
 			t.Fatalf("the session queued %d of %d requests", i, n)
 		}
 	}
-	for range cap(ts.s.querySlots) {
-		<-ts.s.querySlots
+	for _, b := range slots {
+		ts.s.res.slots <- b
 	}
 	if f, _, _, _ := readUntilReply(t, c); f.Seq != 2*n {
 		t.Errorf("first reply after the pile-up answers request %d, want only the newest, %d", f.Seq, 2*n)
