@@ -91,6 +91,7 @@
  * @property {Hit[]} hits     in time order, capped by the source
  * @property {number} total   matches found
  * @property {boolean} [more] the source stopped before the last match
+ * @property {string} [notice] why the list may be incomplete (the server cut the search off at its time budget)
  *
  * @typedef {object} Source
  * @property {(onProgress: (percent: number, text: string) => void) => Promise<Meta>} open
