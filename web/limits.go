@@ -18,10 +18,10 @@ import (
 const (
 	// DefaultMaxSessions is the default Config.MaxSessions: websocket
 	// sessions open at once, all traces together.
-	DefaultMaxSessions = 64
+	DefaultMaxSessions = 128
 	// DefaultMaxTraceSessions is the default Config.MaxTraceSessions:
 	// websocket sessions open at once on one trace.
-	DefaultMaxTraceSessions = 32
+	DefaultMaxTraceSessions = 64
 	// DefaultQueryTimeout is the default Config.QueryTimeout: how long one
 	// search or viewport query may run (waiting for its turn included)
 	// before it is cut off, so that every answer comes within 2 s.
