@@ -21,16 +21,22 @@ type Viewport struct {
 
 // Limits on one viewport, the ones the server enforces on every request
 // (web/PROTOCOL.md §4) and the page is given (ui/static/js/urlspec.js).
+// They are sized for the largest real screen, not for what a client could
+// ask: a 4K screen (3840 px, 7680 device pixels at twice the density)
+// showing 500 tracks of a few pixels each is 3841 × 500 = 1,920,500 cells.
+// A larger request is refused; the page narrows its requests to fit.
 const (
-	// MaxWidth is the widest viewport in pixels a query accepts.
-	MaxWidth = 1 << 15
+	// MaxWidth is the widest viewport in pixels a query accepts: a 4K
+	// screen's width at twice the pixel density, rounded up.
+	MaxWidth = 1 << 13
 	// MaxTracks bounds len(Tracks): the page asks only for the rows it
-	// shows.
-	MaxTracks = 1 << 12
+	// shows, and 2160 screen pixels hold no more than 1024 rows of two
+	// pixels.
+	MaxTracks = 1 << 10
 	// MaxCells bounds (Width+1) × len(Tracks), the most items a reply can
-	// hold (16 bytes each on the wire), so that a reply stays under a few
-	// tens of megabytes whatever a client asks.
-	MaxCells = 1 << 22
+	// hold (16 bytes each on the wire): a reply is at most 32 MiB, about
+	// 17 MB on a dense trace, however a client asks.
+	MaxCells = 1 << 21
 )
 
 // MaxTime bounds the viewport times a query accepts (±2^61 ns, about 73

@@ -31,11 +31,12 @@ type TraceInfo struct {
 	Progress *Progress     `json:"progress,omitempty"`
 }
 
-// info returns what is known of a stored trace.
+// info returns what is known of a stored trace, with its per-type counts
+// (capped: capStats).
 func (s *Server) info(e Entry) TraceInfo {
 	ti := TraceInfo{Entry: e, State: StateQueued}
-	if st, ok := s.lib.Stats(e.ID); ok {
-		ti.State, ti.Stats = StateReady, &st
+	if st, ok := s.ix.stats.get(e.ID); ok {
+		ti.State, ti.Stats = StateReady, st
 	}
 	if j, ok := s.ix.peek(e.ID); ok {
 		p, _ := j.snapshot()
@@ -90,11 +91,23 @@ func (s *Server) index(w http.ResponseWriter, e Entry) (*index, func(), bool) {
 	return nil, nil, false
 }
 
+// listInfo is info without the per-type counts (stats.counts is null),
+// for the library listing: GET /api/traces/{id} has them.
+func (s *Server) listInfo(e Entry) TraceInfo {
+	ti := s.info(e)
+	if ti.Stats != nil {
+		st := *ti.Stats
+		st.Counts = nil
+		ti.Stats = &st
+	}
+	return ti
+}
+
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	list := s.lib.List()
 	out := make([]TraceInfo, len(list))
 	for i, e := range list {
-		out[i] = s.info(e)
+		out[i] = s.listInfo(e)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -123,6 +136,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 // build can start for it, then stops and closes its index.
 func (s *Server) delete(e Entry) error {
 	err := s.lib.Delete(e.ID)
+	s.res.closeTrace(e.ID, CloseTraceDeleted, "the trace was deleted")
 	s.ix.drop(e.ID)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("deleting trace", "trace", e.ID, "err", err)
@@ -396,12 +410,18 @@ const (
 	MaxSearchLimit     = 10000
 )
 
+// errBadQuery marks a query that does not parse.
+type errBadQuery struct{ error }
+
+func (e errBadQuery) Unwrap() error { return e.error }
+
 // search calls yield with the events matching q after from (before it when
-// backward), in order, until yield returns false or no event matches.
+// backward), in order, until yield returns false or no event matches. A
+// query that does not parse is an errBadQuery; ctx ending is its error.
 func (idx *index) search(ctx context.Context, q string, from render.Position, backward bool, yield func(SearchHit) bool) error {
 	f, err := query.Parse(q, idx.x.Meta())
 	if err != nil {
-		return err
+		return errBadQuery{err}
 	}
 	for pos, err := range idx.x.Hits(ctx, f, from, backward) {
 		if err != nil {
@@ -467,9 +487,28 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		from = render.At(trace.Time(n))
 	}
+	if _, err := query.Parse(q.Get("q"), idx.x.Meta()); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	// The query's time budget counts its wait for a search slot; the
+	// request's context ends it early when the client goes away.
+	ctx, cancel := context.WithTimeout(r.Context(), s.res.timeout)
+	defer cancel()
+	select {
+	case s.res.searchSlots <- struct{}{}:
+		defer func() { <-s.res.searchSlots }()
+	case <-ctx.Done():
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many searches are running; none finished within %v: try again", s.res.timeout))
+		return
+	}
 	hits := []SearchHit{}
-	more := false
-	err := idx.search(r.Context(), q.Get("q"), from, backward, func(h SearchHit) bool {
+	more, cutOff := false, false
+	err := idx.search(ctx, q.Get("q"), from, backward, func(h SearchHit) bool {
 		if len(hits) == limit {
 			more = true
 			return false
@@ -477,11 +516,34 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		hits = append(hits, h)
 		return true
 	})
-	if err != nil {
+	switch {
+	case err == nil:
+	case r.Context().Err() != nil:
+		return // the client went away
+	case ctx.Err() != nil:
+		cutOff = true // the hits found within the budget, flagged
+	case errors.As(err, new(errBadQuery)):
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
+	default:
+		writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
+		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"hits": hits, "more": more})
+	out := searchReply{Hits: hits, More: more, CutOff: cutOff}
+	if cutOff {
+		out.Notice = fmt.Sprintf("the search was cut off after %v: the hits are those found by then; narrow the query (an event name, a time range)", s.res.timeout)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// searchReply is the reply of GET /api/traces/{id}/search.
+type searchReply struct {
+	Hits []SearchHit `json:"hits"`
+	More bool        `json:"more"`
+	// CutOff says the scan stopped at the query timeout: Hits are those
+	// found before it, and there may be more (Notice says so for people).
+	CutOff bool   `json:"cut_off,omitempty"`
+	Notice string `json:"notice,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -130,6 +130,7 @@ func (j *job) update(f func(p *Progress)) {
 // indexer builds and holds the indexes of the library's traces.
 type indexer struct {
 	lib     *Library
+	stats   *statsCache // the indexed traces' statistics
 	formats []trace.Format
 	symbols func(format string) render.SymbolSource // Config.Symbols
 	spill   string                                  // directory of the render indexes' spill files
@@ -238,6 +239,7 @@ func (ix *indexer) peek(id uuid.UUID) (*job, bool) {
 
 // drop stops and forgets the job of a deleted trace.
 func (ix *indexer) drop(id uuid.UUID) {
+	ix.stats.drop(id)
 	ix.mu.Lock()
 	j, ok := ix.jobs[id]
 	delete(ix.jobs, id)
@@ -294,8 +296,12 @@ func (ix *indexer) run(ctx context.Context, j *job, e Entry) {
 		return
 	}
 	st := idx.stats
-	if err := ix.lib.SaveStats(e.ID, st); err != nil && !errors.Is(err, ErrNotFound) {
+	err = ix.lib.SaveStats(e.ID, st)
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		ix.log.Warn("saving index cache", "trace", e.ID, "err", err)
+	}
+	if !errors.Is(err, ErrNotFound) {
+		ix.stats.set(e.ID, st)
 	}
 	j.mu.Lock()
 	j.idx, j.file = idx, f
@@ -352,9 +358,18 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 				return
 			}
 			last = now
+			// Progress is the furthest event payload reached in the file;
+			// the furthest byte read counts only for readers whose events
+			// have no payload offsets: a reader may read the whole file
+			// once before its first event (CPEL checks every event
+			// section's order when opened), which put the build at
+			// 99.9 % at once.
 			pct := 0.0
 			if e.Size > 0 {
-				read := max(cr.max.Load(), min(rp.Bytes, e.Size))
+				read := min(rp.Bytes, e.Size)
+				if read <= 0 {
+					read = cr.max.Load()
+				}
 				pct = min(99.9, 100*float64(read)/float64(e.Size))
 			}
 			rate := float64(rp.Events) / now.Sub(start).Seconds()
@@ -366,7 +381,7 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	if err != nil {
 		return nil, f, err
 	}
-	return &index{x: x, r: sr, stats: x.Stats(), types: sr.types}, f, nil
+	return &index{x: x, r: sr, stats: capStats(x.Stats()), types: sr.types}, f, nil
 }
 
 func formatByName(formats []trace.Format, name string) trace.Format {

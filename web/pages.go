@@ -49,7 +49,7 @@ func (s *Server) handleLibraryPage(w http.ResponseWriter, r *http.Request) {
 	infos := make([]TraceInfo, len(list))
 	rows := make([]templates.TraceRow, len(list))
 	for i, e := range list {
-		ti := s.info(e)
+		ti := s.listInfo(e)
 		infos[i] = ti
 		row := templates.TraceRow{
 			ID:       e.ID.String(),
@@ -108,7 +108,7 @@ func (s *Server) handleViewerPage(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusBadRequest, "This link's view cannot be read: "+err.Error())
 		return
 	}
-	ti := s.info(e)
+	ti := s.listInfo(e)
 	if !view.HasRange && ti.Stats != nil {
 		view.Start, view.End = trace.Time(ti.Stats.FirstNS), trace.Time(ti.Stats.LastNS)
 	}

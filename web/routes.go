@@ -12,7 +12,11 @@ import (
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.recoverPanics, s.checkHost, securityHeaders)
-	r.Use(http.NewCrossOriginProtection().Handler)
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.refuse(w, r, http.StatusForbidden, "cross-origin request refused: send it from the viewer's own page")
+	}))
+	r.Use(cop.Handler)
 
 	r.Get("/", s.handleLibraryPage)
 	r.Get("/t/{id}", s.handleViewerPage)
@@ -47,11 +51,21 @@ func chiParam(r *http.Request, key string) string { return chi.URLParam(r, key) 
 func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hostAllowed(r.Host) {
-			http.Error(w, "this server answers only to localhost (unknown Host header)", http.StatusMisdirectedRequest)
+			s.refuse(w, r, http.StatusMisdirectedRequest, "this server answers only to localhost (unknown Host header)")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuse answers a request the middleware refuses: a JSON error for the
+// API (PROTOCOL.md §1), an error page otherwise.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		writeError(w, status, msg)
+		return
+	}
+	s.errorPage(w, r, status, msg)
 }
 
 // contentSecurityPolicy allows the page's own scripts, styles and

@@ -37,9 +37,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -78,6 +78,13 @@ type Config struct {
 	ResidentIndexes int
 	// Logger receives the server's log; nil means slog.Default().
 	Logger *slog.Logger
+	// MaxSessions bounds the websocket sessions open at once, and
+	// MaxTraceSessions those on one trace; 0 means DefaultMaxSessions and
+	// DefaultMaxTraceSessions (limits.go).
+	MaxSessions, MaxTraceSessions int
+	// QueryTimeout bounds one search or viewport query; 0 means
+	// DefaultQueryTimeout.
+	QueryTimeout time.Duration
 }
 
 // Server serves the viewer. Create it with [New], serve [Server.Handler],
@@ -95,10 +102,8 @@ type Server struct {
 	shutOnce sync.Once
 	shutdown chan struct{} // closed to end every websocket session
 	sessions sync.WaitGroup
-	// querySlots bounds the viewport queries running at once to the
-	// processors: more would only share them, and every waiting session
-	// keeps collecting newer requests meanwhile.
-	querySlots chan struct{}
+	// res bounds the sessions and the searches (limits.go).
+	res *resources
 	// accepted, when set (by tests), is called by a session's reader with
 	// the seq of each request it has queued.
 	accepted func(seq uint32)
@@ -140,14 +145,14 @@ func New(cfg Config) (*Server, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		shutdown: make(chan struct{}),
-
-		querySlots: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		res:      newResources(cfg),
 	}
 	for _, h := range cfg.AllowHosts {
 		s.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
 	}
 	s.ix = &indexer{
 		lib:      lib,
+		stats:    newStatsCache(lib),
 		formats:  cfg.Formats,
 		symbols:  cfg.Symbols,
 		spill:    filepath.Join(cfg.DataDir, tmpDir),
@@ -162,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 		log.Warn("could not add the demo trace", "err", err)
 	}
 	for _, e := range lib.List() {
-		if _, ok := lib.Stats(e.ID); !ok {
+		if _, ok := s.ix.stats.get(e.ID); !ok {
 			s.ix.get(e)
 		}
 	}

@@ -74,10 +74,15 @@ type session struct {
 	out     chan []byte   // JSON messages for the writer
 	wake    chan struct{} // a request is pending
 
+	// closing is closed by closeWith: the writer sends a close message
+	// with closeCode and closeText and ends the session.
+	closing   chan struct{}
+	closeOnce sync.Once
+	closeCode int
+	closeText string
+
 	mu       sync.Mutex
 	viewport *request // newest pending viewport request ("latest wins")
-	frame    []byte
-	slice    render.Slice
 	// sentTables says whether the name tables went out (writer only).
 	sentTables bool
 }
@@ -87,6 +92,9 @@ func (s *Server) upgrader() *websocket.Upgrader {
 		ReadBufferSize:  4096,
 		WriteBufferSize: 64 << 10,
 		CheckOrigin:     s.checkOrigin,
+		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
+			writeError(w, status, "websocket upgrade refused: "+reason.Error())
+		},
 	}
 }
 
@@ -120,22 +128,39 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has replied
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	j, release := s.ix.acquire(e)
 	ss := &session{
 		srv:     s,
 		conn:    conn,
 		e:       e,
-		job:     j,
-		release: release,
-		ctx:     ctx,
-		cancel:  cancel,
 		out:     make(chan []byte, outQueueLength),
 		wake:    make(chan struct{}, 1),
+		closing: make(chan struct{}),
 	}
+	if ok, reason := s.res.join(ss); !ok {
+		// A browser sees no HTTP status of a refused upgrade, only a close
+		// code and reason: accept, then close at once saying why.
+		conn.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(CloseTryAgainLater, reason), time.Now().Add(writeWait))
+		conn.Close()
+		return
+	}
+	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
+	ss.job, ss.release = s.ix.acquire(e)
 	s.sessions.Add(2)
 	go ss.readLoop()
 	go ss.writeLoop()
+}
+
+// closeWith ends the session with a close message: code and a reason for
+// the user (at most 123 bytes, the most a close frame holds).
+func (ss *session) closeWith(code int, reason string) {
+	ss.closeOnce.Do(func() {
+		if len(reason) > 123 {
+			reason = reason[:123]
+		}
+		ss.closeCode, ss.closeText = code, reason
+		close(ss.closing)
+	})
 }
 
 // guard recovers a panic in a session goroutine, logs it with the trace
@@ -234,6 +259,7 @@ func (ss *session) send(v any) bool {
 
 func (ss *session) writeLoop() {
 	defer ss.srv.sessions.Done()
+	defer ss.srv.res.leave(ss)
 	defer ss.release()
 	defer ss.conn.Close()
 	defer ss.cancel()
@@ -253,6 +279,11 @@ func (ss *session) writeLoop() {
 		case <-ss.srv.shutdown:
 			ss.conn.WriteControl(websocket.CloseMessage,
 				websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
+				time.Now().Add(writeWait))
+			return
+		case <-ss.closing:
+			ss.conn.WriteControl(websocket.CloseMessage,
+				websocket.FormatCloseMessage(ss.closeCode, ss.closeText),
 				time.Now().Add(writeWait))
 			return
 		case <-ping.C:
@@ -308,10 +339,10 @@ func (ss *session) writeReady(idx *index) error {
 		return nil
 	}
 	ss.sentTables = true
-	if err := ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.info(ss.e)}); err != nil {
+	if err := ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.listInfo(ss.e)}); err != nil {
 		return err
 	}
-	tables := wire.NewTables(idx.x.Meta(), idx.x.Tracks())
+	tables := idx.tables()
 	return ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
 }
 
@@ -326,16 +357,28 @@ func (ss *session) serve() error {
 		return err
 	}
 	ss.mu.Lock()
-	pending := ss.viewport != nil
+	pending := ss.viewport
 	ss.mu.Unlock()
-	if !pending {
+	if pending == nil {
 		return nil
+	}
+	var bigBuf *replyBuffers
+	if len(pending.Tracks)*(pending.Width+1) > bigCells {
+		select {
+		case bigBuf = <-ss.srv.res.big:
+			defer ss.srv.res.putBig(bigBuf)
+		case <-ss.ctx.Done():
+			return ss.ctx.Err()
+		case <-ss.srv.shutdown:
+			return nil
+		}
 	}
 	// Wait for a query slot before taking the requests, so that a session
 	// that waited answers the newest request it has by then.
+	var buf *replyBuffers
 	select {
-	case ss.srv.querySlots <- struct{}{}:
-		defer func() { <-ss.srv.querySlots }()
+	case buf = <-ss.srv.res.slots:
+		defer ss.srv.res.putSlot(buf)
 	case <-ss.ctx.Done():
 		return ss.ctx.Err()
 	case <-ss.srv.shutdown:
@@ -348,23 +391,35 @@ func (ss *session) serve() error {
 	if vp == nil {
 		return nil
 	}
-	return ss.serveViewport(idx, vp)
+	if bigBuf != nil {
+		buf = bigBuf
+	}
+	return ss.serveViewport(idx, vp, buf)
 }
 
-func (ss *session) serveViewport(idx *index, vp *request) error {
+// serveViewport answers one request within the query timeout, in the
+// buffers of its query slot. A query cut off by the timeout is answered
+// with an error message flagged "cut_off".
+func (ss *session) serveViewport(idx *index, vp *request, buf *replyBuffers) error {
 	start := time.Now()
-	err := idx.x.QueryInto(ss.ctx, render.Viewport{
+	ctx, cancel := context.WithTimeout(ss.ctx, ss.srv.res.timeout)
+	defer cancel()
+	err := idx.x.QueryInto(ctx, render.Viewport{
 		Start:  trace.Time(vp.Start),
 		End:    trace.Time(vp.End),
 		Width:  vp.Width,
 		Tracks: vp.Tracks,
-	}, &ss.slice)
+	}, &buf.slice)
 	if err != nil {
 		if ss.ctx.Err() != nil {
 			return err
 		}
+		if ctx.Err() != nil {
+			return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "cut_off": true,
+				"error": fmt.Sprintf("the view took longer than %v to draw and was cut off; show fewer tracks or a shorter time", ss.srv.res.timeout)})
+		}
 		return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "error": err.Error()})
 	}
-	ss.frame = wire.AppendReply(ss.frame[:0], vp.Seq, wire.NewReply(&ss.slice, time.Since(start)))
-	return ss.write(websocket.BinaryMessage, ss.frame)
+	buf.frame = wire.AppendSlice(buf.frame[:0], vp.Seq, &buf.slice, time.Since(start), idx.maxType())
+	return ss.write(websocket.BinaryMessage, buf.frame)
 }

@@ -17,11 +17,11 @@ func TestViewportLimits(t *testing.T) {
 		want string
 	}{
 		{request{Type: "viewport", Start: 0, End: 0, Width: 1}, "end must be after start"},
-		{request{Type: "viewport", Start: 0, End: 1, Width: 0}, "width must be from 1 to 32768"},
-		{request{Type: "viewport", Start: 0, End: 1, Width: render.MaxWidth + 1}, "width must be from 1 to 32768"},
-		{request{Type: "viewport", Start: 0, End: 1, Width: 1, Tracks: tracks(render.MaxTracks + 1)}, "more than 4096 tracks"},
+		{request{Type: "viewport", Start: 0, End: 1, Width: 0}, "width must be from 1 to 8192"},
+		{request{Type: "viewport", Start: 0, End: 1, Width: render.MaxWidth + 1}, "width must be from 1 to 8192"},
+		{request{Type: "viewport", Start: 0, End: 1, Width: 1, Tracks: tracks(render.MaxTracks + 1)}, "more than 1024 tracks"},
 		{request{Type: "viewport", Start: 0, End: 1, Width: 1, Types: make([]trace.TypeID, MaxViewIDs+1)}, "more than 65536 hidden types"},
-		{request{Type: "viewport", Start: 0, End: 1, Width: 2000, Tracks: tracks(2100)}, "tracks × (width+1) exceeds 4194304"},
+		{request{Type: "viewport", Start: 0, End: 1, Width: 3840, Tracks: tracks(600)}, "tracks × (width+1) exceeds 2097152"},
 		{request{Type: "viewport", Start: 0, End: 1, Width: 1, Mode: "fancy"}, "mode must be event or summary"},
 		{request{Type: "search"}, `unknown message type "search"`},
 		{request{Type: "hit"}, `unknown message type "hit"`},

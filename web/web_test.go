@@ -455,11 +455,20 @@ func TestDedupAndDelete(t *testing.T) {
 func TestForeignHostAndOrigin(t *testing.T) {
 	ts := newTestServer(t, t.TempDir(), nil)
 	_, id, _ := ts.upload("a", synthFile(100, 1))
+	// Refusals of the API are JSON errors like its other errors.
+	isJSONError := func(what string, resp *http.Response, b []byte) {
+		t.Helper()
+		var e struct{ Error string }
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || json.Unmarshal(b, &e) != nil || e.Error == "" {
+			t.Errorf("%s: %d %q %s, want a JSON error", what, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+	}
 	for _, host := range []string{"evil.example", "evil.example:80", "127.0.0.1.nip.io"} {
-		resp, _ := ts.do("GET", "/api/traces", nil, "Host", host)
+		resp, b := ts.do("GET", "/api/traces", nil, "Host", host)
 		if resp.StatusCode != http.StatusMisdirectedRequest {
 			t.Errorf("Host %s: %d", host, resp.StatusCode)
 		}
+		isJSONError("Host "+host, resp, b)
 	}
 	for _, host := range []string{"localhost:1234", "127.0.0.1", "[::1]:8080"} {
 		resp, _ := ts.do("GET", "/api/traces", nil, "Host", host)
@@ -470,6 +479,9 @@ func TestForeignHostAndOrigin(t *testing.T) {
 	_, resp, err := ts.dial(id, http.Header{"Origin": {"http://evil.example"}})
 	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
 		t.Errorf("foreign Origin: err %v, resp %v", err, resp)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		isJSONError("foreign Origin", resp, b)
 	}
 	c, _, err := ts.dial(id, http.Header{"Origin": {ts.hs.URL}})
 	if err != nil {
@@ -478,10 +490,11 @@ func TestForeignHostAndOrigin(t *testing.T) {
 		c.Close()
 	}
 	// Cross-origin state changes are refused.
-	resp2, _ := ts.do("DELETE", "/api/traces/"+id, nil, "Sec-Fetch-Site", "cross-site")
+	resp2, b2 := ts.do("DELETE", "/api/traces/"+id, nil, "Sec-Fetch-Site", "cross-site")
 	if resp2.StatusCode != http.StatusForbidden {
 		t.Errorf("cross-site DELETE: %d", resp2.StatusCode)
 	}
+	isJSONError("cross-site DELETE", resp2, b2)
 	resp3, _ := ts.do("POST", "/api/traces", bytes.NewReader(synthFile(5, 5)), "Origin", "http://evil.example")
 	if resp3.StatusCode != http.StatusForbidden {
 		t.Errorf("cross-origin POST: %d", resp3.StatusCode)
@@ -595,8 +608,9 @@ func TestLatestWins(t *testing.T) {
 
 	// Piled up: with every query slot taken, the session queues all n
 	// requests before it can run one; then only the newest is answered.
-	for range cap(ts.s.querySlots) {
-		ts.s.querySlots <- struct{}{}
+	var slots []*replyBuffers
+	for range cap(ts.s.res.slots) {
+		slots = append(slots, <-ts.s.res.slots)
 	}
 	c, _, err = ts.dial(id, nil)
 	if err != nil {
@@ -616,8 +630,8 @@ func TestLatestWins(t *testing.T) {
 			t.Fatalf("the session queued %d of %d requests", i, n)
 		}
 	}
-	for range cap(ts.s.querySlots) {
-		<-ts.s.querySlots
+	for _, b := range slots {
+		ts.s.res.slots <- b
 	}
 	if f, _, _, _ := readUntilReply(t, c); f.Seq != 2*n {
 		t.Errorf("first reply after the pile-up answers request %d, want only the newest, %d", f.Seq, 2*n)

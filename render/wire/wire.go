@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -434,4 +435,63 @@ func Decode(b []byte) (Frame, error) {
 		return Frame{}, &DecodeError{Off: d.off, Msg: fmt.Sprintf("%d trailing bytes", len(b)-d.off)}
 	}
 	return f, nil
+}
+
+// AppendSlice appends the reply frame of a slice, as
+// AppendReply(dst, seq, NewReply(s, took)) does but without the Reply's
+// columns and growing dst once to the frame's size: a server answering
+// large viewports allocates nothing per reply when it reuses dst. Item
+// types above maxType are written as maxType (a server that names only
+// the first types folds the rest into one; math.MaxInt32 folds none).
+func AppendSlice(dst []byte, seq uint32, s *render.Slice, took time.Duration, maxType int32) []byte {
+	size := HeaderSize + 32 + 20*len(s.Markers)
+	for _, ts := range s.Tracks {
+		size += 8 + 16*len(ts.Items)
+	}
+	dst = slices.Grow(dst, size)
+	h := len(dst)
+	dst = appendHeader(dst, KindReply, seq)
+	dst = le.AppendUint64(dst, uint64(s.Start))
+	dst = le.AppendUint64(dst, uint64(s.Res))
+	dst = le.AppendUint32(dst, uint32(s.Buckets))
+	dst = le.AppendUint32(dst, uint32(min(took.Microseconds(), math.MaxUint32)))
+	dst = le.AppendUint32(dst, uint32(len(s.Tracks)))
+	dst = le.AppendUint32(dst, uint32(len(s.Markers)))
+	res := float64(s.Res)
+	for _, ts := range s.Tracks {
+		dst = le.AppendUint32(dst, uint32(int32(ts.Track)))
+		dst = le.AppendUint32(dst, uint32(len(ts.Items)))
+		for _, it := range ts.Items {
+			x := float32(float64(it.Bucket))
+			if it.Count == 1 {
+				x = float32(float64(it.Time-s.Start) / res)
+			}
+			dst = le.AppendUint32(dst, math.Float32bits(x))
+		}
+		for _, it := range ts.Items {
+			dst = le.AppendUint32(dst, uint32(it.Count))
+		}
+		for _, it := range ts.Items {
+			dst = le.AppendUint32(dst, uint32(it.First))
+		}
+		for _, it := range ts.Items {
+			dst = le.AppendUint32(dst, uint32(min(int32(it.Type), maxType)))
+		}
+	}
+	for _, mi := range s.Markers {
+		dst = le.AppendUint32(dst, math.Float32bits(float32(float64(mi.Marker.Time-s.Start)/res)))
+	}
+	for _, mi := range s.Markers {
+		dst = le.AppendUint32(dst, uint32(mi.Marker.Kind))
+	}
+	for _, mi := range s.Markers {
+		dst = le.AppendUint32(dst, uint32(int32(mi.Marker.Track)))
+	}
+	for _, mi := range s.Markers {
+		dst = le.AppendUint32(dst, uint32(mi.Count))
+	}
+	for _, mi := range s.Markers {
+		dst = le.AppendUint32(dst, uint32(max(0, min(mi.Marker.Count, math.MaxUint32))))
+	}
+	return finish(dst, h)
 }

@@ -59,6 +59,23 @@ func TestReplyRoundTrip(t *testing.T) {
 		if !bytes.HasPrefix(b, []byte("prefix")) {
 			t.Fatal("AppendReply lost the prefix")
 		}
+		// AppendSlice writes the same bytes without the Reply.
+		if b2 := AppendSlice([]byte("prefix"), 42, s, 1234*time.Microsecond, math.MaxInt32); !bytes.Equal(b2, b) {
+			t.Fatalf("AppendSlice differs from AppendReply(NewReply)")
+		}
+		if b2 := AppendSlice(nil, 42, s, 1234*time.Microsecond, 3); true {
+			f2, err := Decode(b2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tr := range f2.Reply.Tracks {
+				for _, ty := range tr.Type {
+					if ty > 3 {
+						t.Fatalf("type %d not folded into 3", ty)
+					}
+				}
+			}
+		}
 		f, err := Decode(b[6:])
 		if err != nil {
 			t.Fatal(err)

@@ -249,7 +249,7 @@ export class WsSource {
     const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&limit=10000`;
     const { json: j } = await fetch(u).then(jsonOrError);
     const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
-    return { hits, total: hits.length, more: !!j.more };
+    return { hits, total: hits.length, more: !!j.more || !!j.cut_off, notice: j.cut_off ? String(j.notice || 'the search was cut off') : undefined };
   }
 
   /** Event types carrying stacks (GET /stacks/events). */

@@ -69,7 +69,8 @@ export class Search {
       m.hitTotal = r.total;
       m.hitsMore = !!r.more;
       ui.hitCount.textContent = r.total === 0 ? 'no match' : `${r.hits.length}${r.more ? '+' : ''} hits`;
-      if (r.total === 0) this.host.status(`Search for “${m.query}” found nothing.`);
+      if (r.notice) this.host.status(`Search for “${m.query}”: ${r.notice}`);
+      else if (r.total === 0) this.host.status(`Search for “${m.query}” found nothing.`);
       this.host.schedule();
       if (jump && m.hits.length) this.step(1);
     } catch (e) {

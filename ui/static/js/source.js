@@ -91,6 +91,7 @@
  * @property {Hit[]} hits     in time order, capped by the source
  * @property {number} total   matches found
  * @property {boolean} [more] the source stopped before the last match
+ * @property {string} [notice] why the list may be incomplete (the server cut the search off at its time budget)
  *
  * @typedef {object} StackEvent  an event type that carries stacks
  * @property {string} name      what the stacks endpoint's `event` takes

@@ -45,4 +45,4 @@ export const VIEW_PARAMS = Object.freeze([
 ]);
 
 /** Most pixels, tracks, tracks × (width+1) and hidden types of one viewport request. */
-export const VIEWPORT_LIMITS = Object.freeze({"width":32768,"tracks":4096,"cells":4194304,"types":65536});
+export const VIEWPORT_LIMITS = Object.freeze({"width":8192,"tracks":1024,"cells":2097152,"types":65536});
