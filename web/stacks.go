@@ -94,6 +94,16 @@ func (s *Server) stacksResult(w http.ResponseWriter, r *http.Request, refs bool)
 	sq.Refs = refs
 	ctx, cancel := context.WithTimeout(r.Context(), StacksTimeout)
 	defer cancel()
+	// An aggregation can scan a whole trace, like a search: it takes one
+	// of the search slots, leaving the other processors to viewports.
+	select {
+	case s.res.searchSlots <- struct{}{}:
+		defer func() { <-s.res.searchSlots }()
+	case <-ctx.Done():
+		release()
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many searches and stack aggregations are running; none finished within %v: try again", StacksTimeout))
+		return nil, nil
+	}
 	a, partial, err := stacks.Aggregate(ctx, idx.x, sq)
 	if err != nil {
 		release()
