@@ -544,7 +544,7 @@ export class StacksPanel {
     const st = this.st;
     let text;
     if (this.error) text = `stacks: ${this.error}`;
-    else if (this.events && this.events.length === 0) text = 'No event in this trace carries stacks.';
+    else if (this.events && this.events.length === 0 && !st.stacksEvent) text = 'No event in this trace carries stacks.';
     else if (st.stacksView === 'butterfly' && !st.stacksFn) text = 'Select a function (click a frame, then Callers/callees) to see its callers and callees.';
     else if (!t) text = 'loading stacks…';
     else {
