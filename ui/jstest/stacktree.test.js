@@ -4,12 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { aggregate, fromJSON, pathOf, findPath, flameRects, rectAt, matchNodes, nameOf, viewPath } from '../static/js/stacktree.js';
-import { encodeTransforms, decodeTransforms, applyTransforms } from '../static/js/stacktf.js';
+import { encodeTransforms, decodeTransforms, applyTransforms, quoteRE } from '../static/js/stacktf.js';
 
 const S = (/** @type {string} */ s, w = 1) => ({ stack: s.split(';'), weight: w });
 const samples = [S('m!main;m!a;m!b'), S('m!main;m!a;m!b'), S('m!main;m!a'), S('m!main;m!c;lib!x;lib!y'), S('m!main;m!r;m!r;m!r')];
 
-test('aggregate builds the merged top-down tree, heaviest child first', () => {
+test('aggregate builds the merged top-down tree, children by name', () => {
   const { json, leaf } = aggregate(samples, { view: 'top', tf: [], width: 0 });
   const t = fromJSON(json);
   assert.equal(t.total, 5);
@@ -18,6 +18,11 @@ test('aggregate builds the merged top-down tree, heaviest child first', () => {
   assert.deepEqual(t.kids[0].map((i) => nameOf(t, i)), ['m!main']);
   const main = t.kids[0][0];
   assert.deepEqual(t.kids[main].map((i) => [nameOf(t, i), t.tot[i]]), [['m!a', 3], ['m!c', 1], ['m!r', 1]]);
+  // By name as the server sends them; the call trees show the heaviest first.
+  const byName = fromJSON(aggregate([S('m!main;m!z'), S('m!main;m!z'), S('m!main;m!b')], { view: 'top', tf: [], width: 0 }).json);
+  const m2 = byName.kids[0][0];
+  assert.deepEqual(byName.kids[m2].map((i) => nameOf(byName, i)), ['m!b', 'm!z']);
+  assert.deepEqual(byName.heavy[m2].map((i) => nameOf(byName, i)), ['m!z', 'm!b']);
   const a = findPath(t, ['m!main', 'm!a']);
   assert.equal(t.self[a], 1);
   assert.deepEqual(pathOf(t, findPath(t, ['m!main', 'm!a', 'm!b'])), ['m!main', 'm!a', 'm!b']);
@@ -29,7 +34,7 @@ test('aggregate builds the merged top-down tree, heaviest child first', () => {
 
 test('bottom-up puts the largest self weight first under the root', () => {
   const t = fromJSON(aggregate(samples, { view: 'bottom', tf: [], width: 0 }).json);
-  const first = t.kids[0][0];
+  const first = t.heavy[0][0];
   assert.equal(nameOf(t, first), 'm!b');
   assert.equal(t.tot[first], 2);
 });
@@ -39,7 +44,10 @@ test('callers and callees of a function', () => {
   assert.deepEqual(viewPath(['a', 'b', 'c'], 'callees:b'), ['b', 'c']);
   assert.equal(viewPath(['a'], 'callees:b'), null);
   const t = fromJSON(aggregate(samples, { view: 'callees:m!a', tf: [], width: 0 }).json);
-  assert.equal(t.total, 3);
+  // total and samples count every sample, the root those in the view.
+  assert.equal(t.total, 5);
+  assert.equal(t.samples, 5);
+  assert.equal(t.tot[0], 3);
   assert.equal(nameOf(t, t.kids[0][0]), 'm!a');
 });
 
@@ -56,9 +64,13 @@ test('pruning drops nodes under one pixel and counts them', () => {
 test('transforms: encoding round-trips and each op changes stacks', () => {
   const list = [{ op: 'focus', arg: 'm!Foo.Bar(int, string)~x' }, { op: 'merge', arg: 'a.b' }, { op: 'rec', arg: '' }, { op: 'module', arg: 'lib' }, { op: 'drop', arg: 'é' }];
   const enc = encodeTransforms(/** @type {any} */ (list));
-  assert.match(enc, /^[A-Za-z0-9_%~-]*$/);
+  assert.match(enc, /^[A-Za-z0-9_.-]*$/);
   assert.deepEqual(decodeTransforms(enc), list);
-  assert.deepEqual(decodeTransforms('x1~f~m%zz~fok'), [{ op: 'focus', arg: 'ok' }]);
+  // The server's encoding (PROTOCOL.md, render/stacks.FormatTransforms).
+  assert.equal(encodeTransforms([{ op: 'focus', arg: 'Main' }, { op: 'rec', arg: '' }]), 'fTWFpbg.r');
+  assert.equal(encodeTransforms([{ op: 'drop', arg: 'é?>' }]), 'dw6k_Pg');
+  assert.deepEqual(decodeTransforms('x1.f.m%zz.mb2s.fb2s~.f!!.fb2s'), [{ op: 'merge', arg: 'ok' }, { op: 'focus', arg: 'ok' }]);
+  assert.deepEqual(decodeTransforms('fmod%2521Main~r'), [], 'the old ~ list decodes to nothing');
   const s = ['m!main', 'm!r', 'm!r', 'lib!x', 'lib!y', 'm!z'];
   assert.deepEqual(applyTransforms(s, [{ op: 'focus', arg: 'm!r' }]), ['m!r', 'm!r', 'lib!x', 'lib!y', 'm!z']);
   assert.equal(applyTransforms(s, [{ op: 'focus', arg: 'nope' }]), null);
@@ -66,6 +78,15 @@ test('transforms: encoding round-trips and each op changes stacks', () => {
   assert.deepEqual(applyTransforms(s, [{ op: 'rec', arg: '' }]), ['m!main', 'm!r', 'lib!x', 'lib!y', 'm!z']);
   assert.deepEqual(applyTransforms(s, [{ op: 'module', arg: 'lib' }]), ['m!main', 'm!r', 'm!r', 'lib', 'm!z']);
   assert.deepEqual(applyTransforms(s, [{ op: 'drop', arg: 'lib!' }]), ['m!main', 'm!r', 'm!r', 'm!z']);
+  // drop takes a regular expression; quoteRE makes a name literal.
+  assert.deepEqual(applyTransforms(s, [{ op: 'drop', arg: '^m!(main|z)$' }]), ['m!r', 'm!r', 'lib!x', 'lib!y']);
+  assert.deepEqual(applyTransforms(['a.b(int[])', 'aXb(int[])'], [{ op: 'drop', arg: quoteRE('a.b(int[])') }]), ['aXb(int[])']);
+  // recursion of a function: indirect too, from its outermost to its innermost frame.
+  const ind = ['main', 'f', 'g', 'f', 'h'];
+  assert.deepEqual(applyTransforms(ind, [{ op: 'rec', arg: 'f' }]), ['main', 'f', 'h']);
+  assert.deepEqual(applyTransforms(ind, [{ op: 'rec', arg: '' }]), ind);
+  // a module's collapsed frame is of the module too.
+  assert.deepEqual(applyTransforms(['lib', 'lib!x', 'm!a'], [{ op: 'module', arg: 'lib' }]), ['lib', 'm!a']);
 });
 
 test('flame rectangles: root spans the width, children from the left', () => {

@@ -54,7 +54,7 @@ func TestFakeStacks(t *testing.T) {
 		eval(largestSelf, &top),
 		chromedp.Click(`#stacks button[data-view="bottom"]`, chromedp.ByQuery),
 		waitJS(`window.__viewer.stacks.q.view === 'bottom' && !window.__viewer.stacks.loading`),
-		eval(`(() => { const t = window.__viewer.stacks.tree; return t.names[t.name[t.kids[0][0]]]; })()`, &bottomFirst),
+		eval(`(() => { const t = window.__viewer.stacks.tree; return t.names[t.name[t.heavy[0][0]]]; })()`, &bottomFirst),
 		// The first row under the root is that function, as text.
 		eval(`document.querySelectorAll('#stacks .ct-row[data-node]')[1].textContent`, &rowText),
 		// Clicking it marks its samples on the timeline.

@@ -1,8 +1,8 @@
 // @ts-check
 // CallTree: a stack tree as an expandable table (role tree): name, self
-// and total columns, children under their parent in the answer's order
-// (heaviest first). Only expanded nodes' children are built. Names go in
-// with textContent. Click selects a row and its triangle toggles it; with
+// and total columns, children under their parent heaviest first (the
+// tree's heavy lists; the server sends them by name). Only expanded
+// nodes' children are built. Names go in with textContent. Click selects a row and its triangle toggles it; with
 // the tree focused ↑ ↓ move, → expands or steps in, ← collapses or steps
 // out, Enter marks the samples, the context-menu key opens the node menu.
 
@@ -64,8 +64,8 @@ export class CallTree {
       this.open = new Set();
       if (tree && tree.parent.length) {
         this.open.add(0);
-        for (let i = 0, d = 0; d < 8 && tree.kids[i].length; d++) {
-          const c = tree.kids[i][0];
+        for (let i = 0, d = 0; d < 8 && tree.heavy[i].length; d++) {
+          const c = tree.heavy[i][0];
           if (tree.tot[c] < tree.tot[0] * 0.1) break;
           this.open.add(c);
           i = c;
@@ -127,7 +127,7 @@ export class CallTree {
       tot.textContent = `${this.host.weight(t.tot[n])} ${pct(t.tot[n], root)}`;
       row.append(name, self, tot);
       this.el.append(row);
-      if (hasKids && this.open.has(n)) for (const c of t.kids[n]) add(c);
+      if (hasKids && this.open.has(n)) for (const c of t.heavy[n]) add(c);
     };
     add(0);
     this.el.querySelector('.sel')?.scrollIntoView?.({ block: 'nearest' });
@@ -144,7 +144,7 @@ export class CallTree {
       case 'ArrowUp': next = this.rows[Math.max(0, i - 1)]; break;
       case 'ArrowDown': next = this.rows[Math.min(this.rows.length - 1, i + 1)]; break;
       case 'ArrowRight':
-        if (t.kids[cur].length && !this.open.has(cur)) { this.toggle(cur); next = cur; } else next = t.kids[cur][0] ?? cur;
+        if (t.kids[cur].length && !this.open.has(cur)) { this.toggle(cur); next = cur; } else next = t.heavy[cur][0] ?? cur;
         break;
       case 'ArrowLeft':
         if (this.open.has(cur) && t.kids[cur].length) { this.toggle(cur); next = cur; } else next = cur > 0 ? t.parent[cur] : cur;

@@ -252,15 +252,16 @@ export class WsSource {
     return { hits, total: hits.length, more: !!j.more || !!j.cut_off, notice: j.cut_off ? String(j.notice || 'the search was cut off') : undefined };
   }
 
-  /** Event types carrying stacks (GET /stacks/events). */
+  /** Event types carrying stacks (GET /stacks/events). @returns {Promise<import('./source.js').StackEvents>} */
   async stackEvents() {
     const { json: j } = await fetch(`/api/traces/${this.id}/stacks/events`).then(jsonOrError);
-    const list = Array.isArray(j) ? j : Array.isArray(j?.events) ? j.events : [];
-    return list.map((/** @type {any} */ e) => ({
-      name: String(e.name ?? e.event ?? ''),
-      count: Number(e.count ?? e.samples ?? 0),
-      fields: Array.isArray(e.fields) ? e.fields.map((/** @type {any} */ f) => String(f?.name ?? f)) : [],
-    })).filter((/** @type {{name: string}} */ e) => e.name);
+    const events = (Array.isArray(j?.events) ? j.events : []).map((/** @type {any} */ e) => ({
+      event: String(e?.event ?? ''),
+      provider: String(e?.provider ?? ''),
+      type: Number(e?.type ?? -1),
+      count: Number(e?.count ?? 0),
+    }));
+    return { events, default: String(j?.default ?? '') };
   }
 
   /** The aggregated stacks (GET /stacks). @param {import('./source.js').StackQuery} q */
@@ -269,9 +270,13 @@ export class WsSource {
     return json;
   }
 
-  /** The events under a node (GET /stacks/samples). @param {import('./source.js').StackQuery} q @param {number} node */
+  /**
+   * The events under a node (GET /stacks/samples), as many as a search
+   * marks (10000, the endpoint's most).
+   * @param {import('./source.js').StackQuery} q @param {number} node
+   */
   async stackSamples(q, node) {
-    const { json: j } = await fetch(`/api/traces/${this.id}/stacks/samples?${stackParams(q, node)}`).then(jsonOrError);
+    const { json: j } = await fetch(`/api/traces/${this.id}/stacks/samples?${stackParams(q, node, 10000)}`).then(jsonOrError);
     const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
     return { hits, total: hits.length, more: !!j.more };
   }

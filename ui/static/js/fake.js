@@ -9,7 +9,7 @@
 
 import { emptySlice, eventID } from './source.js';
 import { aggregate } from './stacktree.js';
-import { decodeTransforms } from './stacktf.js';
+import { decodeTransforms, encodeTransforms } from './stacktf.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -311,11 +311,11 @@ export class FakeSource {
 
   // ---- stacks (the server's /stacks endpoints, PROTOCOL.md) ------------
 
-  /** Event types carrying stacks: the samples. */
+  /** Event types carrying stacks: the samples (the server's reply, PROTOCOL.md). */
   async stackEvents() {
     let n = 0;
     for (const d of this.data) for (let i = 0; i < d.t.length; i++) if (d.type[i] === SAMPLE) n++;
-    return [{ name: 'Thread/Sample', count: n, fields: ['index', 'datum'] }];
+    return { events: [{ event: 'Thread/Sample', provider: 'Microsoft-DotNETCore-SampleProfiler', type: SAMPLE, count: n }], default: 'Thread/Sample' };
   }
 
   /**
@@ -348,13 +348,13 @@ export class FakeSource {
   async stacks(q) {
     const w = q.weight || 'count';
     const unit = w === 'count' ? 'samples' : w === 'time' ? 'ns' : w.slice(6);
-    return aggregate(this.stackSamplesOf(q), { view: q.view, tf: decodeTransforms(q.tf), width: q.width, unit }).json;
+    return aggregate(this.stackSamplesOf(q), { view: q.view, tf: fakeTF(q.tf), width: q.width, unit }).json;
   }
 
   /** @param {import('./source.js').StackQuery} q @param {number} node */
   async stackSamples(q, node) {
     const smp = this.stackSamplesOf(q);
-    const { json, leaf } = aggregate(smp, { view: q.view, tf: decodeTransforms(q.tf), width: q.width });
+    const { json, leaf } = aggregate(smp, { view: q.view, tf: fakeTF(q.tf), width: q.width });
     if (!(node >= 0 && node < json.nodes.length)) throw new Error(`no node ${node}`);
     // Preorder: node's subtree is the nodes up to the next one not below it.
     let end = node + 1;
@@ -365,4 +365,11 @@ export class FakeSource {
     const hits = all.slice(0, 10000).map((h) => ({ ref: eventID(h.track, h.i), time: BASE + BigInt(h.t), track: h.track }));
     return { hits, total: all.length, more: all.length > hits.length };
   }
+}
+
+/** A tf list, refused as the server refuses one that does not parse. @param {string} tf */
+function fakeTF(tf) {
+  const list = decodeTransforms(tf);
+  if (encodeTransforms(list) !== tf) throw new Error(`tf: ${JSON.stringify(tf)} is not a list of transforms`);
+  return list;
 }

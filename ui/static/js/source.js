@@ -93,10 +93,15 @@
  * @property {boolean} [more] the source stopped before the last match
  * @property {string} [notice] why the list may be incomplete (the server cut the search off at its time budget)
  *
- * @typedef {object} StackEvent  an event type that carries stacks
- * @property {string} name      what the stacks endpoint's `event` takes
- * @property {number} count     events of it (samples)
- * @property {string[]} fields  its numeric fields (weights `field:NAME`)
+ * @typedef {object} StackEvent  an event type that carries stacks (GET /stacks/events)
+ * @property {string} event     what the stacks endpoint's `event` takes
+ * @property {string} provider
+ * @property {number} type      its type id (-1: the types past 65534, no name)
+ * @property {number} count     events of it that carry stacks
+ *
+ * @typedef {object} StackEvents
+ * @property {StackEvent[]} events  in type-id order
+ * @property {string} default       the event the stacks endpoint takes without `event`
  *
  * @typedef {object} StackQuery  the stacks endpoint's parameters (PROTOCOL.md)
  * @property {bigint | null} from   null with to: the whole trace
@@ -116,7 +121,7 @@
  * @property {(query: string) => Promise<SearchResult>} search
  * @property {(query: string, after: string, dir: number) => Promise<Hit | null>} [searchFrom]
  *           the hit after (dir 1) or before (dir -1) an event, for lists the source cut short
- * @property {() => Promise<StackEvent[]>} [stackEvents]  event types carrying stacks
+ * @property {() => Promise<StackEvents>} [stackEvents]  event types carrying stacks
  * @property {(q: StackQuery) => Promise<import('./stacktree.js').StackJSON>} [stacks]  the aggregated tree
  * @property {(q: StackQuery, node: number) => Promise<SearchResult>} [stackSamples]
  *           the events under a node of the tree the same query gave
@@ -124,10 +129,10 @@
 
 /**
  * The stacks endpoints' query string (without "?") for a query, and a
- * node for the samples endpoint.
- * @param {StackQuery} q @param {number} [node]
+ * node and limit for the samples endpoint.
+ * @param {StackQuery} q @param {number} [node] @param {number} [limit]
  */
-export function stackParams(q, node) {
+export function stackParams(q, node, limit) {
   const p = new URLSearchParams();
   if (q.from !== null && q.to !== null) {
     p.set('from', String(q.from));
@@ -140,6 +145,7 @@ export function stackParams(q, node) {
   if (q.tf) p.set('tf', q.tf);
   p.set('width', String(Math.max(1, Math.round(q.width))));
   if (node !== undefined) p.set('node', String(node));
+  if (limit !== undefined) p.set('limit', String(limit));
   return p.toString();
 }
 

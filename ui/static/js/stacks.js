@@ -16,7 +16,7 @@
 import { el } from './dom.js';
 import { LatestWins } from './source.js';
 import { fromJSON, findPath, pathOf, nameOf, matchNodes, PATH_SEP } from './stacktree.js';
-import { encodeTransforms, decodeTransforms, transformText, moduleOf } from './stacktf.js';
+import { encodeTransforms, decodeTransforms, transformText, moduleOf, quoteRE } from './stacktf.js';
 import { Flame } from './flame.js';
 import { CallTree } from './calltree.js';
 import { formatDuration } from './viewport.js';
@@ -52,6 +52,7 @@ export class StacksPanel {
     this.host = host;
     /** @type {StackEvent[] | null} */
     this.events = null;
+    this.defaultEvent = ''; // the endpoint's event without `event`
     this.eventsAsked = false;
     /** @type {StackTree | null} the main tree (flame, top, bottom; callees in butterfly) */
     this.tree = null;
@@ -244,7 +245,9 @@ export class StacksPanel {
   async loadEvents() {
     this.eventsAsked = true;
     try {
-      this.events = await this.need().stackEvents();
+      const r = await this.need().stackEvents();
+      this.events = r.events.filter((e) => e.event);
+      this.defaultEvent = r.default;
     } catch (e) {
       this.events = [];
       this.error = errText(e);
@@ -254,29 +257,29 @@ export class StacksPanel {
     this.render();
   }
 
-  /** The event the query names: the URL's, else Thread/Sample, else the first. */
+  /** The event the query names: the URL's, else the endpoint's default when listed, else the first listed. */
   event() {
     const ev = this.events ?? [];
     const want = this.st.stacksEvent;
     if (want) return want;
-    return (ev.find((e) => e.name === 'Thread/Sample' || e.name.endsWith('/Thread/Sample')) ?? ev[0])?.name ?? '';
+    return (ev.find((e) => e.event === this.defaultEvent) ?? ev[0])?.event ?? '';
   }
 
   fillSelects() {
     const ev = this.events ?? [];
     const cur = this.event();
-    const names = ev.map((e) => e.name);
+    const names = ev.map((e) => e.event);
     if (cur && !names.includes(cur)) names.push(cur);
     if (this.eventSel.options.length !== names.length || [...this.eventSel.options].some((o, i) => o.value !== names[i])) {
       this.eventSel.replaceChildren(...names.map((n) => {
-        const e = ev.find((x) => x.name === n);
+        const e = ev.find((x) => x.event === n);
         return option(n, e ? `${n} (${e.count.toLocaleString()})` : n);
       }));
     }
     this.eventSel.value = cur;
-    const fields = ev.find((e) => e.name === cur)?.fields ?? [];
+    // The endpoint lists no fields: a field weight comes from the URL.
     const w = this.st.stacksWeight || 'count';
-    const ws = ['count', 'time', ...fields.map((f) => `field:${f}`)];
+    const ws = ['count', 'time'];
     if (!ws.includes(w)) ws.push(w);
     this.weightSel.replaceChildren(...ws.map((v) => option(v, v === 'count' ? 'count' : v === 'time' ? 'time (sample interval)' : v)));
     this.weightSel.value = w;
@@ -286,7 +289,7 @@ export class StacksPanel {
   queries() {
     const m = this.host.m;
     const st = this.st;
-    if (!m.meta || !this.isOpen || this.events === null) return null;
+    if (!m.meta || !this.isOpen || this.events === null || (this.events.length === 0 && !st.stacksEvent)) return null;
     /** @type {bigint | null} */
     let from = m.vp.start, to = m.vp.end;
     if (st.stacksRange === 'all') from = to = null;
@@ -447,7 +450,8 @@ export class StacksPanel {
     const node = n ?? (c ? this.selCallers : this.sel);
     const name = t && node > 0 ? nameOf(t, node) : '';
     if (op === 'drop') {
-      const pat = this.st.stacksQ.trim() || name;
+      // What the search box highlights, or the selected frame, literally.
+      const pat = quoteRE(this.st.stacksQ.trim() || name);
       if (pat) this.addTransform({ op, arg: pat });
       else this.host.status('Drop: type a pattern in the stacks search box or select a frame.');
       return;
@@ -482,7 +486,7 @@ export class StacksPanel {
       [`Focus on ${name}`, () => this.transformSel('focus', n, inCallers)],
       [`Merge ${name} away`, () => this.transformSel('merge', n, inCallers)],
       ...(mod ? /** @type {[string, () => void][]} */ ([[`Collapse module ${mod}`, () => this.transformSel('module', n, inCallers)]]) : []),
-      [`Drop frames matching ${name}`, () => this.addTransform({ op: 'drop', arg: name })],
+      [`Drop frames named ${name}`, () => this.addTransform({ op: 'drop', arg: `^${quoteRE(name)}$` })],
       [`Collapse recursion of ${name}`, () => this.transformSel('rec', n, inCallers)],
       [`Callers and callees of ${name}`, () => {
         this.closeMenu();
@@ -540,7 +544,7 @@ export class StacksPanel {
     const st = this.st;
     let text;
     if (this.error) text = `stacks: ${this.error}`;
-    else if (this.events && this.events.length === 0) text = 'No event in this trace carries stacks.';
+    else if (this.events && this.events.length === 0 && !st.stacksEvent) text = 'No event in this trace carries stacks.';
     else if (st.stacksView === 'butterfly' && !st.stacksFn) text = 'Select a function (click a frame, then Callers/callees) to see its callers and callees.';
     else if (!t) text = 'loading stacks…';
     else {

@@ -25,7 +25,9 @@ import { applyTransforms } from './stacktf.js';
  * @property {Float64Array} self  weight of the node itself
  * @property {Int32Array} end     one past the node's last descendant (preorder)
  * @property {Int32Array} depth
- * @property {number[][]} kids    children, in the answer's order
+ * @property {number[][]} kids    children, in the answer's order (the server's: by name, so
+ *                               a flame graph keeps its layout as the range changes)
+ * @property {number[][]} heavy   children heaviest first (then in the answer's order): the call trees' order
  * @property {number} pruned    nodes the server left out (too narrow)
  *
  * @typedef {object} StackJSON
@@ -73,9 +75,10 @@ export function fromJSON(j) {
     const k = kids[i];
     end[i] = k.length ? end[k[k.length - 1]] : i + 1;
   }
+  const heavy = kids.map((k) => k.slice().sort((a, b) => tot[b] - tot[a] || a - b));
   return {
     total: Number(j.total) || (n ? tot[0] : 0), samples: Number(j.samples) || 0, unit: String(j.unit ?? 'samples'),
-    names, parent, name, tot, self, end, depth, kids, pruned: Number(j.pruned) || 0,
+    names, parent, name, tot, self, end, depth, kids, heavy, pruned: Number(j.pruned) || 0,
   };
 }
 
@@ -182,9 +185,11 @@ export function viewPath(s, view) {
 }
 
 /**
- * Aggregates samples as the stacks endpoint does: transforms, then the
- * view's path, merged into a tree under "all"; children by weight, then
- * name; nodes under 1/width of the root's weight pruned (width 0: none).
+ * Aggregates samples as the stacks endpoint does (render/stacks):
+ * transforms, then the view's path, merged into a tree under "all";
+ * children in name order; nodes under 1/width of the root's weight pruned
+ * (width 0: none); total and samples of every sample given, the root's
+ * total of those the transforms and view kept.
  * leaf[k] is the deepest kept node of sample k (-1: not counted), so the
  * samples under node i are those with leaf in [i, end(i)).
  * @param {{stack: string[], weight: number}[]} samples  stacks root first
@@ -207,13 +212,13 @@ export function aggregate(samples, opt) {
   /** @type {{name: number, tot: number, self: number, kids: Map<number, number>}[]} */
   const trie = [{ name: 0, tot: 0, self: 0, kids: new Map() }];
   const at = new Int32Array(samples.length).fill(-1);
-  let counted = 0;
+  let total = 0;
   samples.forEach((smp, k) => {
+    const w = smp.weight;
+    total += w;
     const t = applyTransforms(smp.stack, opt.tf);
     const p = t && viewPath(t, opt.view);
     if (!p) return;
-    const w = smp.weight;
-    counted++;
     let cur = 0;
     trie[0].tot += w;
     for (const f of p) {
@@ -230,8 +235,7 @@ export function aggregate(samples, opt) {
     trie[cur].self += w;
     at[k] = cur;
   });
-  const total = trie[0].tot;
-  const min = opt.width > 0 ? total / opt.width : 0;
+  const rootTotal = trie[0].tot;
   /** @type {[number, number, number, number][]} */
   const nodes = [];
   const newID = new Int32Array(trie.length).fill(-1);
@@ -241,10 +245,10 @@ export function aggregate(samples, opt) {
     const n = trie[x];
     newID[x] = nodes.length;
     nodes.push([parent, n.name, n.tot, n.self]);
-    const kids = [...n.kids.values()].sort((a, b) => trie[b].tot - trie[a].tot || (names[trie[a].name] < names[trie[b].name] ? -1 : 1));
+    const kids = [...n.kids.values()].sort((a, b) => (names[trie[a].name] < names[trie[b].name] ? -1 : 1));
     const me = newID[x];
     for (const c of kids) {
-      if (trie[c].tot < min) {
+      if (opt.width > 0 && !(trie[c].tot > 0 && trie[c].tot * opt.width >= rootTotal)) {
         pruned += countNodes(trie, c);
         continue;
       }
@@ -259,7 +263,7 @@ export function aggregate(samples, opt) {
     while (x >= 0 && newID[x] < 0) x = parentOf[x];
     return x >= 0 ? newID[x] : -1;
   });
-  return { json: { total, samples: counted, unit: opt.unit ?? 'samples', names, nodes, pruned }, leaf };
+  return { json: { total, samples: samples.length, unit: opt.unit ?? 'samples', names, nodes, pruned }, leaf };
 }
 
 /** @param {{kids: Map<number, number>}[]} trie @param {number} x */
