@@ -12,6 +12,7 @@ import (
 
 	"viewer/render/stacks"
 	"viewer/trace"
+	"viewer/trace/export"
 )
 
 // Stack aggregation limits.
@@ -74,22 +75,42 @@ func stacksQuery(q url.Values, meta *trace.Meta) (sq stacks.Query, width int, er
 	return sq, width, nil
 }
 
-// stacksResult runs the aggregation a request describes; it writes the
-// error and returns nil when it fails.
+// stacksResult runs the aggregation a request describes and makes its
+// reply; it writes the error and returns nil when it fails.
 func (s *Server) stacksResult(w http.ResponseWriter, r *http.Request, refs bool) (*stacks.Result, func()) {
+	a, q, release := s.aggregate(w, r, refs)
+	if a == nil {
+		return nil, nil
+	}
+	res := a.Result(q.width, 2*q.width, q.Weight.Unit())
+	res.Partial = q.partial
+	return res, release
+}
+
+// aggregated is what a stacks request asked for and how it went.
+type aggregated struct {
+	stacks.Query
+	width   int
+	partial bool // the aggregation was cut off by its deadline
+	name    string
+}
+
+// aggregate runs the aggregation a request describes; it writes the error
+// and returns nil when it fails. release lets go of the trace's index.
+func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, refs bool) (*stacks.Aggregator, aggregated, func()) {
 	e, ok := s.entry(w, r)
 	if !ok {
-		return nil, nil
+		return nil, aggregated{}, nil
 	}
 	idx, release, ok := s.index(w, e)
 	if !ok {
-		return nil, nil
+		return nil, aggregated{}, nil
 	}
 	sq, width, err := stacksQuery(r.URL.Query(), idx.x.Meta())
 	if err != nil {
 		release()
 		writeError(w, http.StatusBadRequest, err.Error())
-		return nil, nil
+		return nil, aggregated{}, nil
 	}
 	sq.Refs = refs
 	ctx, cancel := context.WithTimeout(r.Context(), StacksTimeout)
@@ -102,17 +123,37 @@ func (s *Server) stacksResult(w http.ResponseWriter, r *http.Request, refs bool)
 	case <-ctx.Done():
 		release()
 		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many searches and stack aggregations are running; none finished within %v: try again", StacksTimeout))
-		return nil, nil
+		return nil, aggregated{}, nil
 	}
 	a, partial, err := stacks.Aggregate(ctx, idx.x, sq)
 	if err != nil {
 		release()
 		writeError(w, http.StatusBadRequest, err.Error())
-		return nil, nil
+		return nil, aggregated{}, nil
 	}
-	res := a.Result(width, 2*width, sq.Weight.Unit())
-	res.Partial = partial
-	return res, release
+	return a, aggregated{Query: sq, width: width, partial: partial, name: e.Name}, release
+}
+
+// handleStackSpeedscope serves the stacks a request selects as a file of
+// speedscope's format (PROTOCOL.md §3), to open in speedscope or the
+// Firefox Profiler.
+func (s *Server) handleStackSpeedscope(w http.ResponseWriter, r *http.Request) {
+	a, q, release := s.aggregate(w, r, false)
+	if a == nil {
+		return
+	}
+	defer release()
+	if q.partial {
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the aggregation was cut off after %v: export a shorter range", StacksTimeout))
+		return
+	}
+	var out []export.WeightedStack
+	for _, c := range a.Collapsed() {
+		out = append(out, export.WeightedStack{Frames: c.Frames, Weight: c.Weight})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="stacks.speedscope.json"`)
+	export.WriteSpeedscope(w, q.name, export.SpeedscopeUnit(q.Weight.Unit()), out)
 }
 
 func (s *Server) handleStacks(w http.ResponseWriter, r *http.Request) {

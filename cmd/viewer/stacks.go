@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,7 +127,8 @@ func (t *trackFlag) Set(v string) error { *t = append(*t, v); return nil }
 
 func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("stacks", stderr)
-	collapsed := fs.Bool("collapsed", false, `print "frame;frame;frame weight" lines (root first) for flame-graph tools`)
+	format := fs.String("format", "text", `text (shares, heaviest first), collapsed ("frame;frame;frame weight" lines, root first, for flame-graph tools) or speedscope (speedscope's JSON file format, which speedscope and the Firefox Profiler import)`)
+	collapsed := fs.Bool("collapsed", false, "the same as --format collapsed")
 	perThread := fs.Bool("per-thread", false, "aggregate per thread: the thread is the root frame")
 	managedOnly := fs.Bool("managed-only", false, "only samples taken while the thread ran managed code")
 	byTime := fs.Bool("time", false, "the same as --weight time")
@@ -141,6 +143,12 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	name, err := oneFile(fs, args)
 	if err != nil {
 		return err
+	}
+	if *collapsed {
+		*format = "collapsed"
+	}
+	if *format != "text" && *format != "collapsed" && *format != "speedscope" {
+		return fmt.Errorf("stacks: --format %q: want text, collapsed or speedscope", *format)
 	}
 	weight, err := stacks.ParseWeight(*weightFlag)
 	if err != nil {
@@ -219,6 +227,13 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		agg.Add(stacks.Sample{Time: sm.time, Track: sm.track, Stack: res.Stack(-1, sm.stack, sm.time), Weight: w})
 	}
+	if *format == "speedscope" {
+		var out []export.WeightedStack
+		for _, c := range agg.Collapsed() {
+			out = append(out, export.WeightedStack{Frames: c.Frames, Weight: c.Weight})
+		}
+		return export.WriteSpeedscope(stdout, filepath.Base(name), export.SpeedscopeUnit(weight.Unit()), out)
+	}
 	weights := map[string]int64{}
 	for _, c := range agg.Collapsed() {
 		for i, fr := range c.Frames {
@@ -236,7 +251,7 @@ func runStacks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		lines = append(lines, line{k, w})
 	}
 	bw := bufio.NewWriter(stdout)
-	if *collapsed {
+	if *format == "collapsed" {
 		slices.SortFunc(lines, func(a, b line) int { return cmp.Compare(a.stack, b.stack) })
 		for _, l := range lines {
 			bw.WriteString(l.stack)

@@ -125,6 +125,24 @@ func TestServerStacks(t *testing.T) {
 	if root != inRange.Samples || inRange.Nodes[0][2] != inRange.Samples {
 		t.Errorf("root weight %v, want the %v samples the API counts in the fenced range (its root %v)", root, inRange.Samples, inRange.Nodes[0][2])
 	}
+	// The panel's Export link downloads the same selection as a
+	// speedscope file whose weights add up to the root's.
+	var exportURL string
+	if err := chromedp.Run(ctx, eval(`document.getElementById('stacks-export').href`, &exportURL)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(exportURL, "/stacks/speedscope?") || !strings.Contains(exportURL, "from="+vpStart) {
+		t.Errorf("export link %q, want the speedscope endpoint for the fenced range", exportURL)
+	}
+	var file struct {
+		Profiles []struct {
+			EndValue float64 `json:"endValue"`
+		} `json:"profiles"`
+	}
+	getJSON(t, exportURL, &file)
+	if len(file.Profiles) != 1 || file.Profiles[0].EndValue != inRange.Samples {
+		t.Errorf("the exported file %+v, want one profile weighing the range's %v samples", file.Profiles, inRange.Samples)
+	}
 	var events struct {
 		Events []struct {
 			Event string

@@ -271,6 +271,14 @@ export class WsSource {
   }
 
   /**
+   * Where a query's stacks download as a speedscope file (GET
+   * /stacks/speedscope). @param {import('./source.js').StackQuery} q
+   */
+  stacksExportURL(q) {
+    return `/api/traces/${this.id}/stacks/speedscope?${stackParams(q)}`;
+  }
+
+  /**
    * The events under a node (GET /stacks/samples), as many as a search
    * marks (10000, the endpoint's most).
    * @param {import('./source.js').StackQuery} q @param {number} node

@@ -125,6 +125,8 @@
  * @property {(q: StackQuery) => Promise<import('./stacktree.js').StackJSON>} [stacks]  the aggregated tree
  * @property {(q: StackQuery, node: number) => Promise<SearchResult>} [stackSamples]
  *           the events under a node of the tree the same query gave
+ * @property {(q: StackQuery) => string} [stacksExportURL]
+ *           where the query's stacks download as a speedscope file
  */
 
 /**

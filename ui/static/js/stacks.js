@@ -157,6 +157,13 @@ export class StacksPanel {
       b.addEventListener('click', f);
       bar.append(b);
     }
+    // Export: the shown stacks (range, tracks, event, weight, view and
+    // transforms) as a speedscope file, for sources that serve one.
+    this.exportLink = /** @type {HTMLAnchorElement} */ (el('a', { id: 'stacks-export', title: 'download these stacks as a speedscope file (speedscope, Firefox Profiler)' }));
+    this.exportLink.textContent = 'Export';
+    this.exportLink.download = 'stacks.speedscope.json';
+    this.exportLink.hidden = true;
+    bar.append(this.exportLink);
     const close = el('button', { type: 'button', title: 'close the stacks panel (X)', className: 'stacks-close' });
     close.textContent = '×';
     close.addEventListener('click', () => this.toggle());
@@ -351,6 +358,9 @@ export class StacksPanel {
     this.tree = res.main;
     this.callers = res.callers;
     this.q = r.main;
+    const src = this.need();
+    this.exportLink.hidden = !src.stacksExportURL;
+    if (src.stacksExportURL) this.exportLink.href = src.stacksExportURL(r.main);
     this.qCallers = r.callers;
     this.resolveSel();
     this.render();
