@@ -88,6 +88,7 @@ func checkInput(t *testing.T, what string, data []byte) {
 // header places and 8 of the others picked with a fixed seed, and the
 // first 32 of the same 200 mutations.
 func TestCorruptRealData(t *testing.T) {
+	t.Parallel()
 	root := tracetest.RealData(t, "")
 	var files []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

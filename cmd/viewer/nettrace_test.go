@@ -16,6 +16,7 @@ import (
 // the writer-made v6 fixture and on real files, checking the totals that
 // PROVENANCE.md lists and that dump writes one JSON object per event.
 func TestNetTraceStatsAndDump(t *testing.T) {
+	t.Parallel()
 	files := []struct {
 		path         string
 		format       string

@@ -110,6 +110,7 @@ const maxRealUpload = 12 << 20
 // yields the same frame after a restart on the same data directory.
 // Every registered format must be exercised by at least one real file.
 func TestServeRealTraces(t *testing.T) {
+	t.Parallel()
 	var files []string
 	for _, sub := range []string{"cpel", "nettrace", "perf"} {
 		dir := tracetest.RealData(t, sub)

@@ -33,6 +33,7 @@ type dumpSample struct {
 // and by time, and compares every node's total and self with a brute-force
 // aggregation of `viewer dump`'s symbolized sample stacks.
 func TestStacksAPIHeartRate(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(tracetest.RealData(t, "nettrace/perfview"), "HeartRateMonitor.10068.nettrace")
 	var out bytes.Buffer
 	if err := runDump(context.Background(), []string{path}, &out, io.Discard); err != nil {

@@ -34,35 +34,55 @@ func (s *frameShare) add(stack []string) {
 }
 
 // sampleTraces returns the shared .nettrace and .netperf files with their
-// `viewer stats` frame counts (nil for traces without sample stacks).
+// `viewer stats` frame counts (nil for traces without sample stacks),
+// computed once for the tests that share them.
 func sampleTraces(t *testing.T) map[string]*export.FrameCount {
+	t.Helper()
 	root := tracetest.RealData(t, "nettrace")
+	sampleTracesOnce.Do(func() { sampleTracesMap, sampleTracesErr = frameCounts(root) })
+	if sampleTracesErr != nil {
+		t.Fatal(sampleTracesErr)
+	}
+	if len(sampleTracesMap) == 0 {
+		t.Fatal("no .nettrace or .netperf file in ../shared/realdata/nettrace")
+	}
+	return sampleTracesMap
+}
+
+// The frame counts sampleTraces computes once per test binary.
+var (
+	sampleTracesOnce sync.Once
+	sampleTracesMap  map[string]*export.FrameCount
+	sampleTracesErr  error
+)
+
+// frameCounts runs `viewer stats --json` on every .nettrace and .netperf
+// below root and returns their frame counts.
+func frameCounts(root string) (map[string]*export.FrameCount, error) {
 	out := map[string]*export.FrameCount{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || (filepath.Ext(p) != ".nettrace" && filepath.Ext(p) != ".netperf") {
-			return nil
+			return err
 		}
 		var buf bytes.Buffer
 		if err := runStats(context.Background(), []string{"--json", p}, &buf, io.Discard); err != nil {
-			t.Fatalf("%s: stats: %v", p, err)
+			return fmt.Errorf("%s: stats: %w", p, err)
 		}
 		var st export.Stats
 		if err := json.Unmarshal(buf.Bytes(), &st); err != nil {
-			t.Fatal(err)
+			return fmt.Errorf("%s: stats: %w", p, err)
 		}
 		out[p] = st.Frames
 		return nil
 	})
-	if len(out) == 0 {
-		t.Fatal("no .nettrace or .netperf file in ../shared/realdata/nettrace")
-	}
-	return out
+	return out, err
 }
 
 // TestDumpSymbolized checks that `viewer dump` names the frames of every
 // shared .NET trace's sample stacks as `viewer stats` counts them: the
 // same number of frames, and the same number resolved.
 func TestDumpSymbolized(t *testing.T) {
+	t.Parallel()
 	withFrames := 0
 	for p, want := range sampleTraces(t) {
 		if want != nil && want.Total > maxQuickFrames && !tracetest.Exhaustive() {
@@ -112,11 +132,11 @@ func TestDumpSymbolized(t *testing.T) {
 
 // maxQuickFrames and maxAPISamples bound the sample frames
 // TestDumpSymbolized dumps and the sample events TestAPISymbolized fetches
-// one by one from a trace; larger traces (webapp, objver4: a few seconds
-// each) are checked only in exhaustive runs.
+// one by one from a trace; larger traces are checked only in exhaustive
+// runs (CI): webapp and objver4 take seconds each.
 const (
-	maxQuickFrames = 100000
-	maxAPISamples  = 10000
+	maxQuickFrames = 20000
+	maxAPISamples  = 2000
 )
 
 // TestAPISymbolized uploads every shared .NET trace with sample stacks to
@@ -124,6 +144,7 @@ const (
 // stats`, and that the event API names the frames of its sample events
 // as those counts say (every sample event, found with the search API).
 func TestAPISymbolized(t *testing.T) {
+	t.Parallel()
 	hs, stop := startServerWith(t, t.TempDir(), 64<<20) // HeartRateMonitor is 30 MB
 	defer stop()
 	for p, want := range sampleTraces(t) {
