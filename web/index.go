@@ -132,7 +132,7 @@ type indexer struct {
 	lib     *Library
 	stats   *statsCache // the indexed traces' statistics
 	formats []trace.Format
-	symbols func(format string) render.SymbolSource // Config.Symbols
+	symbols func(r trace.Reader) render.SymbolSource // Config.Symbols
 	spill   string                                  // directory of the render indexes' spill files
 	log     *slog.Logger
 	sem     chan struct{} // builds run one at a time: the machine is small
@@ -347,7 +347,7 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	j.update(func(p *Progress) { p.State = StateIndexing })
 	var symbols render.SymbolSource
 	if ix.symbols != nil {
-		symbols = ix.symbols(e.Format)
+		symbols = ix.symbols(r)
 	}
 	x, err := render.Build(ctx, sr, render.Options{
 		SpillDir: ix.spill,

@@ -59,10 +59,11 @@ type Config struct {
 	DataDir string
 	// Formats are the trace formats uploads are sniffed against, in order.
 	Formats []trace.Format
-	// Symbols returns, for a trace of the named format, what names its
-	// stack frames while the trace is indexed (see render.SymbolSource);
-	// nil, or a nil result, leaves stacks as addresses.
-	Symbols func(format string) render.SymbolSource
+	// Symbols returns, for the trace r reads (the format's own reader),
+	// what names its stack frames while it is indexed (see
+	// render.SymbolSource); nil, or a nil result, leaves stacks as
+	// addresses.
+	Symbols func(r trace.Reader) render.SymbolSource
 	// Static holds the browser's files (ui.Static()).
 	Static fs.FS
 	// MaxUpload bounds an upload in bytes; 0 means DefaultMaxUpload.

@@ -26,7 +26,7 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer f.Close()
 	r := f.Reader // the format's own reader, for its DetailsAppender or PayloadDecoder
-	sym, err := learnSymbols(ctx, f, r.Meta().Format)
+	sym, err := learnSymbols(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -41,15 +41,15 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // before the rundown at the end of a .NET trace names its method). It
 // returns nil for formats without a symbol source (see symbolSource).
 // A damaged file teaches what its readable part does.
-func learnSymbols(ctx context.Context, file *wrap.File, format string) (render.Symbolizer, error) {
-	src := symbolSource(format)
-	if src == nil {
+func learnSymbols(ctx context.Context, file *wrap.File) (render.Symbolizer, error) {
+	if symbolSource(file.Reader) == nil {
 		return nil, nil
 	}
 	f, err := file.Reopen()
 	if err != nil {
 		return nil, err
 	}
+	src := symbolSource(f)
 	for n := 0; ; n++ {
 		if n&0xffff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()

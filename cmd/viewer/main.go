@@ -57,16 +57,48 @@ func formats() []trace.Format {
 	}
 }
 
-// symbolSource returns what names the stack frames of a trace of the
-// named format: the managed method map, learnt from the trace's own
-// runtime events, for .NET traces and for .NET user_events in perf.data;
-// nil for formats whose stacks nothing names.
-func symbolSource(format string) render.SymbolSource {
-	switch format {
-	case "nettrace", "netperf", "perf":
+// symbolSource returns what names the stack frames of the trace r reads
+// (r is the format's own reader): the managed method map, learnt from the
+// trace's own runtime events, for .NET traces and for .NET user_events in
+// perf.data, and for perf.data call chains the context perf recorded each
+// address in; nil for formats whose stacks nothing names.
+func symbolSource(r trace.Reader) render.SymbolSource {
+	switch r.Meta().Format {
+	case "nettrace", "netperf":
+		return clr.NewSymbols()
+	case "perf":
+		if p, ok := r.(*perf.Reader); ok {
+			return perfSymbols{clr.NewSymbols(), p}
+		}
 		return clr.NewSymbols()
 	}
 	return nil
+}
+
+// perfSymbols names the frames of perf.data call chains: managed methods
+// of .NET user_events from the CLR method map, the other addresses by
+// their context ("[kernel.kallsyms]!0x…", "[user]!0x…"), as the markers of
+// the call chain said.
+type perfSymbols struct {
+	*clr.Symbols
+	r *perf.Reader
+}
+
+func (s perfSymbols) Symbolize(pid int64, t trace.Time, addr uint64) (trace.Frame, bool) {
+	f, ok, _, _ := s.SymbolizeSpan(pid, t, addr)
+	return f, ok
+}
+
+func (s perfSymbols) SymbolizeSpan(pid int64, t trace.Time, addr uint64) (f trace.Frame, ok bool, from, to trace.Time) {
+	if f, ok, from, to = s.Symbols.SymbolizeSpan(pid, t, addr); ok {
+		return f, ok, from, to
+	}
+	if m, known := s.r.FrameModule(addr); known {
+		// A context never changes: the name holds for the whole span
+		// the method map gave (where no method held addr).
+		return trace.Frame{Addr: addr, Module: m}, true, from, to
+	}
+	return f, ok, from, to
 }
 
 // command is one subcommand of viewer.

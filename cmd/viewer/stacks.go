@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"viewer/render"
 	"viewer/render/stacks"
 	"viewer/trace"
 	"viewer/trace/clr"
@@ -37,16 +38,20 @@ type sample struct {
 // numeric payload field named field when field is not "".
 type scan struct {
 	stats   export.Stats
-	symbols *clr.Symbols
+	symbols render.SymbolSource
 	samples []sample
 }
 
-func scanTrace(ctx context.Context, r trace.Reader, event, field string) (*scan, error) {
+func scanTrace(ctx context.Context, f *wrap.File, event, field string) (*scan, error) {
 	if event == "" {
 		event = clr.SampleEvent
 	}
 	var c export.Counter
-	s := &scan{symbols: clr.NewSymbols()}
+	var r trace.Reader = f
+	s := &scan{symbols: symbolSource(f.Reader)}
+	if s.symbols == nil {
+		s.symbols = clr.NewSymbols()
+	}
 	m := r.Meta()
 	var isSample []int8
 	for n := 0; ; n++ {

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"viewer/trace"
 	"viewer/trace/export"
 	"viewer/trace/tracetest"
+	"viewer/trace/wrap"
 )
 
 // collapsed parses "frame;frame weight" lines into each stack's share of
@@ -128,7 +128,7 @@ func TestStatsFrames(t *testing.T) {
 func BenchmarkSymbolize(b *testing.B) {
 	for _, name := range []string{"perfview/HeartRateMonitor.10068.nettrace", "dotnetdiag/dotnet-5.0-SampleProfiler-webapp.golden.nettrace"} {
 		b.Run(filepath.Base(name), func(b *testing.B) {
-			f, err := trace.OpenFile(filepath.Join(tracetest.RealData(b, "nettrace"), name), formats())
+			f, err := wrap.OpenFile(context.Background(), filepath.Join(tracetest.RealData(b, "nettrace"), name), formats(), wrap.Limits{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -219,6 +219,21 @@ const (
 // (PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER…), not addresses.
 const contextMax = ^uint64(0) - 4095
 
+// contextModules names the module of the frames that follow each context
+// marker of a call chain (perf_event.h's PERF_CONTEXT_*, written as the
+// negative numbers they are), as perf script names unresolved ones.
+var contextModules = [...]struct {
+	marker uint64
+	module string
+}{
+	{-32 & (1<<64 - 1), "[hypervisor]"},
+	{-128 & (1<<64 - 1), "[kernel.kallsyms]"},
+	{-512 & (1<<64 - 1), "[user]"},
+	{-2048 & (1<<64 - 1), "[guest]"},
+	{-2176 & (1<<64 - 1), "[guest.kernel.kallsyms]"},
+	{-2560 & (1<<64 - 1), "[guest.user]"},
+}
+
 func order(magic []byte) binary.ByteOrder {
 	if string(magic) == magicBE {
 		return binary.BigEndian

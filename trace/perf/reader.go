@@ -93,6 +93,7 @@ type Reader struct {
 	processes    map[int64]trace.TrackID
 	stacks       [][]uint64
 	stackIDs     map[string]trace.StackID
+	frameContext map[uint64]uint8 // call-chain address → 1 + contextModules index (FrameModule)
 	labels       [][]trace.Label
 	tcache       [64]threadCache
 	scratch      []sortKey

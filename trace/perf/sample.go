@@ -310,9 +310,24 @@ func (rd *Reader) stack(cc []byte) trace.StackID {
 		return id
 	}
 	addrs := make([]uint64, 0, len(cc)/8)
+	ctx := uint8(0) // 1 + index into contextModules of the last marker
 	for i := 0; i+8 <= len(cc); i += 8 {
-		if v := rd.bo.Uint64(cc[i:]); v < contextMax {
-			addrs = append(addrs, v)
+		v := rd.bo.Uint64(cc[i:])
+		if v >= contextMax {
+			ctx = 0
+			for k, c := range contextModules {
+				if c.marker == v {
+					ctx = uint8(k + 1)
+				}
+			}
+			continue
+		}
+		addrs = append(addrs, v)
+		if ctx != 0 && len(rd.frameContext) < maxFrameContexts {
+			if rd.frameContext == nil {
+				rd.frameContext = map[uint64]uint8{}
+			}
+			rd.frameContext[v] = ctx
 		}
 	}
 	if len(addrs) == 0 {
@@ -322,6 +337,24 @@ func (rd *Reader) stack(cc []byte) trace.StackID {
 	rd.stacks = append(rd.stacks, addrs)
 	rd.stackIDs[string(cc)] = id
 	return id
+}
+
+// maxFrameContexts bounds the addresses whose call-chain context a reader
+// remembers (FrameModule); later ones go without.
+const maxFrameContexts = 1 << 20
+
+// FrameModule names the context a call-chain address was recorded in, as
+// the PERF_CONTEXT_* marker before it said: "[kernel.kallsyms]",
+// "[user]", "[hypervisor]", "[guest.kernel.kallsyms]"…; ok is false for
+// an address no marker announced. perf script shows unresolved frames
+// with the same module names. Call it once reading has finished (it is
+// then safe from many goroutines).
+func (rd *Reader) FrameModule(addr uint64) (module string, ok bool) {
+	ctx := rd.frameContext[addr]
+	if ctx == 0 {
+		return "", false
+	}
+	return contextModules[ctx-1].module, true
 }
 
 // activityLabels interns the activity ids of an event (big-endian RFC

@@ -495,3 +495,55 @@ func TestDamagedCompressed(t *testing.T) {
 }
 
 func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// TestCallchainContexts: the PERF_CONTEXT_* markers of a call chain are
+// not frames; each address is known by the context the marker before it
+// announced (FrameModule), and an address no marker announced by none.
+func TestCallchainContexts(t *testing.T) {
+	const (
+		kernel = ^uint64(0) - 127 // PERF_CONTEXT_KERNEL (-128)
+		user   = ^uint64(0) - 511 // PERF_CONTEXT_USER (-512)
+		hv     = ^uint64(0) - 31  // PERF_CONTEXT_HV (-32)
+	)
+	f := &memFile{}
+	st := uint64(sampleIdentifier | sampleTID | sampleTime | sampleCallchain | sampleRaw)
+	wr, err := perftest.NewWriter(f, perftest.WriterOptions{
+		Formats: []tracefstest.Format{{System: "sched", Text: perftest.SchedSwitchFormat}},
+		Attrs:   []perftest.Attr{{Name: "sched:sched_switch", Type: attrTracepoint, Config: 372, SampleType: st, IDs: []uint64{3}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawTest(false, 8, 0, "", 0)[:8]
+	wr.Sample(perftest.Sample{PID: 1, TID: 1, Time: 5, Raw: raw,
+		Callchain: []uint64{kernel, 0xffffffff81000010, 0xffffffff81000020, user, 0x401000, 0x401100}})
+	wr.Sample(perftest.Sample{PID: 1, TID: 1, Time: 6, Raw: raw,
+		Callchain: []uint64{hv, 0xffff800000000001, 0x7000}}) // an unknown marker would reset, HV names
+	wr.Sample(perftest.Sample{PID: 1, TID: 1, Time: 7, Raw: raw, Callchain: []uint64{0x9000}})
+	if err := wr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := tracetest.Check(t, r, true)
+	if len(res.Events) != 3 {
+		t.Fatalf("%d events", len(res.Events))
+	}
+	want := [][]string{
+		{"[kernel.kallsyms]", "[kernel.kallsyms]", "[user]", "[user]"},
+		{"[hypervisor]", "[hypervisor]"},
+		{""},
+	}
+	for i, e := range res.Events {
+		addrs := r.Stack(e.Stack)
+		if len(addrs) != len(want[i]) {
+			t.Fatalf("sample %d: %d frames %x, want %d (markers are not frames)", i, len(addrs), addrs, len(want[i]))
+		}
+		for j, a := range addrs {
+			if m, _ := r.FrameModule(a); m != want[i][j] {
+				t.Errorf("sample %d frame %d (%#x): module %q, want %q", i, j, a, m, want[i][j])
+			}
+		}
+	}
+}

@@ -46,7 +46,7 @@ func newNetTraceServer(t testing.TB) *viewerServer {
 	}
 	return startViewerServer(t, web.Config{
 		Formats:   []trace.Format{nettrace.Format{}},
-		Symbols:   func(string) render.SymbolSource { return clr.NewSymbols() },
+		Symbols:   func(trace.Reader) render.SymbolSource { return clr.NewSymbols() },
 		MaxUpload: int64(len(demo)),
 		Demo:      func() (string, []byte) { return "demo.nettrace", demo },
 	})
