@@ -133,7 +133,7 @@ type indexer struct {
 	stats   *statsCache // the indexed traces' statistics
 	formats []trace.Format
 	symbols func(r trace.Reader) render.SymbolSource // Config.Symbols
-	spill   string                                  // directory of the render indexes' spill files
+	spill   string                                   // directory of the render indexes' spill files
 	log     *slog.Logger
 	sem     chan struct{} // builds run one at a time: the machine is small
 
