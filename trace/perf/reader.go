@@ -109,7 +109,7 @@ type Reader struct {
 	buf      chunkBuf
 	pos, end int64
 	z        *zstream
-	arena    arena
+	zspill   zspill
 	cache    blockCache
 
 	// ordering
@@ -152,6 +152,7 @@ func NewReader(r io.ReaderAt, size int64, opts Options) (*Reader, error) {
 		Has:     trace.HasCPU | trace.HasProvider,
 	}
 	rd.buf.r = r
+	rd.zspill.dir = opts.TempDir
 	var head [fileHeaderSize]byte
 	n, err := r.ReadAt(head[:], 0)
 	if n < pipeHeaderSize {
@@ -514,6 +515,10 @@ func (rd *Reader) tracingData(b []byte, off int64) {
 	}
 }
 
+// Close removes the temporary file of decompressed samples. Details
+// cannot decode their payloads afterwards.
+func (rd *Reader) Close() error { return rd.zspill.close() }
+
 // Meta returns the reader's tables.
 func (rd *Reader) Meta() *trace.Meta { return &rd.meta }
 
@@ -556,6 +561,10 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 		if err := rd.step(); err != nil {
 			rd.done = true
 			rd.err = err
+			rd.zspill.finish()
+			if rd.zspill.err != nil && err == io.EOF {
+				rd.err = rd.zspill.err
+			}
 			rd.flush(trace.Time(1<<63 - 1))
 			rd.applyLostSamples()
 			if rd.unknownSample > 0 {
@@ -790,7 +799,7 @@ func (rd *Reader) step() error {
 		return rd.startCompressed(off)
 	}
 	rd.pos = next
-	return rd.record(rec, off, -1)
+	return rd.record(rec, off, false)
 }
 
 // compressedPayload returns the zstd data of a COMPRESSED or COMPRESSED2
@@ -820,13 +829,13 @@ func (rd *Reader) readErr(off int64, err error, what string) error {
 
 // record applies one record. off is its file offset for records in the
 // file; for records from COMPRESSED data off is the offset of the
-// COMPRESSED record and arenaOff the record's offset in the arena.
-func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
+// COMPRESSED record and compressed is true.
+func (rd *Reader) record(rec []byte, off int64, compressed bool) error {
 	typ := rd.bo.Uint32(rec)
 	body := rec[recordHeaderSize:]
 	switch typ {
 	case recSample:
-		return rd.sample(rec, off, arenaOff)
+		return rd.sample(rec, off, compressed)
 	case recComm:
 		if len(body) < 8 {
 			return rd.damaged(off, "COMM record too short")
