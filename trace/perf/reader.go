@@ -108,6 +108,7 @@ type Reader struct {
 	// record walk
 	buf      chunkBuf
 	pos, end int64
+	cut      bool // the data section runs past the end of the file
 	z        *zstream
 	zspill   zspill
 	cache    blockCache
@@ -227,10 +228,16 @@ func (rd *Reader) readFileHeader(h []byte) error {
 	if err := rd.check(attrs, 24, "attrs"); err != nil {
 		return err
 	}
-	if err := rd.check(data, 40, "data"); err != nil {
-		return err
+	if data.off > uint64(rd.size) {
+		return rd.check(data, 40, "data")
 	}
 	rd.pos, rd.end = int64(data.off), int64(data.off+data.size)
+	if data.size > uint64(rd.size)-data.off {
+		// A recording cut short (a copy interrupted, a full disk): read
+		// the records up to the cut, as the other formats do.
+		rd.end, rd.cut = rd.size, true
+		rd.meta.Notices = append(rd.meta.Notices, "the file is cut short: the data section declares "+strconv.FormatUint(data.size, 10)+" bytes, the file holds "+strconv.FormatInt(rd.size-int64(data.off), 10)+"; events up to the cut are shown")
+	}
 	if rd.attrSize < attrSizeVer0+16 || rd.attrSize > MaxAttrSize+16 {
 		return rd.damaged(16, "attr_size "+strconv.FormatUint(rd.attrSize, 10)+" out of range")
 	}
@@ -277,12 +284,21 @@ func (rd *Reader) readFileHeader(h []byte) error {
 	}
 	tb, err := rd.readAt(section{uint64(table), uint64(len(feats) * 16)})
 	if err != nil {
-		rd.meta.Notices = append(rd.meta.Notices, "feature section table is cut off; host facts and tracepoint formats are missing")
+		rd.cut = true
+		rd.meta.Notices = append(rd.meta.Notices, "the file is cut short: the feature section table is cut off; host facts and tracepoint formats are missing")
 		return nil
 	}
 	for i, bit := range feats {
 		s := rd.sectionAt(tb[i*16:])
 		if rd.check(s, table+int64(i*16), "feature") != nil || s.size > MaxSection {
+			if s.off <= uint64(rd.size) && s.size <= MaxSection && rd.cut {
+				continue // said above
+			}
+			if s.off <= uint64(rd.size) && s.size <= MaxSection {
+				rd.cut = true
+				rd.meta.Notices = append(rd.meta.Notices, "the file is cut short: feature "+strconv.Itoa(bit)+" section runs past its end; skipped")
+				continue
+			}
 			rd.meta.Notices = append(rd.meta.Notices, "feature "+strconv.Itoa(bit)+" section is out of the file; skipped")
 			continue
 		}
@@ -746,6 +762,9 @@ func (rd *Reader) step() error {
 		}
 	}
 	if rd.pos >= rd.end {
+		if rd.cut {
+			return rd.truncated(rd.end, "data section cut short")
+		}
 		return io.EOF
 	}
 	off := rd.pos
