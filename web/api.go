@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -126,10 +127,25 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.delete(e); err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		writeError(w, http.StatusInternalServerError, publicError(err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleRetry starts the index build of a trace whose build failed again.
+func (s *Server) handleRetry(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.entry(w, r)
+	if !ok {
+		return
+	}
+	if !s.ix.retry(e) {
+		writeError(w, http.StatusConflict, "the trace's index has not failed")
+		return
+	}
+	j, _ := s.ix.peek(e.ID)
+	p, _ := j.snapshot()
+	writeJSON(w, http.StatusAccepted, map[string]any{"progress": p})
 }
 
 // delete removes a trace from the library first, so that no new index
@@ -149,20 +165,21 @@ func (s *Server) delete(e Entry) error {
 func (s *Server) uploadStatus(err error, r *http.Request, max int64) (int, string) {
 	var ue *uploadError
 	var mbe *http.MaxBytesError
-	var pe *fs.PathError
 	switch {
 	case errors.As(err, &ue):
 		return ue.status, ue.msg
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, tooLarge(max)
+	case errors.Is(err, errUploadStalled):
+		return http.StatusRequestTimeout, "the upload stalled: no data for " + s.cfg.UploadIdle.String()
 	case r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF):
 		return http.StatusBadRequest, "the upload was interrupted"
+	case diskFull(err):
+		s.log.Error("storing upload", "err", err)
+		return http.StatusInsufficientStorage, "could not store the upload: " + publicError(err)
 	}
 	s.log.Error("storing upload", "err", err)
-	if errors.As(err, &pe) { // the message names the problem, not the server's paths
-		err = pe.Err
-	}
-	return http.StatusInternalServerError, "could not store the upload: " + err.Error()
+	return http.StatusInternalServerError, "could not store the upload: " + publicError(err)
 }
 
 // uploadError is a refused upload: a 4xx status and a message for the user.
@@ -180,12 +197,24 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(max))
 		return
 	}
+	release, ok := s.acquireUpload(w, r, false)
+	if !ok {
+		return
+	}
+	defer release()
+	if r.ContentLength > 0 {
+		if err := checkFree(filepath.Join(s.cfg.DataDir, tmpDir), r.ContentLength+s.cfg.MinFreeDisk); err != nil {
+			writeError(w, http.StatusInsufficientStorage, "could not store the upload: "+publicError(err))
+			return
+		}
+	}
 	name := r.URL.Query().Get("name")
 	if name == "" {
 		name = r.Header.Get("X-File-Name")
 	}
-	body := http.MaxBytesReader(w, r.Body, max)
+	body := newIdleBody(w, http.MaxBytesReader(w, r.Body, max), s.cfg.UploadIdle)
 	e, existing, err := s.lib.Add(body, name, s.checker(r.Context(), r.URL.Query().Get("member"), 0))
+	body.done()
 	if err != nil {
 		status, msg := s.uploadStatus(err, r, max)
 		writeError(w, status, msg)
@@ -208,7 +237,14 @@ func (s *Server) handleUploadForm(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusRequestEntityTooLarge, tooLarge(max))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, max+64<<10) // the form's own bytes too
+	release, ok := s.acquireUpload(w, r, true)
+	if !ok {
+		return
+	}
+	defer release()
+	body := newIdleBody(w, http.MaxBytesReader(w, r.Body, max+64<<10), s.cfg.UploadIdle) // the form's own bytes too
+	defer body.done()
+	r.Body = io.NopCloser(body)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		s.errorPage(w, r, http.StatusBadRequest, "the upload is not a form: "+err.Error())

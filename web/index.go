@@ -88,6 +88,7 @@ type job struct {
 	file     *os.File
 	subs     map[chan struct{}]struct{}
 	cancel   context.CancelFunc
+	retry    bool // failed for a cause that may pass (a full disk): the next get tries again
 
 	// Guarded by indexer.mu:
 	refs int       // sessions and requests using the index
@@ -142,6 +143,8 @@ type indexer struct {
 	resident int
 	// every is how often a build reports progress.
 	every time.Duration
+	// minFree is the disk space a build needs free in spill to start.
+	minFree int64
 
 	mu   sync.Mutex
 	jobs map[uuid.UUID]*job
@@ -155,9 +158,39 @@ const progressEvery = 200 * time.Millisecond
 func (ix *indexer) get(e Entry) *job {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if j, ok := ix.jobs[e.ID]; ok {
+	if j, ok := ix.jobs[e.ID]; ok && !j.retryable(false) {
 		return j
 	}
+	return ix.startLocked(e)
+}
+
+// retryable reports whether a job has failed and may be started again:
+// any failure when force is set, else one for a cause that may pass.
+func (j *job) retryable(force bool) bool {
+	select {
+	case <-j.done:
+	default:
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.progress.State == StateFailed && (force || j.retry)
+}
+
+// retry starts a failed job again (the API's retry), whatever its cause.
+// It returns false when the job has not failed.
+func (ix *indexer) retry(e Entry) bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if j, ok := ix.jobs[e.ID]; ok && !j.retryable(true) {
+		return false
+	}
+	ix.startLocked(e)
+	return true
+}
+
+// startLocked starts the build of a trace; ix.mu is held.
+func (ix *indexer) startLocked(e Entry) *job {
 	ctx, cancel := context.WithCancel(ix.ctx)
 	j := &job{
 		id:       e.ID,
@@ -292,7 +325,10 @@ func (ix *indexer) run(ctx context.Context, j *job, e Entry) {
 			f.Close()
 		}
 		ix.log.Warn("indexing failed", "trace", e.ID, "err", err)
-		j.update(func(p *Progress) { p.State, p.Error = StateFailed, err.Error() })
+		j.update(func(p *Progress) {
+			p.State, p.Error = StateFailed, publicError(err)
+			j.retry = transient(err)
+		})
 		return
 	}
 	st := idx.stats
@@ -328,6 +364,9 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 			idx, err = nil, fmt.Errorf("internal error while indexing: %v", p)
 		}
 	}()
+	if err := checkFree(ix.spill, ix.minFree); err != nil {
+		return nil, nil, err
+	}
 	f, err = ix.lib.Open(e.ID)
 	if err != nil {
 		return nil, nil, err

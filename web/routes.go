@@ -11,7 +11,7 @@ import (
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.recoverPanics, s.checkHost, securityHeaders)
+	r.Use(s.recoverPanics, s.checkHost, securityHeaders, s.checkToken)
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusForbidden, "cross-origin request refused: send it from the viewer's own page")
@@ -29,6 +29,7 @@ func (s *Server) Handler() http.Handler {
 		r.Post("/", s.handleUpload)
 		r.Get("/{id}", s.handleGet)
 		r.Delete("/{id}", s.handleDelete)
+		r.Post("/{id}/retry", s.handleRetry)
 		r.Get("/{id}/meta", s.handleMeta)
 		r.Get("/{id}/events/{ev}", s.handleEvent)
 		r.Get("/{id}/search", s.handleSearch)
@@ -70,11 +71,15 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, msg 
 }
 
 // contentSecurityPolicy allows the page's own scripts, styles and
-// websocket and nothing else. HOST is replaced by the request's Host,
-// which checkHost has vetted.
-func contentSecurityPolicy(host string) string {
+// websocket and nothing else. The websocket's host is the request's Host
+// rebuilt from validated parts (cspHost); without one only 'self'.
+func contentSecurityPolicy(hostport string) string {
+	connect := "'self'"
+	if host := cspHost(hostport); host != "" {
+		connect += " ws://" + host + " wss://" + host
+	}
 	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
-		"connect-src 'self' ws://" + host + " wss://" + host + "; object-src 'none'; base-uri 'none'; " +
+		"connect-src " + connect + "; object-src 'none'; base-uri 'none'; " +
 		"frame-ancestors 'none'; form-action 'self'"
 }
 

@@ -37,6 +37,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -86,6 +87,21 @@ type Config struct {
 	// QueryTimeout bounds one search or viewport query; 0 means
 	// DefaultQueryTimeout.
 	QueryTimeout time.Duration
+	// MaxUploads bounds the uploads received at once (each stages a
+	// file); more get 429. 0 means DefaultMaxUploads.
+	MaxUploads int
+	// UploadIdle is how long an upload body may go without delivering
+	// 16 KiB before the server cuts it off; 0 means DefaultUploadIdle.
+	UploadIdle time.Duration
+	// MinFreeDisk is the free space in DataDir that uploads and index
+	// builds require before they start; 0 means DefaultMinFreeDisk,
+	// negative none.
+	MinFreeDisk int64
+	// Token, when set, is the secret every request must present (see
+	// PROTOCOL.md, "Authentication"): as ?token=, which sets a cookie, as
+	// that cookie, or as "Authorization: Bearer". Serve beyond the
+	// loopback interface only with one.
+	Token string
 }
 
 // Server serves the viewer. Create it with [New], serve [Server.Handler],
@@ -105,6 +121,8 @@ type Server struct {
 	sessions sync.WaitGroup
 	// res bounds the sessions and the searches (limits.go).
 	res *resources
+	// uploads holds a token per upload being received (Config.MaxUploads).
+	uploads chan struct{}
 	// accepted, when set (by tests), is called by a session's reader with
 	// the seq of each request it has queued.
 	accepted func(seq uint32)
@@ -124,6 +142,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ResidentIndexes <= 0 {
 		cfg.ResidentIndexes = DefaultResidentIndexes
 	}
+	if cfg.MaxUploads <= 0 {
+		cfg.MaxUploads = DefaultMaxUploads
+	}
+	if cfg.UploadIdle <= 0 {
+		cfg.UploadIdle = DefaultUploadIdle
+	}
+	switch {
+	case cfg.MinFreeDisk == 0:
+		cfg.MinFreeDisk = DefaultMinFreeDisk
+	case cfg.MinFreeDisk < 0:
+		cfg.MinFreeDisk = 0
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -132,6 +162,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	lib.minFree = cfg.MinFreeDisk
 	static, err := newStaticFiles(cfg.Static)
 	if err != nil {
 		return nil, err
@@ -147,6 +178,7 @@ func New(cfg Config) (*Server, error) {
 		cancel:   cancel,
 		shutdown: make(chan struct{}),
 		res:      newResources(cfg),
+		uploads:  make(chan struct{}, cfg.MaxUploads),
 	}
 	for _, h := range cfg.AllowHosts {
 		s.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
@@ -159,6 +191,7 @@ func New(cfg Config) (*Server, error) {
 		spill:    filepath.Join(cfg.DataDir, tmpDir),
 		resident: cfg.ResidentIndexes,
 		every:    progressEvery,
+		minFree:  cfg.MinFreeDisk,
 		log:      log,
 		sem:      make(chan struct{}, 1),
 		jobs:     map[uuid.UUID]*job{},
@@ -227,14 +260,52 @@ func (s *Server) Close() error {
 
 // hostAllowed reports whether the Host header names this server.
 func (s *Server) hostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
+	host, ok := splitHost(hostport)
+	if !ok {
+		return false
 	}
-	host = strings.ToLower(strings.Trim(host, "[]"))
 	if s.hosts[host] {
 		return true
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// splitHost returns the lower-case host name of a Host header, and
+// whether its port, if any, is a port number.
+func splitHost(hostport string) (string, bool) {
+	host := hostport
+	if h, port, err := net.SplitHostPort(hostport); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || strconv.Itoa(n) != port {
+			return "", false
+		}
+		host = h
+	}
+	return strings.ToLower(strings.Trim(host, "[]")), true
+}
+
+// cspHost returns the Host header rebuilt from its vetted parts, for the
+// Content-Security-Policy, or "" when it has a part that is not a host
+// name, an IP address or a port number.
+func cspHost(hostport string) string {
+	host, ok := splitHost(hostport)
+	if !ok || host == "" {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		host = ip.String()
+		if ip.To4() == nil {
+			host = "[" + host + "]"
+		}
+	} else {
+		for _, r := range host {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+				return ""
+			}
+		}
+	}
+	if _, port, err := net.SplitHostPort(hostport); err == nil {
+		host += ":" + port
+	}
+	return host
 }

@@ -66,6 +66,9 @@ type Library struct {
 	dir string
 	log *slog.Logger
 
+	// minFree is the disk space an upload must leave free to start.
+	minFree int64
+
 	mu      sync.Mutex
 	entries map[uuid.UUID]Entry
 	bySum   map[string]uuid.UUID
@@ -93,6 +96,7 @@ func OpenLibrary(dir string, log *slog.Logger) (*Library, error) {
 		if err != nil || id.String() != de.Name() {
 			continue
 		}
+		l.clearStatsTemps(id)
 		e, err := l.readEntry(id)
 		if err != nil {
 			log.Warn("skipping damaged library entry", "trace", de.Name(), "err", err)
@@ -117,6 +121,17 @@ func (l *Library) clearTmp() error {
 	return nil
 }
 
+// clearStatsTemps removes the temporary files of SaveStats that a crash
+// left in a trace's directory.
+func (l *Library) clearStatsTemps(id uuid.UUID) {
+	left, _ := filepath.Glob(filepath.Join(l.traceDir(id), ".stats-*"))
+	for _, name := range left {
+		if err := os.Remove(name); err != nil {
+			l.log.Warn("removing a leftover index cache file", "trace", id, "err", err)
+		}
+	}
+}
+
 func (l *Library) traceDir(id uuid.UUID) string {
 	return filepath.Join(l.dir, tracesDir, id.String())
 }
@@ -133,6 +148,7 @@ func (l *Library) readEntry(id uuid.UUID) (Entry, error) {
 	if e.ID != id {
 		return e, fmt.Errorf("%s names trace %s", infoFile, e.ID)
 	}
+	e.Name = cleanName(e.Name) // stored before names were sanitized
 	st, err := os.Stat(filepath.Join(l.traceDir(id), traceFile))
 	if err != nil {
 		return e, err
@@ -237,7 +253,18 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // trace whose content the library already holds is not stored again: Add
 // returns the existing entry and existing = true. On any error nothing is
 // stored.
+//
+// Add refuses to start when the disk has less than the library's minimum
+// free space, and its errors name a full disk as such (errDiskFull).
 func (l *Library) Add(body io.Reader, name string, check Checker) (e Entry, existing bool, err error) {
+	defer func() {
+		if err != nil && diskFull(err) && !errors.Is(err, errDiskFull) {
+			err = fmt.Errorf("%w: %w", errDiskFull, err)
+		}
+	}()
+	if err := checkFree(filepath.Join(l.dir, tmpDir), l.minFree); err != nil {
+		return Entry{}, false, err
+	}
 	stage, err := os.MkdirTemp(filepath.Join(l.dir, tmpDir), "upload-")
 	if err != nil {
 		return Entry{}, false, err
@@ -409,7 +436,8 @@ func (l *Library) Stats(id uuid.UUID) (export.Stats, bool) {
 // MaxNameLen bounds the stored original file name.
 const MaxNameLen = 255
 
-// cleanName keeps the base name of an uploaded file, valid UTF-8 and short.
+// cleanName keeps the base name of an uploaded file, valid UTF-8, short,
+// and without control or bidirectional override characters.
 func cleanName(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
@@ -417,7 +445,7 @@ func cleanName(name string) string {
 	if len(name) > MaxNameLen {
 		name = name[:MaxNameLen]
 	}
-	name = strings.ToValidUTF8(name, "\uFFFD")
+	name = sanitizeName(strings.ToValidUTF8(name, "\uFFFD"))
 	if name == "" || name == "." || name == ".." {
 		name = "upload"
 	}

@@ -30,7 +30,11 @@ const DefaultPort = 8484
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
 	port := fs.Int("port", DefaultPort, "TCP port on 127.0.0.1; 0 picks a free port (environment: VIEWER_PORT)")
-	listen := fs.String("listen", "", "listen on `host:port` instead of 127.0.0.1 (anyone who can reach it sees your traces)")
+	listen := fs.String("listen", "", "listen on `host:port` instead of 127.0.0.1; requests must then carry the access token printed in the URL (environment VIEWER_TOKEN sets it)")
+	noAuth := fs.Bool("no-auth", false, "with --listen, serve without an access token: anyone who can reach the port sees and deletes your traces")
+	maxUploads := fs.Int("max-uploads", web.DefaultMaxUploads, "uploads received at once; more are refused with 429")
+	uploadIdle := fs.Duration("upload-idle", web.DefaultUploadIdle, "cut off an upload that delivers less than 16 KiB in this `duration`")
+	minFree := fs.Int64("min-free", web.DefaultMinFreeDisk, "free `bytes` the data directory must keep for an upload or index build to start (-1: no check)")
 	dataDir := fs.String("data", "", "directory of the trace library (default: the user's data directory)")
 	maxUpload := fs.Int64("max-upload", web.DefaultMaxUpload, "largest accepted upload in `bytes`")
 	allowHosts := fs.String("allow-host", "", "comma-separated extra `names` accepted in the Host header (with --listen)")
@@ -74,6 +78,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	token := ""
+	if *listen != "" && !*noAuth {
+		token = os.Getenv("VIEWER_TOKEN")
+		if token == "" {
+			token = web.NewToken()
+		}
+	} else if *listen == "" && *noAuth {
+		fmt.Fprintln(stderr, "viewer: --no-auth has no effect without --listen: the loopback server asks for no token")
+	}
+
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv, err := web.New(web.Config{
 		DataDir:    *dataDir,
@@ -84,6 +98,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		AllowHosts: hosts,
 		Demo:       demoTrace,
 		Logger:     log,
+
+		MaxUploads:  *maxUploads,
+		UploadIdle:  *uploadIdle,
+		MinFreeDisk: *minFree,
+		Token:       token,
 	})
 	if err != nil {
 		return err
@@ -111,9 +130,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	hs.RegisterOnShutdown(srv.CloseSessions)
 	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "viewer: serving the library in %s at %s/\n", *dataDir, base)
+	// With a token the printed URLs carry it once; the page sets a cookie
+	// and drops it from the address bar.
+	q := ""
+	if token != "" {
+		q = "?token=" + token
+	}
+	fmt.Fprintf(stdout, "viewer: serving the library in %s at %s/%s\n", *dataDir, base, q)
 	for _, e := range opened {
-		fmt.Fprintf(stdout, "viewer: %s: %s/t/%s\n", e.Name, base, e.ID)
+		fmt.Fprintf(stdout, "viewer: %s: %s/t/%s%s\n", e.Name, base, e.ID, q)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

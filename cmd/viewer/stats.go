@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"time"
 
@@ -14,11 +15,43 @@ import (
 	"viewer/trace/wrap"
 )
 
+// regularFile refuses what is not a regular file with a message that says
+// so: a device such as /dev/zero or a FIFO has no size, and reading it as
+// a trace would call it "empty".
+func regularFile(name string) error {
+	path, _ := wrap.SplitMember(name)
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	what := ""
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		what = "a directory"
+	case m&os.ModeNamedPipe != 0:
+		what = "a FIFO (named pipe)"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	case m&os.ModeCharDevice != 0:
+		what = "a character device"
+	case m&os.ModeDevice != 0:
+		what = "a block device"
+	default:
+		what = "not a regular file"
+	}
+	return fmt.Errorf("%s is %s: traces are read from regular files (they are read out of order); copy it to a file first", name, what)
+}
+
 func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("stats", stderr)
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	name, err := oneFile(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := regularFile(name); err != nil {
 		return err
 	}
 	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})

@@ -1,8 +1,12 @@
 package perf
 
 import (
+	"errors"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
+	"syscall"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -46,46 +50,124 @@ func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 	return c.b[:n], nil
 }
 
-// arena holds the decompressed records of COMPRESSED data so that Details
-// can find sample payloads that are not in the file as-is.
-type arena struct {
-	chunks [][]byte // each arenaChunk bytes long except the last
-	n      int64
+// zspill holds the raw data of the samples found in COMPRESSED data, so
+// that Details can find payloads that are not in the file as-is. It is an
+// unlinked temporary file read back by offset (as render's spill file is):
+// a file whose records decompress to gigabytes costs disk, not memory.
+// Bytes not yet written stay in buf, at file offset flushed.
+type zspill struct {
+	dir     string
+	f       *os.File
+	buf     []byte
+	flushed int64 // bytes in the file
+	err     error // the first write error: later adds fail with it
 }
 
-const arenaChunk = 1 << 20
+// zspillBuffer is how many bytes zspill buffers before writing.
+const zspillBuffer = 1 << 20
 
-// add appends b (at most maxRecordSize bytes) without splitting it across
-// chunks and returns its arena offset.
-func (a *arena) add(b []byte) int64 {
-	if len(a.chunks) == 0 || len(a.chunks[len(a.chunks)-1])+len(b) > arenaChunk {
-		if len(a.chunks) > 0 { // pad the tail so offsets stay chunk-aligned
-			a.n = int64(len(a.chunks)) * arenaChunk
+// add appends b and returns its offset.
+func (z *zspill) add(b []byte) (int64, error) {
+	if z.err != nil {
+		return 0, z.err
+	}
+	if z.buf == nil {
+		z.buf = make([]byte, 0, zspillBuffer)
+	}
+	if len(z.buf)+len(b) > cap(z.buf) {
+		if err := z.flush(); err != nil {
+			return 0, err
 		}
-		// Start small: most files decompress to far less than a chunk,
-		// and append grows the last one up to arenaChunk.
-		a.chunks = append(a.chunks, make([]byte, 0, min(arenaChunk, 64<<10)))
 	}
-	last := &a.chunks[len(a.chunks)-1]
-	off := int64(len(a.chunks)-1)*arenaChunk + int64(len(*last))
-	*last = append(*last, b...)
-	a.n = off + int64(len(b))
-	return off
+	off := z.flushed + int64(len(z.buf))
+	z.buf = append(z.buf, b...)
+	return off, nil
 }
 
-// at returns n bytes at arena offset off, or nil.
-func (a *arena) at(off int64, n int) []byte {
-	i := off / arenaChunk
-	if off < 0 || i >= int64(len(a.chunks)) {
-		return nil
+// flush writes the buffered bytes to the file, creating it on first use.
+func (z *zspill) flush() error {
+	if z.err != nil || len(z.buf) == 0 {
+		return z.err
 	}
-	c := a.chunks[i]
-	o := off % arenaChunk
-	if o+int64(n) > int64(len(c)) {
-		return nil
+	if z.f == nil {
+		f, err := os.CreateTemp(z.dir, "viewer-perf-*.zspill")
+		if err != nil {
+			z.err = spillErr("create", err)
+			return z.err
+		}
+		// The file lives until Close (or until the reader is collected);
+		// removing the name now means a crash leaves nothing behind.
+		os.Remove(f.Name())
+		z.f = f
 	}
-	return c[o : o+int64(n)]
+	if _, err := z.f.WriteAt(z.buf, z.flushed); err != nil {
+		z.err = spillErr("write", err)
+		return z.err
+	}
+	z.flushed += int64(len(z.buf))
+	z.buf = z.buf[:0]
+	return nil
 }
+
+// finish writes what is buffered and drops the buffer: once reading has
+// finished, Details reads the file only, so concurrent calls are safe.
+func (z *zspill) finish() {
+	if z.flush() == nil {
+		z.buf = nil
+	}
+}
+
+// at returns n bytes at offset off, in buf when they come from the file.
+func (z *zspill) at(off int64, n int, buf []byte) []byte {
+	if off < 0 || n < 0 || off+int64(n) > z.flushed+int64(len(z.buf)) {
+		return nil
+	}
+	if off >= z.flushed {
+		return z.buf[off-z.flushed : off-z.flushed+int64(n)]
+	}
+	if off+int64(n) > z.flushed || z.f == nil {
+		return nil // straddles the buffer: add never splits a payload, so this is damage
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := z.f.ReadAt(buf, off); err != nil {
+		return nil
+	}
+	return buf
+}
+
+// close removes the file.
+func (z *zspill) close() error {
+	z.buf = nil
+	if z.f == nil {
+		return nil
+	}
+	err := z.f.Close()
+	z.f = nil
+	return err
+}
+
+// spillErr names a failure of the temporary file without its path.
+func spillErr(op string, err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	}
+	msg := "perf: cannot " + op + " the temporary file of decompressed samples: " + err.Error()
+	if errors.Is(err, syscall.ENOSPC) {
+		msg = "perf: disk full: no space for the temporary file of decompressed samples"
+	}
+	return &spillError{msg: msg, err: err}
+}
+
+type spillError struct {
+	msg string
+	err error
+}
+
+func (e *spillError) Error() string { return e.msg }
+func (e *spillError) Unwrap() error { return e.err }
 
 // zstream decompresses the COMPRESSED records of a file as one zstd
 // stream (NOTES.md §compressed). Its input walks the file's COMPRESSED records on its own cursor;
@@ -247,22 +329,18 @@ func (rd *Reader) stepCompressed() (more bool, err error) {
 
 // compressedRecord applies one decompressed record.
 func (rd *Reader) compressedRecord(rec []byte) error {
-	arenaOff := int64(-1)
 	rd.recs.add(rd.bo.Uint32(rec))
-	if rd.bo.Uint32(rec) == recSample {
-		arenaOff = rd.arena.add(rec)
-	}
-	return rd.record(rec, rd.z.cur0, arenaOff)
+	return rd.record(rec, rd.z.cur0, true)
 }
 
 // rawAt returns the bytes of a payload location: from the file, or from
-// the arena of decompressed records for offsets past the end of the file.
+// the spill of decompressed samples for offsets past the end of the file.
 func (rd *Reader) rawAt(l trace.Loc, buf []byte) ([]byte, error) {
 	if l.Len < 0 || l.Off < 0 {
 		return nil, &trace.FormatError{Format: "perf", Off: l.Off, Msg: "bad payload location"}
 	}
 	if l.Off >= rd.size {
-		b := rd.arena.at(l.Off-rd.size, int(l.Len))
+		b := rd.zspill.at(l.Off-rd.size, int(l.Len), buf)
 		if b == nil {
 			return nil, &trace.FormatError{Format: "perf", Off: l.Off, Msg: "payload location outside the decompressed data"}
 		}

@@ -29,10 +29,13 @@
 // records instead, whose u64 data_size gives the payload's length before
 // the padding that keeps the next record 8-byte aligned. The reader
 // decompresses them with one streaming decoder whose input
-// walks the COMPRESSED records of the file, and keeps the raw data of the
-// samples found inside in an in-memory arena: their [trace.Loc] offsets
-// lie past the end of the file (size + arena offset), which is how Details
-// tells them apart from bytes it can read from the file.
+// walks the COMPRESSED records of the file, and writes the raw data of the
+// samples found inside to an unlinked temporary file ([Options].TempDir),
+// so that decompressed data costs disk rather than memory: their
+// [trace.Loc] offsets lie past the end of the file (size + offset in the
+// temporary file), which is how Details tells them apart from bytes it
+// can read from the file. [Reader.Close] removes the file; a reader that
+// is dropped without Close has it closed by the garbage collector.
 //
 // Record types: the reader knows every type of current perf by name (see
 // recordTypes). Records it does not apply (MMAP2, KSYMBOL…) and records of
@@ -77,6 +80,9 @@ import (
 // without it their payloads stay raw bytes.
 type Format struct {
 	DotNet func() DotNetDecoder
+	// TempDir is where readers keep the decompressed samples of
+	// COMPRESSED data; "" means os.TempDir().
+	TempDir string
 }
 
 // Name returns "perf".
@@ -90,7 +96,7 @@ func (Format) Match(head []byte) bool {
 
 // Open returns a reader for the perf.data file r of the given size.
 func (f Format) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
-	var opts Options
+	opts := Options{TempDir: f.TempDir}
 	if f.DotNet != nil {
 		opts.DotNet = f.DotNet()
 	}
@@ -121,6 +127,10 @@ type Options struct {
 	// DotNet decodes .NET runtime user_events payloads; nil leaves them as
 	// raw fields. See [DotNetDecoder].
 	DotNet DotNetDecoder
+	// TempDir is where the reader keeps the raw data of samples found in
+	// COMPRESSED data, in an unlinked temporary file; "" means
+	// os.TempDir().
+	TempDir string
 }
 
 // Limits on what a file can make the reader hold.

@@ -109,8 +109,9 @@ type Reader struct {
 	// record walk
 	buf      chunkBuf
 	pos, end int64
+	cut      bool // the data section runs past the end of the file
 	z        *zstream
-	arena    arena
+	zspill   zspill
 	cache    blockCache
 
 	// ordering
@@ -153,6 +154,7 @@ func NewReader(r io.ReaderAt, size int64, opts Options) (*Reader, error) {
 		Has:     trace.HasCPU | trace.HasProvider,
 	}
 	rd.buf.r = r
+	rd.zspill.dir = opts.TempDir
 	var head [fileHeaderSize]byte
 	n, err := r.ReadAt(head[:], 0)
 	if n < pipeHeaderSize {
@@ -227,10 +229,16 @@ func (rd *Reader) readFileHeader(h []byte) error {
 	if err := rd.check(attrs, 24, "attrs"); err != nil {
 		return err
 	}
-	if err := rd.check(data, 40, "data"); err != nil {
-		return err
+	if data.off > uint64(rd.size) {
+		return rd.check(data, 40, "data")
 	}
 	rd.pos, rd.end = int64(data.off), int64(data.off+data.size)
+	if data.size > uint64(rd.size)-data.off {
+		// A recording cut short (a copy interrupted, a full disk): read
+		// the records up to the cut, as the other formats do.
+		rd.end, rd.cut = rd.size, true
+		rd.meta.Notices = append(rd.meta.Notices, "the file is cut short: the data section declares "+strconv.FormatUint(data.size, 10)+" bytes, the file holds "+strconv.FormatInt(rd.size-int64(data.off), 10)+"; events up to the cut are shown")
+	}
 	if rd.attrSize < attrSizeVer0+16 || rd.attrSize > MaxAttrSize+16 {
 		return rd.damaged(16, "attr_size "+strconv.FormatUint(rd.attrSize, 10)+" out of range")
 	}
@@ -277,12 +285,21 @@ func (rd *Reader) readFileHeader(h []byte) error {
 	}
 	tb, err := rd.readAt(section{uint64(table), uint64(len(feats) * 16)})
 	if err != nil {
-		rd.meta.Notices = append(rd.meta.Notices, "feature section table is cut off; host facts and tracepoint formats are missing")
+		rd.cut = true
+		rd.meta.Notices = append(rd.meta.Notices, "the file is cut short: the feature section table is cut off; host facts and tracepoint formats are missing")
 		return nil
 	}
 	for i, bit := range feats {
 		s := rd.sectionAt(tb[i*16:])
 		if rd.check(s, table+int64(i*16), "feature") != nil || s.size > MaxSection {
+			if s.off <= uint64(rd.size) && s.size <= MaxSection && rd.cut {
+				continue // said above
+			}
+			if s.off <= uint64(rd.size) && s.size <= MaxSection {
+				rd.cut = true
+				rd.meta.Notices = append(rd.meta.Notices, "the file is cut short: feature "+strconv.Itoa(bit)+" section runs past its end; skipped")
+				continue
+			}
 			rd.meta.Notices = append(rd.meta.Notices, "feature "+strconv.Itoa(bit)+" section is out of the file; skipped")
 			continue
 		}
@@ -515,6 +532,10 @@ func (rd *Reader) tracingData(b []byte, off int64) {
 	}
 }
 
+// Close removes the temporary file of decompressed samples. Details
+// cannot decode their payloads afterwards.
+func (rd *Reader) Close() error { return rd.zspill.close() }
+
 // Meta returns the reader's tables.
 func (rd *Reader) Meta() *trace.Meta { return &rd.meta }
 
@@ -557,6 +578,10 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 		if err := rd.step(); err != nil {
 			rd.done = true
 			rd.err = err
+			rd.zspill.finish()
+			if rd.zspill.err != nil && err == io.EOF {
+				rd.err = rd.zspill.err
+			}
 			rd.flush(trace.Time(1<<63 - 1))
 			rd.applyLostSamples()
 			if rd.unknownSample > 0 {
@@ -738,6 +763,9 @@ func (rd *Reader) step() error {
 		}
 	}
 	if rd.pos >= rd.end {
+		if rd.cut {
+			return rd.truncated(rd.end, "data section cut short")
+		}
 		return io.EOF
 	}
 	off := rd.pos
@@ -791,7 +819,7 @@ func (rd *Reader) step() error {
 		return rd.startCompressed(off)
 	}
 	rd.pos = next
-	return rd.record(rec, off, -1)
+	return rd.record(rec, off, false)
 }
 
 // compressedPayload returns the zstd data of a COMPRESSED or COMPRESSED2
@@ -821,13 +849,13 @@ func (rd *Reader) readErr(off int64, err error, what string) error {
 
 // record applies one record. off is its file offset for records in the
 // file; for records from COMPRESSED data off is the offset of the
-// COMPRESSED record and arenaOff the record's offset in the arena.
-func (rd *Reader) record(rec []byte, off int64, arenaOff int64) error {
+// COMPRESSED record and compressed is true.
+func (rd *Reader) record(rec []byte, off int64, compressed bool) error {
 	typ := rd.bo.Uint32(rec)
 	body := rec[recordHeaderSize:]
 	switch typ {
 	case recSample:
-		return rd.sample(rec, off, arenaOff)
+		return rd.sample(rec, off, compressed)
 	case recComm:
 		if len(body) < 8 {
 			return rd.damaged(off, "COMM record too short")

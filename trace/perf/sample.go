@@ -217,7 +217,7 @@ func (rd *Reader) parseSample(rec []byte, a *attr) (parsedSample, bool) {
 }
 
 // sample turns a SAMPLE record into a queued event.
-func (rd *Reader) sample(rec []byte, off, arenaOff int64) error {
+func (rd *Reader) sample(rec []byte, off int64, compressed bool) error {
 	body := rec[recordHeaderSize:]
 	a := rd.sampleAttr(body)
 	if a == nil {
@@ -246,8 +246,12 @@ func (rd *Reader) sample(rec []byte, off, arenaOff int64) error {
 		ev.Track = rd.thread(s.pid, s.tid)
 	}
 	if s.raw != nil {
-		if arenaOff >= 0 {
-			ev.Payload = trace.Loc{Off: rd.size + arenaOff + int64(s.rawOff), Len: int32(len(s.raw))}
+		if compressed {
+			zoff, err := rd.zspill.add(s.raw)
+			if err != nil {
+				return err
+			}
+			ev.Payload = trace.Loc{Off: rd.size + zoff, Len: int32(len(s.raw))}
 		} else {
 			ev.Payload = trace.Loc{Off: off + int64(s.rawOff), Len: int32(len(s.raw))}
 		}
