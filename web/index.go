@@ -27,6 +27,17 @@ type index struct {
 	r     trace.Reader // the reader x was built from, read to its end
 	stats export.Stats
 	types []int64 // events per trace.TypeID
+	// format is the format's own reader (r wraps it) when it holds
+	// resources of its own to close (perf.data's decompressed data).
+	format io.Closer
+}
+
+// close closes the index and the reader it was built from.
+func (idx *index) close() {
+	idx.x.Close()
+	if idx.format != nil {
+		idx.format.Close()
+	}
 }
 
 // typeCounter counts the events of each type a reader hands out, for the
@@ -252,7 +263,7 @@ func (ix *indexer) evict() {
 	for _, j := range out {
 		ix.log.Info("closing an idle index", "trace", j.id)
 		j.mu.Lock()
-		j.idx.x.Close()
+		j.idx.close()
 		j.idx = nil
 		if j.file != nil {
 			j.file.Close()
@@ -291,7 +302,7 @@ func (ix *indexer) drop(id uuid.UUID) {
 		j.file = nil
 	}
 	if j.idx != nil {
-		j.idx.x.Close()
+		j.idx.close()
 		j.idx = nil
 	}
 	j.mu.Unlock()
@@ -308,7 +319,7 @@ func (ix *indexer) closeAll() {
 		<-j.done
 		j.mu.Lock()
 		if j.idx != nil {
-			j.idx.x.Close()
+			j.idx.close()
 		}
 		if j.file != nil {
 			j.file.Close()
@@ -417,10 +428,14 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 			})
 		},
 	})
+	closer, _ := r.(io.Closer)
 	if err != nil {
+		if closer != nil {
+			closer.Close()
+		}
 		return nil, f, err
 	}
-	return &index{x: x, r: sr, stats: capStats(x.Stats()), types: sr.types}, f, nil
+	return &index{x: x, r: sr, stats: capStats(x.Stats()), types: sr.types, format: closer}, f, nil
 }
 
 func formatByName(formats []trace.Format, name string) trace.Format {
