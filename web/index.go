@@ -152,6 +152,9 @@ type indexer struct {
 	// resident is how many built indexes stay in memory while no one
 	// uses them; the least recently used beyond it are closed.
 	resident int
+	// budget is the bytes of indexes (render.Index.Bytes) that stay in
+	// memory while no one uses them (Config.MemoryBudget).
+	budget int64
 	// every is how often a build reports progress.
 	every time.Duration
 	// minFree is the disk space a build needs free in spill to start.
@@ -235,16 +238,21 @@ func (ix *indexer) acquire(e Entry) (j *job, release func()) {
 }
 
 // evict closes the least recently used indexes that no one uses, beyond
-// the resident limit. A trace evicted is indexed again when next opened.
+// the resident limit and the memory budget (counted in the indexes' own
+// bytes). A trace evicted is indexed again when next opened.
 func (ix *indexer) evict() {
 	ix.mu.Lock()
 	var idle []*job
-	resident := 0
+	resident, bytes := 0, int64(0)
+	size := map[*job]int64{}
 	for _, j := range ix.jobs {
-		if _, idx := j.snapshot(); idx == nil {
+		_, idx := j.snapshot()
+		if idx == nil {
 			continue // building, or failed
 		}
 		resident++
+		size[j] = idx.x.Bytes()
+		bytes += size[j]
 		if j.refs == 0 {
 			idle = append(idle, j)
 		}
@@ -252,12 +260,13 @@ func (ix *indexer) evict() {
 	slices.SortFunc(idle, func(a, b *job) int { return a.used.Compare(b.used) })
 	var out []*job
 	for _, j := range idle {
-		if resident <= ix.resident {
+		if resident <= ix.resident && bytes <= ix.budget {
 			break
 		}
 		delete(ix.jobs, j.id)
 		out = append(out, j)
 		resident--
+		bytes -= size[j]
 	}
 	ix.mu.Unlock()
 	for _, j := range out {

@@ -2,8 +2,11 @@ package web
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +40,22 @@ const (
 	// buffers of at most one of them (up to about 100 MB) exist at once.
 	bigCells = 1 << 18
 )
+
+// DefaultMemoryBudget is the default Config.MemoryBudget: a quarter of
+// the machine's physical memory (2 GiB when it cannot be read).
+func DefaultMemoryBudget() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err == nil {
+		for line := range strings.Lines(string(b)) {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil && kb > 0 {
+					return kb << 10 / 4
+				}
+			}
+		}
+	}
+	return 2 << 30
+}
 
 // replyBuffers are the buffers a viewport query and its reply frame are
 // built in. They belong to a query slot, not to a session: however many

@@ -34,6 +34,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -87,6 +88,12 @@ type Config struct {
 	// QueryTimeout bounds one search or viewport query; 0 means
 	// DefaultQueryTimeout.
 	QueryTimeout time.Duration
+	// MemoryBudget bounds, in bytes, the indexes held in memory while no
+	// one views them: beyond it the least recently used are closed (and
+	// built again when next opened), as beyond ResidentIndexes. Indexes
+	// in use are never closed, and a trace is never refused for its
+	// index's size. 0 means DefaultMemoryBudget(), negative no bound.
+	MemoryBudget int64
 	// MaxUploads bounds the uploads received at once (each stages a
 	// file); more get 429. 0 means DefaultMaxUploads.
 	MaxUploads int
@@ -145,6 +152,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxUploads <= 0 {
 		cfg.MaxUploads = DefaultMaxUploads
 	}
+	switch {
+	case cfg.MemoryBudget == 0:
+		cfg.MemoryBudget = DefaultMemoryBudget()
+	case cfg.MemoryBudget < 0:
+		cfg.MemoryBudget = math.MaxInt64
+	}
 	if cfg.UploadIdle <= 0 {
 		cfg.UploadIdle = DefaultUploadIdle
 	}
@@ -190,6 +203,7 @@ func New(cfg Config) (*Server, error) {
 		symbols:  cfg.Symbols,
 		spill:    filepath.Join(cfg.DataDir, tmpDir),
 		resident: cfg.ResidentIndexes,
+		budget:   cfg.MemoryBudget,
 		every:    progressEvery,
 		minFree:  cfg.MinFreeDisk,
 		log:      log,

@@ -1001,3 +1001,50 @@ func TestProgressPushed(t *testing.T) {
 	}
 	t.Logf("%d progress messages, last %+v", len(progress), last)
 }
+
+// TestMemoryBudgetEvicts: idle indexes beyond the memory budget are
+// closed, least recently used first, however many the resident count
+// allows; one in use stays, whatever its size.
+func TestMemoryBudgetEvicts(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), func(c *Config) { c.ResidentIndexes, c.MemoryBudget = 100, 1 })
+	var ids []string
+	for seed := range uint64(3) {
+		_, id, _ := ts.upload("t", synthFile(5000, seed+1))
+		// Built, then closed at once: its stats stay in the library.
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var ti TraceInfo
+			_, b := ts.do("GET", "/api/traces/"+id, nil)
+			if json.Unmarshal(b, &ti) == nil && ti.State == StateReady && ti.Stats != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("trace %s not indexed: %s", id, b)
+			}
+		}
+		ids = append(ids, id)
+	}
+	resident := func() []string {
+		ts.s.ix.mu.Lock()
+		defer ts.s.ix.mu.Unlock()
+		var out []string
+		for id, j := range ts.s.ix.jobs {
+			if _, idx := j.snapshot(); idx != nil {
+				out = append(out, id.String())
+			}
+		}
+		return out
+	}
+	if r := resident(); len(r) != 0 {
+		t.Errorf("idle indexes resident over a 1-byte budget: %v", r)
+	}
+	c, _, err := ts.dial(ids[1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.WriteMessage(websocket.TextMessage, []byte(viewportRequest(1, 0, 1<<40, 100, 8)))
+	readUntilReply(t, c)
+	if r := resident(); len(r) != 1 || r[0] != ids[1] {
+		t.Errorf("resident while one trace is viewed: %v, want just %s", r, ids[1])
+	}
+}

@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxUploads := fs.Int("max-uploads", web.DefaultMaxUploads, "uploads received at once; more are refused with 429")
 	uploadIdle := fs.Duration("upload-idle", web.DefaultUploadIdle, "cut off an upload that delivers less than 16 KiB in this `duration`")
 	minFree := fs.Int64("min-free", web.DefaultMinFreeDisk, "free `bytes` the data directory must keep for an upload or index build to start (-1: no check)")
+	memBudget := fs.Int64("memory-budget", 0, "`bytes` of trace indexes kept in memory while no one views them; the least recently used beyond it are closed and rebuilt when opened again (0: a quarter of physical memory, -1: no bound)")
 	dataDir := fs.String("data", "", "directory of the trace library (default: the user's data directory)")
 	maxUpload := fs.Int64("max-upload", web.DefaultMaxUpload, "largest accepted upload in `bytes`")
 	allowHosts := fs.String("allow-host", "", "comma-separated extra `names` accepted in the Host header (with --listen)")
@@ -99,10 +100,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Demo:       demoTrace,
 		Logger:     log,
 
-		MaxUploads:  *maxUploads,
-		UploadIdle:  *uploadIdle,
-		MinFreeDisk: *minFree,
-		Token:       token,
+		MaxUploads:   *maxUploads,
+		MemoryBudget: *memBudget,
+		UploadIdle:   *uploadIdle,
+		MinFreeDisk:  *minFree,
+		Token:        token,
 	})
 	if err != nil {
 		return err
