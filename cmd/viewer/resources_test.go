@@ -70,7 +70,7 @@ func TestPerfBombRSS(t *testing.T) {
 	st, _ := f.Stat()
 	f.Close()
 
-	cmd := exec.Command(bin, "serve", "--port", "0", "--data", filepath.Join(dir, "lib"))
+	cmd := exec.Command(bin, "serve", "--port", "0", "--memory-budget", strconv.Itoa(budget), "--data", filepath.Join(dir, "lib"))
 	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = io.Discard
