@@ -246,9 +246,9 @@ func FuzzUnwrap(f *testing.F) {
 	f.Add(zipOf(f, zip.Deflate, "a.synth", tr))
 	f.Add(zipOf(f, zip.Store, "a.synth", tr, "b", []byte("x")))
 	f.Add(zipOf(f, 93, "a.synth", tr))
-	f.Add(gzipOf(append(bytes.Clone(tr), make([]byte, 1<<20)...)))
+	f.Add(gzipOf(append(bytes.Clone(tr), make([]byte, 128<<10)...))) // past MaxSize
 	f.Add([]byte("PK\x05\x06"))
-	lim := Limits{MaxSize: 1 << 20, MaxRatio: 64}
+	lim := Limits{MaxSize: 64 << 10, MaxRatio: 64}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out countWriter
 		info, err := Unwrap(context.Background(), bytes.NewReader(data), int64(len(data)), "", formats, lim, &out)
