@@ -20,7 +20,8 @@
 //     and majority type of every aligned time cell (at most 3 bytes per
 //     event; cells.go);
 //   - per track, for the events that carry a stack only, their index in
-//     the track and stack id (8 bytes per stacked event, no pointers), so
+//     the track and stack id (8 bytes per stacked event, 4 where all of a
+//     track's events carry stacks; no pointers), so
 //     that stack aggregation (render/stacks) reads neither the spill file
 //     nor the trace (stacked.go).
 //

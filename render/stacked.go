@@ -13,10 +13,21 @@ import (
 // aggregating stacks over a time range, tracks and event type (package
 // render/stacks) reads neither the spill file nor the trace: the time and
 // type come from the track's columns. A trace without stacks pays
-// nothing.
+// nothing, and a track whose events all carry stacks (a profile's
+// samples, perf -g) only the 4-byte ids: while the stacked events are
+// exactly the track's first ones, stacked stays empty and the k-th stacked
+// event is the k-th event (stackedAt).
 
 func (x *Index) addStacked(t *track, e *entry) {
-	t.stacked.push(int32(t.times.len())) // the index the event is about to get
+	i := int32(t.times.len()) // the index the event is about to get
+	if k := t.stackedID.len(); t.stacked.len() > 0 || int(i) != k {
+		if t.stacked.len() == 0 { // the dense run ends: list it
+			for j := range k {
+				t.stacked.push(int32(j))
+			}
+		}
+		t.stacked.push(i)
+	}
 	t.stackedID.push(e.stack)
 	k := 0
 	if e.typ >= 0 && e.typ < typeEscape {
@@ -26,6 +37,14 @@ func (x *Index) addStacked(t *track, e *entry) {
 		x.stackTypes = append(x.stackTypes, 0)
 	}
 	x.stackTypes[k]++
+}
+
+// stackedAt returns the track index of t's k-th stacked event.
+func (t *track) stackedAt(k int) int32 {
+	if t.stacked.len() == 0 {
+		return int32(k)
+	}
+	return t.stacked.at(k)
 }
 
 // StackedEvent is one event that carries a stack.
@@ -59,14 +78,14 @@ func (x *Index) StackedTypes() []StackedType {
 func (x *Index) StackedEvents(id trace.TrackID, from, to trace.Time) iter.Seq[StackedEvent] {
 	return func(yield func(StackedEvent) bool) {
 		t := x.track(id)
-		if t == nil || t.stacked.len() == 0 || from >= to {
+		if t == nil || t.stackedID.len() == 0 || from >= to {
 			return
 		}
 		first := int32(t.lowerBound(from, 0))
-		n := t.stacked.len()
-		k := sort.Search(n, func(k int) bool { return t.stacked.at(k) >= first })
+		n := t.stackedID.len()
+		k := sort.Search(n, func(k int) bool { return t.stackedAt(k) >= first })
 		for ; k < n; k++ {
-			i := int(t.stacked.at(k))
+			i := int(t.stackedAt(k))
 			tm := t.times.at(i)
 			if tm >= to {
 				return
@@ -90,9 +109,9 @@ func (x *Index) PrevStacked(id trace.TrackID, before int32, typ trace.TypeID) (t
 	if t == nil {
 		return 0, false
 	}
-	k := sort.Search(t.stacked.len(), func(k int) bool { return t.stacked.at(k) >= before })
+	k := sort.Search(t.stackedID.len(), func(k int) bool { return t.stackedAt(k) >= before })
 	for k--; k >= 0; k-- {
-		i := int(t.stacked.at(k))
+		i := int(t.stackedAt(k))
 		ty := trace.TypeID(t.types.at(i))
 		if ty == typeEscape {
 			ty = OtherType

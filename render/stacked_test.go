@@ -15,12 +15,53 @@ import (
 // type and stack, and the previous one of the same type.
 func TestStackedEvents(t *testing.T) {
 	cfg := synth.Config{Events: 50000, Tracks: 8, Types: 5, Seed: 7}
-	x, err := Build(context.Background(), synth.New(cfg), Options{SpillDir: t.TempDir()})
+	// Three quarters of the synthetic events carry a stack: the tracks
+	// list theirs explicitly. With every event stacked the lists stay
+	// implicit; stacked only at first, they start implicit and switch.
+	for _, c := range []struct {
+		name     string
+		from     int // events before this position all get a stack
+		explicit bool
+	}{{"some", 0, true}, {"all", 1 << 30, false}, {"dense first", 3000, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			n := checkStacked(t, cfg, func() trace.Reader { return &stackFirst{Reader: synth.New(cfg), from: c.from} })
+			if (n > 0) != c.explicit {
+				t.Errorf("%d tracks list their stacked events explicitly, want explicit lists %v", n, c.explicit)
+			}
+		})
+	}
+}
+
+// stackFirst gives a stack to each event of a reader before position
+// from that has none.
+type stackFirst struct {
+	trace.Reader
+	n, from int
+}
+
+func (s *stackFirst) ReadEvent() (trace.Event, error) {
+	e, err := s.Reader.ReadEvent()
+	if s.n++; s.n <= s.from && e.Stack == trace.NoStack {
+		e.Stack = 1
+	}
+	return e, err
+}
+
+// checkStacked compares the stacked-event lists of the index of the trace
+// open returns with a brute-force pass over the same trace, and returns
+// how many tracks keep an explicit list.
+func checkStacked(t *testing.T, cfg synth.Config, open func() trace.Reader) (explicit int) {
+	x, err := Build(context.Background(), open(), Options{SpillDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	r := synth.New(cfg)
+	for _, tr := range x.tracks {
+		if tr != nil && tr.stacked.len() > 0 {
+			explicit++
+		}
+	}
+	r := open()
 	var all []StackedEvent
 	idx := map[trace.TrackID]int32{}
 	counts := map[trace.TypeID]int64{}
@@ -74,4 +115,5 @@ func TestStackedEvents(t *testing.T) {
 			t.Errorf("track %d: PrevStacked = %d %v, want %+v", tr, pt, ok, prev)
 		}
 	}
+	return explicit
 }
