@@ -637,6 +637,14 @@ func TestSearchEventMeta(t *testing.T) {
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatal(err)
 	}
+	// Earlier names of a renamed track (synth's thread 1), oldest first;
+	// tracks never renamed have no names key.
+	if got := strings.Join(meta.Tracks[1].Names, "|"); got != "launcher|sh <init>" {
+		t.Errorf("track 1 names %q, want launcher|sh <init>", got)
+	}
+	if bytes.Count(b, []byte(`"names":`)) != 1 {
+		t.Errorf("names keys: %d, want 1 (only the renamed track)", bytes.Count(b, []byte(`"names":`)))
+	}
 	var perTrack, perType int64
 	for _, tr := range meta.Tracks {
 		perTrack += tr.Events

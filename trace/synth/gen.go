@@ -92,6 +92,11 @@ func New(cfg Config) *Trace {
 			PID: 1000 + int64(i/16), TID: 2000 + int64(i), CPU: -1, Parent: trace.NoTrack, Code: int64(i),
 		})
 	}
+	if cfg.Tracks > 1 {
+		// Thread 1 was renamed twice, as a perf thread that exec'd keeps
+		// its earlier comms (trace.Track.Names, oldest first).
+		g.meta.Tracks[1].Names = []string{"launcher", "sh <init>"}
+	}
 	for i := range cfg.Types {
 		g.meta.Types = append(g.meta.Types, trace.EventType{
 			Provider: "Synthetic-" + strconv.Itoa(i%5),
