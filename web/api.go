@@ -429,6 +429,11 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	bins, err := parseBins(q.Get("bins"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	backward := false
 	switch q.Get("dir") {
 	case "", "next":
@@ -469,7 +474,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	hits := []SearchHit{}
 	more := false
-	err := idx.search(r.Context(), q.Get("q"), from, backward, func(h SearchHit) bool {
+	err = idx.search(r.Context(), q.Get("q"), from, backward, func(h SearchHit) bool {
 		if len(hits) == limit {
 			more = true
 			return false
@@ -481,7 +486,16 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"hits": hits, "more": more})
+	reply := map[string]any{"hits": hits, "more": more}
+	if bins > 0 {
+		b, err := idx.countBins(r.Context(), q.Get("q"), bins)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		reply["bins"] = b
+	}
+	writeJSON(w, http.StatusOK, reply)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

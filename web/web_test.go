@@ -995,3 +995,51 @@ func TestProgressPushed(t *testing.T) {
 	}
 	t.Logf("%d progress messages, last %+v", len(progress), last)
 }
+
+// bins=N counts the hits over the whole trace, past the list's limit.
+func TestSearchBins(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), nil)
+	_, id, _ := ts.upload("a", synthFile(30000, 5))
+	ts.waitReady(id)
+	get := func(query string) (int, []byte) {
+		resp, b := ts.do("GET", "/api/traces/"+id+"/search?"+query, nil)
+		return resp.StatusCode, b
+	}
+	var all struct {
+		Hits []SearchHit `json:"hits"`
+		More bool        `json:"more"`
+	}
+	if code, b := get("q=Event3&limit=10000"); code != 200 || json.Unmarshal(b, &all) != nil || all.More {
+		t.Fatalf("search: %d %s", code, b)
+	}
+	var r struct {
+		Hits []SearchHit `json:"hits"`
+		More bool        `json:"more"`
+		Bins searchBins  `json:"bins"`
+	}
+	code, b := get("q=Event3&limit=1&bins=100")
+	if code != 200 || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("bins: %d %s", code, b)
+	}
+	if len(r.Hits) != 1 || !r.More || len(r.Bins.Counts) != 100 || !r.Bins.Complete {
+		t.Fatalf("bins reply: %d hits, more %v, %d bins, complete %v", len(r.Hits), r.More, len(r.Bins.Counts), r.Bins.Complete)
+	}
+	want := make([]int64, 100)
+	for _, h := range all.Hits {
+		want[int64(h.Time-r.Bins.From)*100/int64(r.Bins.To-r.Bins.From+1)]++
+	}
+	if fmt.Sprint(want) != fmt.Sprint(r.Bins.Counts) {
+		t.Errorf("bins %v, want %v", r.Bins.Counts, want)
+	}
+	if !bytes.Contains(b, []byte(`"from":"`)) {
+		t.Errorf("bin times are not strings: %s", b[:min(len(b), 200)])
+	}
+	for _, bad := range []string{"0", "4097", "x", "-1"} {
+		if code, _ := get("q=Event3&bins=" + bad); code != 400 {
+			t.Errorf("bins=%s: %d, want 400", bad, code)
+		}
+	}
+	if code, b := get("q=nothing+at+all&bins=5"); code != 200 || !bytes.Contains(b, []byte(`"counts":[0,0,0,0,0]`)) {
+		t.Errorf("no match: %d %s", code, b)
+	}
+}
