@@ -22,6 +22,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"viewer/render"
 	"viewer/render/wire"
 	"viewer/trace"
 	"viewer/trace/synth"
@@ -1041,5 +1042,27 @@ func TestSearchBins(t *testing.T) {
 	}
 	if code, b := get("q=nothing+at+all&bins=5"); code != 200 || !bytes.Contains(b, []byte(`"counts":[0,0,0,0,0]`)) {
 		t.Errorf("no match: %d %s", code, b)
+	}
+}
+
+// The page's percentage follows the events indexed (or the bytes up to
+// the furthest payload indexed), and stays below 100 until the index is
+// ready.
+func TestProgressPercent(t *testing.T) {
+	for _, c := range []struct {
+		rp          render.Progress
+		size, total int64
+		want        float64
+	}{
+		{render.Progress{Events: 870, Bytes: 50}, 60, 1000, 87},          // synth: offsets beyond the file
+		{render.Progress{Events: 999_999, Bytes: 60}, 60, 1_000_000, 99}, // never 100 while indexing
+		{render.Progress{Events: 10, Bytes: 250}, 1000, 0, 25},
+		{render.Progress{Events: 10, Bytes: 5000}, 1000, 0, 99},
+		{render.Progress{Events: 10, Bytes: 10, Done: true}, 1000, 0, 99},
+		{render.Progress{}, 0, 0, 0},
+	} {
+		if got := progressPercent(c.rp, c.size, c.total); got != c.want {
+			t.Errorf("progressPercent(%+v, %d, %d) = %v, want %v", c.rp, c.size, c.total, got, c.want)
+		}
 	}
 }

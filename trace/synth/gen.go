@@ -220,6 +220,11 @@ func (g *Trace) event(e *trace.Event) error {
 	return nil
 }
 
+// TotalEvents returns how many events the trace holds, for progress:
+// its payload offsets are not positions in the file, whose few bytes only
+// name the parameters.
+func (g *Trace) TotalEvents() int64 { return g.cfg.Events }
+
 // Stack returns a stack's addresses.
 func (g *Trace) Stack(id trace.StackID) []uint64 {
 	if id <= 0 || int(id) > len(g.stacks) {
