@@ -485,6 +485,11 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	bins, err := parseBins(q.Get("bins"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	backward := false
 	switch q.Get("dir") {
 	case "", "next":
@@ -544,7 +549,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	hits := []SearchHit{}
 	more, cutOff := false, false
-	err := idx.search(ctx, q.Get("q"), from, backward, func(h SearchHit) bool {
+	err = idx.search(ctx, q.Get("q"), from, backward, func(h SearchHit) bool {
 		if len(hits) == limit {
 			more = true
 			return false
@@ -569,6 +574,14 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if cutOff {
 		out.Notice = fmt.Sprintf("the search was cut off after %v: the hits are those found by then; narrow the query (an event name, a time range)", s.res.timeout)
 	}
+	if bins > 0 {
+		b, err := idx.countBins(ctx, q.Get("q"), bins)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		out.Bins = b
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -580,6 +593,9 @@ type searchReply struct {
 	// found before it, and there may be more (Notice says so for people).
 	CutOff bool   `json:"cut_off,omitempty"`
 	Notice string `json:"notice,omitempty"`
+	// Bins are the hits per time bin over the whole trace, when asked
+	// for with bins=N.
+	Bins *searchBins `json:"bins,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -395,10 +394,13 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	if format == nil {
 		return nil, f, fmt.Errorf("this viewer has no reader for the %q format any more", e.Format)
 	}
-	cr := &countingReaderAt{r: f}
-	r, err := format.Open(cr, e.Size)
+	r, err := format.Open(f, e.Size)
 	if err != nil {
 		return nil, f, err
+	}
+	total := int64(0) // events, when the reader knows them in advance
+	if t, ok := r.(interface{ TotalEvents() int64 }); ok {
+		total = t.TotalEvents()
 	}
 	sr := &typeCounter{Reader: r, log: ix.log, id: e.ID}
 	start := time.Now()
@@ -413,24 +415,11 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 		Symbols:  symbols,
 		Progress: func(rp render.Progress) {
 			now := time.Now()
-			if now.Sub(last) < ix.every || rp.Done {
+			if now.Sub(last) < ix.every && !rp.Done {
 				return
 			}
 			last = now
-			// Progress is the furthest event payload reached in the file;
-			// the furthest byte read counts only for readers whose events
-			// have no payload offsets: a reader may read the whole file
-			// once before its first event (CPEL checks every event
-			// section's order when opened), which put the build at
-			// 99.9 % at once.
-			pct := 0.0
-			if e.Size > 0 {
-				read := min(rp.Bytes, e.Size)
-				if read <= 0 {
-					read = cr.max.Load()
-				}
-				pct = min(99.9, 100*float64(read)/float64(e.Size))
-			}
+			pct := progressPercent(rp, e.Size, total)
 			rate := float64(rp.Events) / now.Sub(start).Seconds()
 			j.update(func(p *Progress) {
 				p.Percent, p.Events, p.EventsPerS = pct, rp.Events, rate
@@ -447,6 +436,25 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	return &index{x: x, r: sr, stats: capStats(x.Stats()), types: sr.types, format: closer}, f, nil
 }
 
+// progressPercent is how far a build is, never 100 before it is ready:
+// the share of the events when the reader knows their number, else of the
+// file's bytes up to the furthest payload indexed (rp.Bytes, not the
+// furthest byte read: readers read ahead, and the file is read to its end
+// well before its last events are indexed). 99 once reading has ended and
+// the tracks are being finished.
+func progressPercent(rp render.Progress, size, total int64) float64 {
+	pct := 0.0
+	switch {
+	case rp.Done:
+		pct = 99
+	case total > 0:
+		pct = 100 * float64(rp.Events) / float64(total)
+	case size > 0:
+		pct = 100 * float64(min(rp.Bytes, size)) / float64(size)
+	}
+	return min(99, pct)
+}
+
 func formatByName(formats []trace.Format, name string) trace.Format {
 	for _, f := range formats {
 		if f.Name() == name {
@@ -454,22 +462,4 @@ func formatByName(formats []trace.Format, name string) trace.Format {
 		}
 	}
 	return nil
-}
-
-// countingReaderAt records the furthest byte read, for progress.
-type countingReaderAt struct {
-	r   io.ReaderAt
-	max atomic.Int64
-}
-
-func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	n, err := c.r.ReadAt(p, off)
-	end := off + int64(n)
-	for {
-		m := c.max.Load()
-		if end <= m || c.max.CompareAndSwap(m, end) {
-			break
-		}
-	}
-	return n, err
 }

@@ -114,6 +114,7 @@ type trackJSON struct {
 	CPU    int32         `json:"cpu"`
 	Parent trace.TrackID `json:"parent"`
 	Events int64         `json:"events"`
+	Names  []string      `json:"names,omitempty"` // earlier names, oldest first
 }
 
 type typeJSON struct {
@@ -167,7 +168,7 @@ func appendMetaJSON(b []byte, idx *index) []byte {
 		out.Wall = w.UTC().Format(time.RFC3339Nano)
 	}
 	for i, t := range m.Tracks[:nTracks] {
-		tj := trackJSON{ID: trace.TrackID(i), Kind: t.Kind.String(), Name: t.Name, PID: t.PID, TID: t.TID, CPU: t.CPU, Parent: t.Parent}
+		tj := trackJSON{ID: trace.TrackID(i), Kind: t.Kind.String(), Name: t.Name, PID: t.PID, TID: t.TID, CPU: t.CPU, Parent: t.Parent, Names: t.Names}
 		tj.Events = int64(idx.x.TrackEvents(trace.TrackID(i)))
 		out.Tracks[i] = tj
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"viewer/render"
 	"viewer/render/wire"
 	"viewer/trace"
 	"viewer/trace/synth"
@@ -651,6 +652,14 @@ func TestSearchEventMeta(t *testing.T) {
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatal(err)
 	}
+	// Earlier names of a renamed track (synth's thread 1), oldest first;
+	// tracks never renamed have no names key.
+	if got := strings.Join(meta.Tracks[1].Names, "|"); got != "launcher|sh <init>" {
+		t.Errorf("track 1 names %q, want launcher|sh <init>", got)
+	}
+	if bytes.Count(b, []byte(`"names":`)) != 1 {
+		t.Errorf("names keys: %d, want 1 (only the renamed track)", bytes.Count(b, []byte(`"names":`)))
+	}
 	var perTrack, perType int64
 	for _, tr := range meta.Tracks {
 		perTrack += tr.Events
@@ -1046,5 +1055,75 @@ func TestMemoryBudgetEvicts(t *testing.T) {
 	readUntilReply(t, c)
 	if r := resident(); len(r) != 1 || r[0] != ids[1] {
 		t.Errorf("resident while one trace is viewed: %v, want just %s", r, ids[1])
+	}
+}
+
+// bins=N counts the hits over the whole trace, past the list's limit.
+func TestSearchBins(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), nil)
+	_, id, _ := ts.upload("a", synthFile(30000, 5))
+	ts.waitReady(id)
+	get := func(query string) (int, []byte) {
+		resp, b := ts.do("GET", "/api/traces/"+id+"/search?"+query, nil)
+		return resp.StatusCode, b
+	}
+	var all struct {
+		Hits []SearchHit `json:"hits"`
+		More bool        `json:"more"`
+	}
+	if code, b := get("q=Event3&limit=10000"); code != 200 || json.Unmarshal(b, &all) != nil || all.More {
+		t.Fatalf("search: %d %s", code, b)
+	}
+	var r struct {
+		Hits []SearchHit `json:"hits"`
+		More bool        `json:"more"`
+		Bins searchBins  `json:"bins"`
+	}
+	code, b := get("q=Event3&limit=1&bins=100")
+	if code != 200 || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("bins: %d %s", code, b)
+	}
+	if len(r.Hits) != 1 || !r.More || len(r.Bins.Counts) != 100 || !r.Bins.Complete {
+		t.Fatalf("bins reply: %d hits, more %v, %d bins, complete %v", len(r.Hits), r.More, len(r.Bins.Counts), r.Bins.Complete)
+	}
+	want := make([]int64, 100)
+	for _, h := range all.Hits {
+		want[int64(h.Time-r.Bins.From)*100/int64(r.Bins.To-r.Bins.From+1)]++
+	}
+	if fmt.Sprint(want) != fmt.Sprint(r.Bins.Counts) {
+		t.Errorf("bins %v, want %v", r.Bins.Counts, want)
+	}
+	if !bytes.Contains(b, []byte(`"from":"`)) {
+		t.Errorf("bin times are not strings: %s", b[:min(len(b), 200)])
+	}
+	for _, bad := range []string{"0", "4097", "x", "-1"} {
+		if code, _ := get("q=Event3&bins=" + bad); code != 400 {
+			t.Errorf("bins=%s: %d, want 400", bad, code)
+		}
+	}
+	if code, b := get("q=nothing+at+all&bins=5"); code != 200 || !bytes.Contains(b, []byte(`"counts":[0,0,0,0,0]`)) {
+		t.Errorf("no match: %d %s", code, b)
+	}
+}
+
+// The page's percentage follows the events indexed (or the bytes up to
+// the furthest payload indexed), and stays below 100 until the index is
+// ready.
+func TestProgressPercent(t *testing.T) {
+	for _, c := range []struct {
+		rp          render.Progress
+		size, total int64
+		want        float64
+	}{
+		{render.Progress{Events: 870, Bytes: 50}, 60, 1000, 87},          // synth: offsets beyond the file
+		{render.Progress{Events: 999_999, Bytes: 60}, 60, 1_000_000, 99}, // never 100 while indexing
+		{render.Progress{Events: 10, Bytes: 250}, 1000, 0, 25},
+		{render.Progress{Events: 10, Bytes: 5000}, 1000, 0, 99},
+		{render.Progress{Events: 10, Bytes: 10, Done: true}, 1000, 0, 99},
+		{render.Progress{}, 0, 0, 0},
+	} {
+		if got := progressPercent(c.rp, c.size, c.total); got != c.want {
+			t.Errorf("progressPercent(%+v, %d, %d) = %v, want %v", c.rp, c.size, c.total, got, c.want)
+		}
 	}
 }

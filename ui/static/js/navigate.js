@@ -40,18 +40,18 @@ export function panStep(vp, dir) {
 
 /** Same width, starting just before the first event. @param {Viewport} vp @param {Span} m */
 export function startView(vp, m) {
-  return new Viewport(m.first - BigInt(Math.round(vp.span / 40)), vp.nsPerPx, vp.width);
+  return new Viewport(m.first - BigInt(Math.round(vp.span / 40)), vp.nsPerPx, vp.width, vp.spanNs);
 }
 
 /** Same width, ending just after the last event. @param {Viewport} vp @param {Span} m */
 export function endView(vp, m) {
   const s = m.last - BigInt(Math.round(vp.span * (39 / 40)));
-  return new Viewport(s, vp.nsPerPx, vp.width);
+  return new Viewport(s, vp.nsPerPx, vp.width, vp.spanNs);
 }
 
 /** Same width, centred on t. @param {Viewport} vp @param {bigint} t */
 export function centreOn(vp, t) {
-  return new Viewport(t - BigInt(Math.round(vp.span / 2)), vp.nsPerPx, vp.width);
+  return new Viewport(t - BigInt(Math.round(vp.span / 2)), vp.nsPerPx, vp.width, vp.spanNs);
 }
 
 /** Same width, centred on fraction f (0…1) of the trace (a click on the overview). @param {Viewport} vp @param {Span} m @param {number} f */

@@ -26,16 +26,22 @@ export class Viewport {
    * @param {bigint} start first visible ns (left edge of the plot)
    * @param {number} nsPerPx nanoseconds per CSS pixel
    * @param {number} width plot width in CSS pixels
+   * @param {bigint} [spanNs] the exact span, when it is known as a whole
+   *        number (a range from a URL): nsPerPx × width in floating point
+   *        can land just above it (7 / 100 × 100 = 7.000000000000001), and
+   *        rounding that up moved a shared URL's end by 1 ns
    */
-  constructor(start, nsPerPx, width) {
+  constructor(start, nsPerPx, width, spanNs) {
     this.start = start;
     this.nsPerPx = Math.max(MIN_NS_PER_PX, nsPerPx);
     this.width = Math.max(1, width);
+    /** @type {bigint} */
+    this.spanNs = spanNs !== undefined && nsPerPx === this.nsPerPx && spanNs > 0n ? spanNs : BigInt(Math.ceil(this.nsPerPx * this.width));
   }
 
   /** End of the visible range (exclusive), in ns. */
   get end() {
-    return this.start + BigInt(Math.ceil(this.nsPerPx * this.width));
+    return this.start + this.spanNs;
   }
 
   /** Duration of the visible range in ns, as a Number. */
@@ -45,8 +51,8 @@ export class Viewport {
 
   /** @param {bigint} start @param {bigint} end @param {number} width */
   static fromRange(start, end, width) {
-    const d = end > start ? Number(end - start) : 1;
-    return new Viewport(start, d / Math.max(1, width), width);
+    const span = end > start ? end - start : 1n;
+    return new Viewport(start, Number(span) / Math.max(1, width), width, span);
   }
 
   /** x in CSS px of absolute time t. @param {bigint} t */
@@ -76,7 +82,7 @@ export class Viewport {
 
   /** Pan by dx pixels (positive moves the view right, to later times). @param {number} dx */
   pan(dx) {
-    return new Viewport(this.start + BigInt(Math.round(dx * this.nsPerPx)), this.nsPerPx, this.width);
+    return new Viewport(this.start + BigInt(Math.round(dx * this.nsPerPx)), this.nsPerPx, this.width, this.spanNs);
   }
 
   /** Same range at a new width. @param {number} width */
@@ -96,11 +102,11 @@ export class Viewport {
     let v = /** @type {Viewport} */ (this);
     if (v.span > maxSpan) v = new Viewport(v.start, maxSpan / v.width, v.width);
     const min = lo - margin;
-    const max = hi + margin - BigInt(Math.ceil(v.span));
+    const max = hi + margin - v.spanNs;
     let s = v.start;
     if (s > max) s = max;
     if (s < min) s = min;
-    return s === v.start ? v : new Viewport(s, v.nsPerPx, v.width);
+    return s === v.start ? v : new Viewport(s, v.nsPerPx, v.width, v.spanNs);
   }
 
   /**
