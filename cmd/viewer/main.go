@@ -9,6 +9,7 @@
 //	viewer dump FILE                   every event as JSON Lines
 //	viewer stacks [--collapsed] FILE   sampled stacks, aggregated
 //	viewer bench FILE | --generate N   index and query benchmark
+//	viewer spans [--summary] FILE      derived slices as JSON Lines
 //
 // See README.md for the flags and output schemas.
 package main
@@ -115,6 +116,7 @@ func commands() []command {
 		{"dump", "FILE               every event as JSON Lines", runDump},
 		{"stacks", "[--collapsed] FILE  sampled stacks, aggregated", runStacks},
 		{"bench", "FILE | --generate N  index and query benchmark", runBench},
+		{"spans", "[--summary [--json]] FILE  derived slices (scheduling, syscalls, activities)", runSpans},
 	}
 }
 

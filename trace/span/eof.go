@@ -1,0 +1,8 @@
+package span
+
+import (
+	"errors"
+	"io"
+)
+
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }
