@@ -1,0 +1,445 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"viewer/trace"
+	"viewer/trace/span"
+)
+
+// Derived tracks: the interval index.
+//
+// A derived track (trace/span) is split into lanes, one per nesting
+// depth, each sorted by start. A viewport query walks a lane from the
+// first slice that reaches into the viewport, and what it costs depends
+// on the pixels, not on the slices:
+//
+//   - a slice at least one bucket (a power-of-two ns ≥ ns per pixel, the
+//     instant tracks' buckets) long is returned whole, as one item, at any
+//     zoom: O(1) per slice, and at most one per bucket can start in a
+//     non-overlapping lane;
+//   - the slices shorter than a bucket that start in one bucket become one
+//     summary item: how many start there and the busy fraction of the
+//     bucket (the time any slice of the lane covers, from prefix sums of
+//     the slices' lengths: two binary searches). The next bucket is found
+//     by a galloping search, and the next slice long enough to be
+//     returned whole by a pyramid of the largest length per aligned block
+//     of 2^k slices (k ≥ 4, 1 byte per slice), so a million tiny slices
+//     cost O(buckets · log n), never O(slices).
+//
+// Counter tracks keep their samples in time order with a pyramid of the
+// minimum and maximum per aligned block: a bucket's item carries the
+// minimum and maximum the counter took in it (including the value it
+// entered the bucket with), so a peak never vanishes when zoomed out.
+//
+// The index is built once, after reading, from the finished span.Set;
+// it is immutable and safe for concurrent queries.
+
+// Spans is the queryable index of a trace's derived tracks.
+type Spans struct {
+	set      *span.Set
+	lanes    [][]lane // by span.TrackID, by depth
+	counters []*counterIndex
+}
+
+// lane is the slices of one track at one depth, in start order.
+type lane struct {
+	depth  uint16
+	idx    []int32      // indexes into set.Slices
+	start  []trace.Time // of idx
+	end    []trace.Time
+	maxEnd []trace.Time // prefix maximum of end; nil when end already is (no overlap)
+	cum    []int64      // cum[i]: total length of slices 0..i-1
+	wide   [][]int64    // wide[k-wideBase][b]: longest slice in block b of 2^k
+}
+
+const wideBase = 4
+
+type counterIndex struct {
+	time  []trace.Time
+	value []float64
+	min   [][]float64 // per level k ≥ wideBase, per aligned block of 2^k samples
+	max   [][]float64
+}
+
+// NewSpans indexes a finished set of derived tracks.
+func NewSpans(set *span.Set) *Spans {
+	s := &Spans{set: set, lanes: make([][]lane, len(set.Tracks)), counters: make([]*counterIndex, len(set.Tracks))}
+	for id := range set.Tracks {
+		sl := set.TrackSlices(span.TrackID(id))
+		if len(sl) > 0 {
+			s.lanes[id] = buildLanes(sl, int32(offsetOf(set.Slices, sl)))
+		}
+		if sm := set.TrackSamples(span.TrackID(id)); len(sm) > 0 {
+			s.counters[id] = buildCounter(sm)
+		}
+	}
+	return s
+}
+
+// offsetOf returns the index of sub's first element in all (sub is a
+// subslice of all).
+func offsetOf(all, sub []span.Slice) int {
+	return cap(all) - cap(sub)
+}
+
+func buildLanes(sl []span.Slice, off int32) []lane {
+	var depths []uint16
+	for _, x := range sl {
+		if !slices.Contains(depths, x.Depth) {
+			depths = append(depths, x.Depth)
+		}
+	}
+	slices.Sort(depths)
+	lanes := make([]lane, len(depths))
+	for i, d := range depths {
+		lanes[i].depth = d
+	}
+	for i, x := range sl { // sl is in start order: each lane is too
+		k, _ := slices.BinarySearch(depths, x.Depth)
+		l := &lanes[k]
+		l.idx = append(l.idx, off+int32(i))
+		l.start = append(l.start, x.Start)
+		l.end = append(l.end, x.End)
+	}
+	for i := range lanes {
+		lanes[i].finish()
+	}
+	return lanes
+}
+
+func (l *lane) finish() {
+	n := len(l.start)
+	l.cum = make([]int64, n+1)
+	overlap := false
+	for i := range n {
+		l.cum[i+1] = l.cum[i] + int64(l.end[i]-l.start[i])
+		if i > 0 && l.start[i] < l.end[i-1] {
+			overlap = true
+		}
+	}
+	if overlap {
+		l.maxEnd = make([]trace.Time, n)
+		m := trace.Time(-1 << 63)
+		for i, e := range l.end {
+			m = max(m, e)
+			l.maxEnd[i] = m
+		}
+	}
+	for k := wideBase; n>>k > 0; k++ {
+		blocks := make([]int64, n>>k)
+		if k == wideBase {
+			for b := range blocks {
+				var m int64
+				for i := b << k; i < (b+1)<<k; i++ {
+					m = max(m, int64(l.end[i]-l.start[i]))
+				}
+				blocks[b] = m
+			}
+		} else {
+			prev := l.wide[len(l.wide)-1]
+			for b := range blocks {
+				blocks[b] = max(prev[2*b], prev[2*b+1])
+			}
+		}
+		l.wide = append(l.wide, blocks)
+	}
+}
+
+// reach returns the first slice that ends after t (the first that can
+// reach into a viewport starting at t).
+func (l *lane) reach(t trace.Time) int {
+	ends := l.end
+	if l.maxEnd != nil {
+		ends = l.maxEnd
+	}
+	return sort.Search(len(ends), func(i int) bool { return ends[i] > t })
+}
+
+// nextWide returns the first index ≥ i of a slice at least res long, or
+// the lane's length: whole aligned blocks whose longest slice is shorter
+// are skipped, the largest block alignment allows first.
+func (l *lane) nextWide(i int, res int64) int {
+	n := len(l.start)
+	for i < n {
+		if i&(1<<wideBase-1) == 0 && len(l.wide) > 0 && i>>wideBase < len(l.wide[0]) && l.wide[0][i>>wideBase] < res {
+			k := wideBase
+			for k+1-wideBase < len(l.wide) && i&(1<<(k+1)-1) == 0 && i>>(k+1) < len(l.wide[k+1-wideBase]) && l.wide[k+1-wideBase][i>>(k+1)] < res {
+				k++
+			}
+			i += 1 << k
+			continue
+		}
+		if int64(l.end[i]-l.start[i]) >= res {
+			return i
+		}
+		i++
+	}
+	return n
+}
+
+// busyBefore returns the total time slices of the lane cover before t
+// (exact for a lane without overlaps).
+func (l *lane) busyBefore(t trace.Time) int64 {
+	k := sort.Search(len(l.start), func(i int) bool { return l.start[i] >= t }) // slices before k start before t
+	if k == 0 {
+		return 0
+	}
+	last := k - 1
+	return l.cum[last] + min(int64(t-l.start[last]), int64(l.end[last]-l.start[last]))
+}
+
+// SpanViewport is a viewport over derived tracks.
+type SpanViewport struct {
+	Start, End trace.Time
+	Width      int
+	Tracks     []span.TrackID
+}
+
+// SpanItem is one thing a derived track draws in a viewport: a slice
+// (Count 1, Summary false) with its own times, or a summary of the
+// slices shorter than a bucket that start in one bucket.
+type SpanItem struct {
+	Depth   uint16
+	Summary bool
+	Start   trace.Time // the slice's start, or the bucket's
+	End     trace.Time // the slice's end, or the bucket's
+	Slice   int32      // index into Set().Slices: the slice, or the bucket's first
+	Count   int32      // 1, or the slices starting in the bucket
+	Busy    float32    // a summary's covered fraction of the bucket, 0..1
+}
+
+// CounterItem is a counter track in one bucket where it has samples.
+type CounterItem struct {
+	Bucket   int32
+	Count    int32   // samples in the bucket
+	Min, Max float64 // over the bucket, including the value it entered with
+	Last     float64 // the value at the bucket's end
+}
+
+// SpanTrack is one derived track's part of a [SpanSlice].
+type SpanTrack struct {
+	Track    span.TrackID
+	Items    []SpanItem    // by depth, then time
+	Counters []CounterItem // counter tracks
+}
+
+// SpanSlice is the answer to a viewport query over derived tracks; its
+// buckets are those of [Resolution].
+type SpanSlice struct {
+	Start   trace.Time
+	Res     int64
+	Buckets int
+	Tracks  []SpanTrack
+}
+
+// MaxSpanItems bounds the items of one reply; a query past it fails with
+// ErrViewport (a lane of overlapping wide slices could otherwise return
+// them all).
+const MaxSpanItems = 1 << 21
+
+// Set returns the derived tracks the index answers for.
+func (s *Spans) Set() *span.Set { return s.set }
+
+// Query returns the items of the viewport's derived tracks. It checks
+// ctx every few thousand steps.
+func (s *Spans) Query(ctx context.Context, vp SpanViewport) (*SpanSlice, error) {
+	if len(vp.Tracks) > MaxTracks || (vp.Width+1)*len(vp.Tracks) > MaxCells {
+		return nil, errors.Join(ErrViewport, fmt.Errorf("%d derived tracks of %d px are too many", len(vp.Tracks), vp.Width))
+	}
+	res, start, buckets, err := Resolution(Viewport{Start: vp.Start, End: vp.End, Width: vp.Width})
+	if err != nil {
+		return nil, err
+	}
+	out := &SpanSlice{Start: start, Res: res, Buckets: buckets, Tracks: make([]SpanTrack, 0, len(vp.Tracks))}
+	end := start + trace.Time(int64(buckets)*res)
+	total := 0
+	for _, id := range vp.Tracks {
+		st := SpanTrack{Track: id, Items: []SpanItem{}}
+		if id >= 0 && int(id) < len(s.lanes) {
+			for i := range s.lanes[id] {
+				var err error
+				if st.Items, err = s.lanes[id][i].query(ctx, st.Items, start, end, res, &total); err != nil {
+					return nil, err
+				}
+			}
+			if c := s.counters[id]; c != nil {
+				st.Counters = c.query(start, end, res)
+			}
+		}
+		out.Tracks = append(out.Tracks, st)
+	}
+	return out, nil
+}
+
+func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, res int64, total *int) ([]SpanItem, error) {
+	n := len(l.start)
+	i := l.reach(vs)
+	steps := 0
+	for i < n && l.start[i] < ve {
+		if steps++; steps&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return items, err
+			}
+		}
+		if *total++; *total > MaxSpanItems {
+			return items, errors.Join(ErrViewport, fmt.Errorf("more than %d derived items", MaxSpanItems))
+		}
+		if int64(l.end[i]-l.start[i]) >= res {
+			items = append(items, SpanItem{Depth: l.depth, Start: l.start[i], End: l.end[i], Slice: l.idx[i], Count: 1})
+			i++
+			continue
+		}
+		if l.maxEnd != nil && l.end[i] <= vs {
+			i++ // an overlapped lane: a short slice that ended before the view
+			continue
+		}
+		w := l.nextWide(i, res)
+		b := floorDiv(int64(max(l.start[i], vs)-vs), res)
+		bs := vs + trace.Time(b*res)
+		be := bs + trace.Time(res)
+		// j: the first slice in [i, w) starting at or after be (galloping).
+		j, step := i+1, 1
+		for j < w && l.start[j] < be {
+			j += step
+			step *= 2
+		}
+		lo := max(i+1, j-step/2)
+		j = lo + sort.Search(min(j, w)-lo, func(k int) bool { return l.start[lo+k] >= be })
+		busy := float32(float64(l.busyBefore(be)-l.busyBefore(bs)) / float64(res))
+		items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: be, Slice: l.idx[i], Count: int32(j - i), Busy: min(max(busy, 0), 1)})
+		i = j
+	}
+	return items, nil
+}
+
+func buildCounter(sm []span.Sample) *counterIndex {
+	c := &counterIndex{time: make([]trace.Time, len(sm)), value: make([]float64, len(sm))}
+	for i, x := range sm {
+		c.time[i], c.value[i] = x.Time, x.Value
+	}
+	n := len(sm)
+	for k := wideBase; n>>k > 0; k++ {
+		lo, hi := make([]float64, n>>k), make([]float64, n>>k)
+		for b := range lo {
+			if k == wideBase {
+				lo[b], hi[b] = minMax(c.value[b<<k : (b+1)<<k])
+			} else {
+				pl, ph := c.min[len(c.min)-1], c.max[len(c.max)-1]
+				lo[b], hi[b] = min(pl[2*b], pl[2*b+1]), max(ph[2*b], ph[2*b+1])
+			}
+		}
+		c.min, c.max = append(c.min, lo), append(c.max, hi)
+	}
+	return c
+}
+
+func minMax(v []float64) (lo, hi float64) {
+	lo, hi = v[0], v[0]
+	for _, x := range v[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}
+
+// rangeMinMax returns the minimum and maximum of values i..j-1 (i < j).
+func (c *counterIndex) rangeMinMax(i, j int) (lo, hi float64) {
+	lo, hi = c.value[i], c.value[i]
+	for i < j {
+		k := wideBase
+		if i&(1<<k-1) != 0 || i+1<<k > j || len(c.min) == 0 {
+			lo, hi = min(lo, c.value[i]), max(hi, c.value[i])
+			i++
+			continue
+		}
+		for k+1-wideBase < len(c.min) && i&(1<<(k+1)-1) == 0 && i+1<<(k+1) <= j {
+			k++
+		}
+		lo, hi = min(lo, c.min[k-wideBase][i>>k]), max(hi, c.max[k-wideBase][i>>k])
+		i += 1 << k
+	}
+	return lo, hi
+}
+
+func (c *counterIndex) query(vs, ve trace.Time, res int64) []CounterItem {
+	items := []CounterItem{}
+	n := len(c.time)
+	i := sort.Search(n, func(k int) bool { return c.time[k] >= vs })
+	for i < n && c.time[i] < ve {
+		b := floorDiv(int64(c.time[i]-vs), res)
+		be := vs + trace.Time((b+1)*res)
+		j := i + sort.Search(n-i, func(k int) bool { return c.time[i+k] >= be })
+		lo, hi := c.rangeMinMax(i, j)
+		if i > 0 { // the value the bucket entered with
+			lo, hi = min(lo, c.value[i-1]), max(hi, c.value[i-1])
+		}
+		items = append(items, CounterItem{Bucket: int32(b), Count: int32(j - i), Min: lo, Max: hi, Last: c.value[j-1]})
+		i = j
+	}
+	return items
+}
+
+// deriving is Build's state of derivation.
+type deriving struct {
+	d    span.Deriver
+	b    *span.Builder
+	took time.Duration
+}
+
+// observe shows a batch of events to the deriver, on the reading
+// goroutine, timing it.
+func (x *Index) observe(evs []trace.Event) {
+	dv := x.deriving
+	if dv == nil {
+		return
+	}
+	defer x.deriverPanic()
+	t0 := time.Now()
+	for i := range evs {
+		dv.b.See(evs[i].Time)
+		dv.d.Observe(x.r, evs[i], dv.b)
+	}
+	dv.took += time.Since(t0)
+}
+
+// finishDerive ends derivation and indexes what was derived. A deriver
+// that panics loses the derived tracks, not the index.
+func (x *Index) finishDerive() {
+	dv := x.deriving
+	if dv == nil {
+		return
+	}
+	defer x.deriverPanic()
+	t0 := time.Now()
+	dv.d.Finish(x.r, dv.b)
+	x.spans = NewSpans(dv.b.Finish())
+	dv.took += time.Since(t0)
+	x.deriveTime = dv.took
+	x.deriving = nil
+}
+
+// deriverPanic turns a deriver's panic into the loss of the derived
+// tracks (DeriveErr says why), not of the index.
+func (x *Index) deriverPanic() {
+	if p := recover(); p != nil {
+		x.spans, x.deriving = nil, nil
+		x.deriveErr = fmt.Errorf("internal error: deriving slice tracks failed: %v", p)
+	}
+}
+
+// DeriveErr returns why the derived tracks are missing when a deriver
+// failed, else nil.
+func (x *Index) DeriveErr() error { return x.deriveErr }
+
+// Spans returns the index of the trace's derived tracks; nil when Build
+// had no Options.Derive.
+func (x *Index) Spans() *Spans { return x.spans }
+
+// DeriveTime returns the time Build spent deriving tracks and indexing
+// them (within its reading, on the reading goroutine).
+func (x *Index) DeriveTime() time.Duration { return x.deriveTime }
