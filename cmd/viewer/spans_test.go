@@ -6,12 +6,14 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -264,5 +266,95 @@ func copySpanInput(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSpansDemoActivities: on the demo trace, the request activities of
+// `viewer spans` are the Start/Stop pairs that `viewer dump` shows,
+// computed here from the dump alone: paired by provider, task and
+// ActivityId, on the Start's thread, nested as RelatedActivityId says
+// (a parent open on the same thread), the runtime's own opcodes left out.
+func TestSpansDemoActivities(t *testing.T) {
+	var dump, errb bytes.Buffer
+	if err := run(context.Background(), []string{"dump", "demo.nettrace"}, &dump, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	type ev struct {
+		TimeNS   int64             `json:"time_ns"`
+		Track    string            `json:"track"`
+		Provider string            `json:"provider"`
+		Event    string            `json:"event"`
+		Opcode   int               `json:"opcode"`
+		Labels   map[string]string `json:"labels"`
+	}
+	type open struct {
+		start int64
+		track string
+		depth int
+		name  string
+	}
+	opens := map[string]*open{} // by provider/task/activity
+	byID := map[string]*open{}
+	var want []string
+	sc := bufio.NewScanner(&dump)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var e ev
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		id := e.Labels["ActivityId"]
+		if (e.Opcode != 1 && e.Opcode != 2) || id == "" || strings.HasPrefix(e.Provider, "Microsoft-Windows-DotNETRuntime") {
+			continue
+		}
+		task := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(e.Event, "Start"), "Stop"), "/")
+		key := e.Provider + "/" + task + "/" + id
+		if e.Opcode == 1 {
+			o := &open{start: e.TimeNS, track: e.Track, name: e.Provider + "/" + task}
+			if p := byID[e.Labels["RelatedActivityId"]]; p != nil && p.track == e.Track {
+				o.depth = p.depth + 1
+			}
+			opens[key], byID[id] = o, o
+			continue
+		}
+		o := opens[key]
+		if o == nil {
+			t.Fatalf("demo: a stop without start at %d", e.TimeNS)
+		}
+		delete(opens, key)
+		delete(byID, id)
+		want = append(want, fmt.Sprintf("%s/activities %s %d %d %d", o.track, o.name, o.start, e.TimeNS, o.depth))
+	}
+	if len(opens) != 0 || len(want) < 1000 {
+		t.Fatalf("demo: %d activities, %d left open", len(want), len(opens))
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"spans", "demo.nettrace"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	var got []string
+	sc = bufio.NewScanner(&out)
+	for sc.Scan() {
+		var s struct {
+			Track   string `json:"track"`
+			Kind    string `json:"kind"`
+			Name    string `json:"name"`
+			StartNS int64  `json:"start_ns"`
+			EndNS   int64  `json:"end_ns"`
+			Depth   int    `json:"depth"`
+			Open    string `json:"open"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Open != "" {
+			t.Errorf("open slice %+v", s)
+		}
+		got = append(got, fmt.Sprintf("%s %s %d %d %d", s.Track, s.Name, s.StartNS, s.EndNS, s.Depth))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("viewer spans: %d slices, the dump's pairs: %d; first got %q, want %q", len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
 	}
 }
