@@ -20,7 +20,7 @@ import (
 
 // deriver returns what derives slice tracks from the trace r reads (r is
 // the format's own reader): EventSource activities for .NET traces;
-// scheduling, syscalls and EventHeader activities for perf.data; nil for
+// scheduling, syscalls, EventHeader and .NET activities for perf.data; nil for
 // formats nothing derives from. A .NET GC deriver joins the .NET list.
 func deriver(r trace.Reader) span.Deriver {
 	switch r.Meta().Format {
@@ -28,7 +28,9 @@ func deriver(r trace.Reader) span.Deriver {
 		return clr.NewActivities()
 	case "perf":
 		if p, ok := r.(*perf.Reader); ok {
-			return span.Join(perf.NewSched(p), eventheader.NewActivities())
+			eh, dn := eventheader.NewActivities(), clr.NewActivities()
+			eh.Only, dn.Only = p.IsEventHeader, p.IsDotNet
+			return span.Join(perf.NewSched(p), eh, dn)
 		}
 	}
 	return nil

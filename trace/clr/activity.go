@@ -16,6 +16,9 @@ import (
 // are left out: their opcodes 1 and 2 are per task (GC/Start is a GC,
 // which has its own deriver).
 type Activities struct {
+	// Only, when not nil, says which event types may be activities (in
+	// a perf.data file: the EventSource ones); nil means all.
+	Only func(trace.TypeID) bool
 	acts span.Activities
 }
 
@@ -39,6 +42,9 @@ func runtimeProvider(p string) bool {
 func (a *Activities) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 	m := r.Meta()
 	if e.Type < 0 || int(e.Type) >= len(m.Types) || e.Labels == trace.NoLabels {
+		return
+	}
+	if a.Only != nil && !a.Only(e.Type) {
 		return
 	}
 	t := &m.Types[e.Type]

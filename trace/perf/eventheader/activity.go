@@ -19,6 +19,9 @@ const (
 // both after the activity, LinuxTracepoints' samples do not), so the
 // pair is matched by provider and id alone and named after the Start.
 type Activities struct {
+	// Only, when not nil, says which event types may be activities (in
+	// a perf.data file: the EventHeader ones); nil means all.
+	Only func(trace.TypeID) bool
 	acts span.Activities
 }
 
@@ -30,6 +33,9 @@ func NewActivities() *Activities { return &Activities{} }
 func (a *Activities) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 	m := r.Meta()
 	if e.Type < 0 || int(e.Type) >= len(m.Types) || e.Labels == trace.NoLabels {
+		return
+	}
+	if a.Only != nil && !a.Only(e.Type) {
 		return
 	}
 	t := &m.Types[e.Type]
