@@ -47,15 +47,31 @@ type Spans struct {
 	counters []*counterIndex
 }
 
-// lane is the slices of one track at one depth, in start order.
+// lane is the slices of one track at one depth, in start order: all the
+// track's slices (a track with one depth, as CPU, state and syscall
+// tracks are), or those idx lists.
 type lane struct {
 	depth  uint16
-	idx    []int32      // indexes into set.Slices
-	start  []trace.Time // of idx
-	end    []trace.Time
+	all    []span.Slice // the track's slices
+	n      int
+	idx    []int32      // indexes into all; nil for a run
 	maxEnd []trace.Time // prefix maximum of end; nil when end already is (no overlap)
 	cum    []int64      // cum[i]: total length of slices 0..i-1
 	wide   [][]int64    // wide[k-wideBase][b]: longest slice in block b of 2^k
+}
+
+func (l *lane) at(i int) int32 {
+	if l.idx != nil {
+		return l.idx[i]
+	}
+	return int32(i)
+}
+
+func (l *lane) start(i int) trace.Time { return l.all[l.at(i)].Start }
+func (l *lane) end(i int) trace.Time   { return l.all[l.at(i)].End }
+func (l *lane) dur(i int) int64 {
+	s := &l.all[l.at(i)]
+	return int64(s.End - s.Start)
 }
 
 const wideBase = 4
@@ -73,7 +89,7 @@ func NewSpans(set *span.Set) *Spans {
 	for id := range set.Tracks {
 		sl := set.TrackSlices(span.TrackID(id))
 		if len(sl) > 0 {
-			s.lanes[id] = buildLanes(sl, int32(offsetOf(set.Slices, sl)))
+			s.lanes[id] = buildLanes(sl)
 		}
 		if sm := set.TrackSamples(span.TrackID(id)); len(sm) > 0 {
 			s.counters[id] = buildCounter(sm)
@@ -82,13 +98,7 @@ func NewSpans(set *span.Set) *Spans {
 	return s
 }
 
-// offsetOf returns the index of sub's first element in all (sub is a
-// subslice of all).
-func offsetOf(all, sub []span.Slice) int {
-	return cap(all) - cap(sub)
-}
-
-func buildLanes(sl []span.Slice, off int32) []lane {
+func buildLanes(sl []span.Slice) []lane {
 	var depths []uint16
 	for _, x := range sl {
 		if !slices.Contains(depths, x.Depth) {
@@ -98,14 +108,18 @@ func buildLanes(sl []span.Slice, off int32) []lane {
 	slices.Sort(depths)
 	lanes := make([]lane, len(depths))
 	for i, d := range depths {
-		lanes[i].depth = d
+		lanes[i] = lane{depth: d, all: sl}
 	}
-	for i, x := range sl { // sl is in start order: each lane is too
-		k, _ := slices.BinarySearch(depths, x.Depth)
-		l := &lanes[k]
-		l.idx = append(l.idx, off+int32(i))
-		l.start = append(l.start, x.Start)
-		l.end = append(l.end, x.End)
+	if len(depths) == 1 {
+		lanes[0].n = len(sl)
+	} else {
+		for i, x := range sl { // sl is in start order: each lane is too
+			k, _ := slices.BinarySearch(depths, x.Depth)
+			lanes[k].idx = append(lanes[k].idx, int32(i))
+		}
+		for i := range lanes {
+			lanes[i].n = len(lanes[i].idx)
+		}
 	}
 	for i := range lanes {
 		lanes[i].finish()
@@ -114,20 +128,20 @@ func buildLanes(sl []span.Slice, off int32) []lane {
 }
 
 func (l *lane) finish() {
-	n := len(l.start)
+	n := l.n
 	l.cum = make([]int64, n+1)
 	overlap := false
 	for i := range n {
-		l.cum[i+1] = l.cum[i] + int64(l.end[i]-l.start[i])
-		if i > 0 && l.start[i] < l.end[i-1] {
+		l.cum[i+1] = l.cum[i] + l.dur(i)
+		if i > 0 && l.start(i) < l.end(i-1) {
 			overlap = true
 		}
 	}
 	if overlap {
 		l.maxEnd = make([]trace.Time, n)
 		m := trace.Time(-1 << 63)
-		for i, e := range l.end {
-			m = max(m, e)
+		for i := range n {
+			m = max(m, l.end(i))
 			l.maxEnd[i] = m
 		}
 	}
@@ -137,7 +151,7 @@ func (l *lane) finish() {
 			for b := range blocks {
 				var m int64
 				for i := b << k; i < (b+1)<<k; i++ {
-					m = max(m, int64(l.end[i]-l.start[i]))
+					m = max(m, l.dur(i))
 				}
 				blocks[b] = m
 			}
@@ -154,18 +168,17 @@ func (l *lane) finish() {
 // reach returns the first slice that ends after t (the first that can
 // reach into a viewport starting at t).
 func (l *lane) reach(t trace.Time) int {
-	ends := l.end
 	if l.maxEnd != nil {
-		ends = l.maxEnd
+		return sort.Search(l.n, func(i int) bool { return l.maxEnd[i] > t })
 	}
-	return sort.Search(len(ends), func(i int) bool { return ends[i] > t })
+	return sort.Search(l.n, func(i int) bool { return l.end(i) > t })
 }
 
 // nextWide returns the first index ≥ i of a slice at least res long, or
 // the lane's length: whole aligned blocks whose longest slice is shorter
 // are skipped, the largest block alignment allows first.
 func (l *lane) nextWide(i int, res int64) int {
-	n := len(l.start)
+	n := l.n
 	for i < n {
 		if i&(1<<wideBase-1) == 0 && len(l.wide) > 0 && i>>wideBase < len(l.wide[0]) && l.wide[0][i>>wideBase] < res {
 			k := wideBase
@@ -175,7 +188,7 @@ func (l *lane) nextWide(i int, res int64) int {
 			i += 1 << k
 			continue
 		}
-		if int64(l.end[i]-l.start[i]) >= res {
+		if l.dur(i) >= res {
 			return i
 		}
 		i++
@@ -186,12 +199,18 @@ func (l *lane) nextWide(i int, res int64) int {
 // busyBefore returns the total time slices of the lane cover before t
 // (exact for a lane without overlaps).
 func (l *lane) busyBefore(t trace.Time) int64 {
-	k := sort.Search(len(l.start), func(i int) bool { return l.start[i] >= t }) // slices before k start before t
+	k := sort.Search(l.n, func(i int) bool { return l.start(i) >= t }) // slices before k start before t
+	return l.busyUpTo(t, k)
+}
+
+// busyUpTo is busyBefore for a t after the starts of exactly the slices
+// before k.
+func (l *lane) busyUpTo(t trace.Time, k int) int64 {
 	if k == 0 {
 		return 0
 	}
 	last := k - 1
-	return l.cum[last] + min(int64(t-l.start[last]), int64(l.end[last]-l.start[last]))
+	return l.cum[last] + min(int64(t-l.start(last)), l.dur(last))
 }
 
 // SpanViewport is a viewport over derived tracks.
@@ -209,7 +228,7 @@ type SpanItem struct {
 	Summary bool
 	Start   trace.Time // the slice's start, or the bucket's
 	End     trace.Time // the slice's end, or the bucket's
-	Slice   int32      // index into Set().Slices: the slice, or the bucket's first
+	Slice   int32      // index into the track's slices (Set().TrackSlices): the slice, or the bucket's first
 	Count   int32      // 1, or the slices starting in the bucket
 	Busy    float32    // a summary's covered fraction of the bucket, 0..1
 }
@@ -278,10 +297,14 @@ func (s *Spans) Query(ctx context.Context, vp SpanViewport) (*SpanSlice, error) 
 }
 
 func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, res int64, total *int) ([]SpanItem, error) {
-	n := len(l.start)
+	n := l.n
 	i := l.reach(vs)
 	steps := 0
-	for i < n && l.start[i] < ve {
+	for i < n {
+		si := &l.all[l.at(i)]
+		if si.Start >= ve {
+			break
+		}
 		if steps++; steps&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return items, err
@@ -290,29 +313,47 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		if *total++; *total > MaxSpanItems {
 			return items, errors.Join(ErrViewport, fmt.Errorf("more than %d derived items", MaxSpanItems))
 		}
-		if int64(l.end[i]-l.start[i]) >= res {
-			items = append(items, SpanItem{Depth: l.depth, Start: l.start[i], End: l.end[i], Slice: l.idx[i], Count: 1})
+		if l.maxEnd != nil && si.End <= vs {
+			i++ // an overlapped lane: a slice that ended before the view
+			continue
+		}
+		if int64(si.End-si.Start) >= res {
+			items = append(items, SpanItem{Depth: l.depth, Start: si.Start, End: si.End, Slice: l.at(i), Count: 1})
 			i++
 			continue
 		}
-		if l.maxEnd != nil && l.end[i] <= vs {
-			i++ // an overlapped lane: a short slice that ended before the view
-			continue
-		}
 		w := l.nextWide(i, res)
-		b := floorDiv(int64(max(l.start[i], vs)-vs), res)
+		b := floorDiv(int64(max(si.Start, vs)-vs), res)
 		bs := vs + trace.Time(b*res)
 		be := bs + trace.Time(res)
 		// j: the first slice in [i, w) starting at or after be (galloping).
 		j, step := i+1, 1
-		for j < w && l.start[j] < be {
+		for j < w && l.start(j) < be {
 			j += step
 			step *= 2
 		}
 		lo := max(i+1, j-step/2)
-		j = lo + sort.Search(min(j, w)-lo, func(k int) bool { return l.start[lo+k] >= be })
-		busy := float32(float64(l.busyBefore(be)-l.busyBefore(bs)) / float64(res))
-		items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: be, Slice: l.idx[i], Count: int32(j - i), Busy: min(max(busy, 0), 1)})
+		j = lo + sort.Search(min(j, w)-lo, func(k int) bool { return l.start(lo+k) >= be })
+		// The busy time: prefix sums at the bucket's ends. Without
+		// overlaps the slices starting before bs are those before i (or
+		// up to i when i began before the bucket), and those starting
+		// before be those before j (unless the wide slice w does too).
+		var busy int64
+		if l.maxEnd == nil {
+			kb := i
+			if si.Start < bs {
+				kb = i + 1
+			}
+			ke := j
+			if j == w && j < n && l.start(j) < be {
+				ke = j + 1
+			}
+			busy = l.busyUpTo(be, ke) - l.busyUpTo(bs, kb)
+		} else {
+			busy = l.busyBefore(be) - l.busyBefore(bs)
+		}
+		frac := float32(float64(busy) / float64(res))
+		items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: be, Slice: l.at(i), Count: int32(j - i), Busy: min(max(frac, 0), 1)})
 		i = j
 	}
 	return items, nil

@@ -38,7 +38,7 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/{id}/stacks/samples", s.handleStackSamples)
 		r.Get("/{id}/stacks/speedscope", s.handleStackSpeedscope)
 		r.Get("/{id}/spans", s.handleSpans)
-		r.Get("/{id}/spans/{slice}", s.handleSpan)
+		r.Get("/{id}/spans/{track}/{slice}", s.handleSpan)
 		r.Get("/{id}/ws", s.handleSocket)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

@@ -36,7 +36,7 @@ type spanTrackReply struct {
 }
 
 type spanItemReply struct {
-	Slice   int32   `json:"slice"` // index for /spans/{slice}; a summary's first slice
+	Slice   int32   `json:"slice"` // index in the track for /spans/{track}/{slice}; a summary's first slice
 	Depth   uint16  `json:"depth"`
 	Start   int64   `json:"start"`
 	End     int64   `json:"end"`
@@ -56,8 +56,8 @@ type counterItemJSON struct {
 	Last   float64 `json:"last"`
 }
 
-// spanReply is GET /api/traces/{id}/spans/{slice}: one slice with its
-// arguments (both ends' fields).
+// spanReply is GET /api/traces/{id}/spans/{track}/{slice}: one slice
+// with its arguments (both ends' fields).
 type spanReply struct {
 	Slice      int32          `json:"slice"`
 	Track      int32          `json:"track"`
@@ -140,8 +140,9 @@ func (s *Server) handleSpans(w http.ResponseWriter, r *http.Request) {
 	for _, t := range got.Tracks {
 		tr := set.Tracks[t.Track]
 		tj := spanTrackReply{ID: int32(t.Track), Kind: tr.Kind.String(), Name: tr.Name, Of: int32(tr.Of), CPU: tr.CPU, Items: make([]spanItemReply, 0, len(t.Items))}
+		sls := set.TrackSlices(t.Track)
 		for _, it := range t.Items {
-			sl := set.Slices[it.Slice]
+			sl := sls[it.Slice]
 			ij := spanItemReply{Slice: it.Slice, Depth: it.Depth, Start: int64(it.Start), End: int64(it.End), Name: set.Name(sl.Name), Count: it.Count, Summary: it.Summary, Busy: it.Busy, Thread: int32(sl.Thread)}
 			if !it.Summary {
 				ij.Open = openText(sl.Flags)
@@ -172,13 +173,19 @@ func (s *Server) handleSpan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	n, err := strconv.ParseInt(chiParam(r, "slice"), 10, 32)
-	if err != nil || sp == nil || n < 0 || n >= int64(len(sp.Set().Slices)) {
-		writeError(w, http.StatusNotFound, "no such derived slice")
+	if sp == nil {
+		writeError(w, http.StatusNotFound, "the trace has no derived slices")
 		return
 	}
 	set := sp.Set()
-	sl := set.Slices[n]
+	tr, err1 := strconv.ParseInt(chiParam(r, "track"), 10, 32)
+	n, err2 := strconv.ParseInt(chiParam(r, "slice"), 10, 32)
+	sls := set.TrackSlices(span.TrackID(tr))
+	if err1 != nil || err2 != nil || tr < 0 || n < 0 || n >= int64(len(sls)) {
+		writeError(w, http.StatusNotFound, "no such derived slice")
+		return
+	}
+	sl := sls[n]
 	rep := spanReply{Slice: int32(n), Track: int32(sl.Track), Name: set.Name(sl.Name), Start: int64(sl.Start), End: int64(sl.End),
 		DurationNS: int64(sl.End - sl.Start), Depth: sl.Depth, Open: openText(sl.Flags), Thread: int32(sl.Thread), Args: []spanArgReply{}}
 	for _, a := range set.ArgList(sl.Args) {

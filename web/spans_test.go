@@ -78,7 +78,7 @@ func TestSpansAPI(t *testing.T) {
 	if slices != events-nonEmpty {
 		t.Errorf("%d slices over %d tracks, want %d", slices, nonEmpty, events-nonEmpty)
 	}
-	resp, b = ts.do("GET", "/api/traces/"+id+"/spans/0", nil)
+	resp, b = ts.do("GET", "/api/traces/"+id+"/spans/0/0", nil)
 	var one spanReply
 	if resp.StatusCode != 200 || json.Unmarshal(b, &one) != nil || len(one.Args) != 1 || one.Args[0].Name != "value" || one.DurationNS != one.End-one.Start {
 		t.Errorf("spans/0: %d %s", resp.StatusCode, b)
@@ -88,7 +88,7 @@ func TestSpansAPI(t *testing.T) {
 			t.Errorf("spans?%s: %d %s, want 400", q, resp.StatusCode, b)
 		}
 	}
-	if resp, _ := ts.do("GET", "/api/traces/"+id+"/spans/999999", nil); resp.StatusCode != 404 {
+	if resp, _ := ts.do("GET", "/api/traces/"+id+"/spans/0/999999", nil); resp.StatusCode != 404 {
 		t.Errorf("spans/999999: %d, want 404", resp.StatusCode)
 	}
 }

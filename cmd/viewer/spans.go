@@ -74,7 +74,7 @@ func runSpans(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return bw.Flush()
 	}
 	var b []byte
-	for _, sl := range set.Slices {
+	for _, sl := range set.All() {
 		b = appendSpan(b[:0], set, m, sl)
 		if _, err := bw.Write(b); err != nil {
 			return err

@@ -91,7 +91,7 @@ func TestActivitiesNested(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, s := range set.Slices {
+	for _, s := range set.All() {
 		tr := set.Tracks[s.Track]
 		var args []string
 		for _, a := range set.ArgList(s.Args) {

@@ -66,7 +66,7 @@ func TestEventHeaderActivities(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, s := range set.Slices {
+	for _, s := range set.All() {
 		tr := set.Tracks[s.Track]
 		got = append(got, fmt.Sprintf("%s %s %d-%d d%d f%d", r.Meta().Tracks[tr.Of].Name, set.Name(s.Name), s.Start, s.End, s.Depth, s.Flags))
 	}

@@ -40,18 +40,37 @@ type Sched struct {
 	tracks  map[int64]trace.TrackID
 	sys     map[trace.TrackID]sysCall
 	args    map[trace.TrackID]span.ArgsID
-	cpuName []span.TrackID
+	// Ids the Builder gave, kept to spare its maps on every slice.
+	stateName map[string]span.NameID
+	sysTrack  map[trace.TrackID]span.TrackID
+	sysNames  map[string]span.NameID
+	retArgs   map[int64]span.ArgsID // "ret" arguments, shared per value
 }
+
+// maxRetArgs bounds the distinct return values whose argument lists are
+// shared; others get lists of their own.
+const maxRetArgs = 1 << 12
 
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
-	s := &Sched{rd: rd, threads: map[int64]*threadRun{}, tracks: map[int64]trace.TrackID{}, sys: map[trace.TrackID]sysCall{}, args: map[trace.TrackID]span.ArgsID{}}
+	s := &Sched{rd: rd, threads: map[int64]*threadRun{}, tracks: map[int64]trace.TrackID{}, sys: map[trace.TrackID]sysCall{}, args: map[trace.TrackID]span.ArgsID{},
+		stateName: map[string]span.NameID{}, sysTrack: map[trace.TrackID]span.TrackID{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{}}
 	for _, kv := range rd.meta.Info {
 		if kv.Key == "arch" {
 			s.table = SyscallTable(kv.Value)
 		}
 	}
 	return s
+}
+
+// peek returns the bytes of l when the chunk the reader has in memory
+// holds them: an event is delivered at most a few rounds after its record
+// was read, so it mostly still is.
+func (c *chunkBuf) peek(l trace.Loc) ([]byte, bool) {
+	if l.Off < c.base || l.Len < 0 || l.Off+int64(l.Len) > c.base+int64(len(c.b)) {
+		return nil, false
+	}
+	return c.b[l.Off-c.base : l.Off-c.base+int64(l.Len)], true
 }
 
 // SyscallTable returns the system call names by number of an
@@ -249,11 +268,14 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 	if st.kind == schedOther {
 		return
 	}
-	// Mostly a slice of the reader's block cache; a payload across a
-	// block boundary is read into a buffer of its own.
-	raw, err := s.rd.rawAt(e.Payload, nil)
-	if err != nil {
-		return
+	raw, ok := s.rd.buf.peek(e.Payload)
+	if !ok {
+		// A slice of the reader's block cache; a payload across a block
+		// boundary is read into a buffer of its own.
+		var err error
+		if raw, err = s.rd.rawAt(e.Payload, nil); err != nil {
+			return
+		}
 	}
 	switch st.kind {
 	case schedSwitch:
@@ -274,7 +296,7 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 		if old, ok := s.sys[e.Track]; ok {
 			// An exit went missing (lost events, or a syscall that
 			// never returns): the open one ends where the next begins.
-			s.addSys(b, e.Track, old, e.Time, span.OpenEnd, nil)
+			s.addSys(b, e.Track, old, e.Time, span.OpenEnd, span.NoArgs)
 		}
 		c := sysCall{start: e.Time, name: st.name}
 		if st.kind == sysEnter {
@@ -283,26 +305,26 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 		}
 		s.sys[e.Track] = c
 	case sysExit, sysExitNamed:
-		ret := trace.Field{Name: "ret", Value: trace.IntValue(s.intField(raw, st.f[1]))}
+		ret := s.intField(raw, st.f[1])
 		c, ok := s.sys[e.Track]
 		name := st.name
 		if st.kind == sysExit {
 			id := s.intField(raw, st.f[0])
 			name = s.sysName(id)
 			if ok && c.id != id {
-				s.addSys(b, e.Track, c, e.Time, span.OpenEnd, nil)
+				s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
 				ok = false
 			}
 		} else if ok && c.name != name {
-			s.addSys(b, e.Track, c, e.Time, span.OpenEnd, nil)
+			s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
 			ok = false
 		}
 		if !ok {
-			s.addSys(b, e.Track, sysCall{start: b.First(), name: name}, e.Time, span.OpenStart, []trace.Field{ret})
+			s.addSys(b, e.Track, sysCall{start: b.First(), name: name}, e.Time, span.OpenStart, s.ret(b, ret))
 			return
 		}
 		delete(s.sys, e.Track)
-		s.addSys(b, e.Track, c, e.Time, 0, []trace.Field{ret})
+		s.addSys(b, e.Track, c, e.Time, 0, s.ret(b, ret))
 	}
 }
 
@@ -313,9 +335,35 @@ func (s *Sched) sysName(id int64) string {
 	return "syscall " + strconv.FormatInt(id, 10)
 }
 
-func (s *Sched) addSys(b *span.Builder, thread trace.TrackID, c sysCall, end trace.Time, fl span.Flags, args []trace.Field) {
-	t := b.Track(span.Track{Kind: span.KindSlices, Name: "syscalls", Of: thread, CPU: trace.NoCPU})
-	b.Add(span.Slice{Start: c.start, End: end, Track: t, Name: b.Name(c.name), Args: b.Args(args), Thread: thread, Flags: fl})
+func (s *Sched) addSys(b *span.Builder, thread trace.TrackID, c sysCall, end trace.Time, fl span.Flags, args span.ArgsID) {
+	t, ok := s.sysTrack[thread]
+	if !ok {
+		t = b.Track(span.Track{Kind: span.KindSlices, Name: "syscalls", Of: thread, CPU: trace.NoCPU})
+		s.sysTrack[thread] = t
+	}
+	b.Add(span.Slice{Start: c.start, End: end, Track: t, Name: s.name(b, s.sysNames, c.name), Args: args, Thread: thread, Flags: fl})
+}
+
+// ret returns the argument list of a syscall's return value.
+func (s *Sched) ret(b *span.Builder, v int64) span.ArgsID {
+	if a, ok := s.retArgs[v]; ok {
+		return a
+	}
+	a := b.Args([]trace.Field{{Name: "ret", Value: trace.IntValue(v)}})
+	if len(s.retArgs) < maxRetArgs {
+		s.retArgs[v] = a
+	}
+	return a
+}
+
+// name returns the NameID of n through a cache.
+func (s *Sched) name(b *span.Builder, cache map[string]span.NameID, n string) span.NameID {
+	id, ok := cache[n]
+	if !ok {
+		id = b.Name(n)
+		cache[n] = id
+	}
+	return id
 }
 
 // Thread states, named as perf sched timehist --state and ps do.
@@ -434,7 +482,7 @@ func (s *Sched) addState(b *span.Builder, tid int64, th *threadRun, end trace.Ti
 	if th.open {
 		fl |= span.OpenStart
 	}
-	b.Add(span.Slice{Start: th.since, End: end, Track: th.track, Name: b.Name(th.state), Thread: th.of, Flags: fl})
+	b.Add(span.Slice{Start: th.since, End: end, Track: th.track, Name: s.name(b, s.stateName, th.state), Thread: th.of, Flags: fl})
 }
 
 // threadArgs returns the tid and pid arguments of a thread track.
@@ -472,6 +520,6 @@ func (s *Sched) Finish(r trace.Reader, b *span.Builder) {
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(s.sys)) {
-		s.addSys(b, t, s.sys[t], end, span.OpenEnd, nil)
+		s.addSys(b, t, s.sys[t], end, span.OpenEnd, span.NoArgs)
 	}
 }

@@ -34,7 +34,7 @@ type gotSlice struct {
 
 func slicesOf(set *span.Set, kind span.Kind) []gotSlice {
 	var out []gotSlice
-	for _, s := range set.Slices {
+	for _, s := range set.All() {
 		if tr := set.Tracks[s.Track]; tr.Kind == kind {
 			out = append(out, gotSlice{fmt.Sprint(tr.Name, "@", tr.Of), set.Name(s.Name), s.Start, s.End, s.Flags})
 		}
@@ -95,7 +95,7 @@ func TestSchedSyscalls(t *testing.T) {
 			if fmt.Sprint(names) != fmt.Sprint(want) {
 				t.Errorf("syscall slices\n got %q\nwant %q", names, want)
 			}
-			for _, s := range set.Slices {
+			for _, s := range set.All() {
 				if tr := set.Tracks[s.Track]; tr.Kind == span.KindSlices && set.Name(s.Name) == tc.wantR {
 					if a := set.ArgList(s.Args); len(a) != 1 || a[0].Name != "ret" || a[0].Value.Int() != 5 {
 						t.Errorf("read's args %v, want ret=5", a)
@@ -189,7 +189,7 @@ func TestSchedBruteForce(t *testing.T) {
 	}
 	// Syscalls: every read/write/futex of the generator pairs.
 	n := 0
-	for _, s := range set.Slices {
+	for _, s := range set.All() {
 		if set.Tracks[s.Track].Kind == span.KindSlices && s.Flags == 0 {
 			n++
 			if nm := set.Name(s.Name); nm != "read" && nm != "write" && nm != "futex" {

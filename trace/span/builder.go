@@ -16,6 +16,20 @@ type Builder struct {
 	first  trace.Time
 	last   trace.Time
 	seen   bool
+	// Slices and samples are kept per track until Finish: growing one
+	// slice of millions would copy it again and again, and most derivers
+	// add a track's slices in start order, which Finish then need not
+	// sort.
+	per     []perTrack
+	nslices int
+	nsample int
+}
+
+type perTrack struct {
+	slices   []Slice
+	samples  []Sample
+	unsorted bool // slices were not added in (start, depth) order
+	unsamp   bool // samples were not added in time order
 }
 
 // NewBuilder returns an empty Builder.
@@ -56,6 +70,7 @@ func (b *Builder) Track(t Track) TrackID {
 	}
 	id := TrackID(len(b.set.Tracks))
 	b.set.Tracks = append(b.set.Tracks, t)
+	b.per = append(b.per, perTrack{})
 	b.tracks[t] = id
 	return id
 }
@@ -85,7 +100,7 @@ func (b *Builder) Args(f []trace.Field) ArgsID {
 // past its limit) or past MaxSlices is counted as dropped; an end before
 // the start is moved to the start; depth is capped at MaxDepth.
 func (b *Builder) Add(s Slice) {
-	if s.Track < 0 || int(s.Track) >= len(b.set.Tracks) || len(b.set.Slices) >= MaxSlices {
+	if s.Track < 0 || int(s.Track) >= len(b.per) || b.nslices >= MaxSlices {
 		b.set.Dropped++
 		return
 	}
@@ -93,38 +108,51 @@ func (b *Builder) Add(s Slice) {
 		s.End = s.Start
 	}
 	s.Depth = min(s.Depth, MaxDepth)
-	b.set.Slices = append(b.set.Slices, s)
+	p := &b.per[s.Track]
+	if n := len(p.slices); n > 0 && !p.unsorted {
+		if l := &p.slices[n-1]; s.Start < l.Start || s.Start == l.Start && s.Depth < l.Depth {
+			p.unsorted = true
+		}
+	}
+	p.slices = append(p.slices, s)
+	b.nslices++
 }
 
 // AddSample adds a counter sample.
 func (b *Builder) AddSample(s Sample) {
-	if s.Track < 0 || int(s.Track) >= len(b.set.Tracks) || len(b.set.Samples) >= MaxSlices {
+	if s.Track < 0 || int(s.Track) >= len(b.per) || b.nsample >= MaxSlices {
 		b.set.Dropped++
 		return
 	}
-	b.set.Samples = append(b.set.Samples, s)
+	p := &b.per[s.Track]
+	if n := len(p.samples); n > 0 && s.Time < p.samples[n-1].Time {
+		p.unsamp = true
+	}
+	p.samples = append(p.samples, s)
+	b.nsample++
 }
 
 // Finish sorts what was built and returns it; the Builder must not be
 // used afterwards.
 func (b *Builder) Finish() *Set {
 	s := &b.set
-	slices.SortStableFunc(s.Slices, func(x, y Slice) int {
-		if c := cmp.Compare(x.Track, y.Track); c != 0 {
-			return c
+	s.slices = make([][]Slice, len(b.per))
+	s.samples = make([][]Sample, len(b.per))
+	s.nslices = b.nslices
+	for i := range b.per {
+		p := &b.per[i]
+		if p.unsorted {
+			slices.SortStableFunc(p.slices, func(x, y Slice) int {
+				return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Depth, y.Depth))
+			})
 		}
-		if c := cmp.Compare(x.Start, y.Start); c != 0 {
-			return c
+		if p.unsamp {
+			slices.SortStableFunc(p.samples, func(x, y Sample) int { return cmp.Compare(x.Time, y.Time) })
 		}
-		return cmp.Compare(x.Depth, y.Depth)
-	})
-	slices.SortStableFunc(s.Samples, func(x, y Sample) int {
-		if c := cmp.Compare(x.Track, y.Track); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.Time, y.Time)
-	})
-	b.tracks, b.names = nil, nil
+		s.slices[i], s.samples[i] = slices.Clip(p.slices), slices.Clip(p.samples)
+		b.per[i] = perTrack{}
+	}
+	b.tracks, b.names, b.per = nil, nil, nil
 	return s
 }
 

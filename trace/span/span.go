@@ -39,8 +39,6 @@
 package span
 
 import (
-	"cmp"
-	"slices"
 	"strconv"
 
 	"viewer/trace"
@@ -135,16 +133,17 @@ const (
 	MaxDepth  = 255 // deeper slices are drawn at MaxDepth
 )
 
-// Set is the finished result of derivation: the derived tracks with their
-// slices sorted by track, then start, then depth, and their counter
-// samples sorted by track, then time.
+// Set is the finished result of derivation: the derived tracks, each
+// with its slices sorted by start, then depth, and its counter samples
+// sorted by time. A slice is named by its track and its index there.
 type Set struct {
 	Tracks  []Track
 	Names   []string
 	Args    [][]trace.Field // Args[NoArgs] is nil
-	Slices  []Slice
-	Samples []Sample
-	Dropped int64 // slices, samples or tracks past the limits
+	Dropped int64           // slices, samples or tracks past the limits
+	slices  [][]Slice       // by track
+	samples [][]Sample      // by track
+	nslices int
 }
 
 // Name returns a slice's name.
@@ -163,18 +162,33 @@ func (s *Set) ArgList(id ArgsID) []trace.Field {
 	return s.Args[id]
 }
 
-// TrackSlices returns the slices of one track (a subslice of Slices).
+// TrackSlices returns the slices of one track, in start order; nil for
+// an unknown track. The caller must not change them.
 func (s *Set) TrackSlices(t TrackID) []Slice {
-	i, _ := slices.BinarySearchFunc(s.Slices, t, func(x Slice, t TrackID) int { return cmp.Compare(x.Track, t) })
-	j, _ := slices.BinarySearchFunc(s.Slices, t+1, func(x Slice, t TrackID) int { return cmp.Compare(x.Track, t) })
-	return s.Slices[i:j]
+	if t < 0 || int(t) >= len(s.slices) {
+		return nil
+	}
+	return s.slices[t]
 }
 
-// TrackSamples returns the counter samples of one track.
+// TrackSamples returns the counter samples of one track, in time order.
 func (s *Set) TrackSamples(t TrackID) []Sample {
-	i, _ := slices.BinarySearchFunc(s.Samples, t, func(x Sample, t TrackID) int { return cmp.Compare(x.Track, t) })
-	j, _ := slices.BinarySearchFunc(s.Samples, t+1, func(x Sample, t TrackID) int { return cmp.Compare(x.Track, t) })
-	return s.Samples[i:j]
+	if t < 0 || int(t) >= len(s.samples) {
+		return nil
+	}
+	return s.samples[t]
+}
+
+// Len returns the number of slices of all tracks.
+func (s *Set) Len() int { return s.nslices }
+
+// All returns the slices of every track, by track then start (a copy).
+func (s *Set) All() []Slice {
+	all := make([]Slice, 0, s.nslices)
+	for _, sl := range s.slices {
+		all = append(all, sl...)
+	}
+	return all
 }
 
 // Deriver derives tracks from a trace's events.
