@@ -52,7 +52,7 @@ type Spans struct {
 // tracks are), or those idx lists.
 type lane struct {
 	depth  uint16
-	all    []span.Slice // the track's slices
+	all    *span.Column // the track's slices
 	n      int
 	idx    []int32      // indexes into all; nil for a run
 	maxEnd []trace.Time // prefix maximum of end; nil when end already is (no overlap)
@@ -67,10 +67,11 @@ func (l *lane) at(i int) int32 {
 	return int32(i)
 }
 
-func (l *lane) start(i int) trace.Time { return l.all[l.at(i)].Start }
-func (l *lane) end(i int) trace.Time   { return l.all[l.at(i)].End }
+func (l *lane) slice(i int) *span.Slice { return l.all.At(int(l.at(i))) }
+func (l *lane) start(i int) trace.Time   { return l.slice(i).Start }
+func (l *lane) end(i int) trace.Time     { return l.slice(i).End }
 func (l *lane) dur(i int) int64 {
-	s := &l.all[l.at(i)]
+	s := l.slice(i)
 	return int64(s.End - s.Start)
 }
 
@@ -87,9 +88,8 @@ type counterIndex struct {
 func NewSpans(set *span.Set) *Spans {
 	s := &Spans{set: set, lanes: make([][]lane, len(set.Tracks)), counters: make([]*counterIndex, len(set.Tracks))}
 	for id := range set.Tracks {
-		sl := set.TrackSlices(span.TrackID(id))
-		if len(sl) > 0 {
-			s.lanes[id] = buildLanes(sl)
+		if c := set.Column(span.TrackID(id)); c.Len() > 0 {
+			s.lanes[id] = buildLanes(c)
 		}
 		if sm := set.TrackSamples(span.TrackID(id)); len(sm) > 0 {
 			s.counters[id] = buildCounter(sm)
@@ -98,23 +98,23 @@ func NewSpans(set *span.Set) *Spans {
 	return s
 }
 
-func buildLanes(sl []span.Slice) []lane {
+func buildLanes(c *span.Column) []lane {
 	var depths []uint16
-	for _, x := range sl {
-		if !slices.Contains(depths, x.Depth) {
-			depths = append(depths, x.Depth)
+	for i := range c.Len() {
+		if d := c.At(i).Depth; !slices.Contains(depths, d) {
+			depths = append(depths, d)
 		}
 	}
 	slices.Sort(depths)
 	lanes := make([]lane, len(depths))
 	for i, d := range depths {
-		lanes[i] = lane{depth: d, all: sl}
+		lanes[i] = lane{depth: d, all: c}
 	}
 	if len(depths) == 1 {
-		lanes[0].n = len(sl)
+		lanes[0].n = c.Len()
 	} else {
-		for i, x := range sl { // sl is in start order: each lane is too
-			k, _ := slices.BinarySearch(depths, x.Depth)
+		for i := range c.Len() { // c is in start order: each lane is too
+			k, _ := slices.BinarySearch(depths, c.At(i).Depth)
 			lanes[k].idx = append(lanes[k].idx, int32(i))
 		}
 		for i := range lanes {
@@ -301,7 +301,7 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 	i := l.reach(vs)
 	steps := 0
 	for i < n {
-		si := &l.all[l.at(i)]
+		si := l.slice(i)
 		if si.Start >= ve {
 			break
 		}

@@ -140,9 +140,9 @@ func (s *Server) handleSpans(w http.ResponseWriter, r *http.Request) {
 	for _, t := range got.Tracks {
 		tr := set.Tracks[t.Track]
 		tj := spanTrackReply{ID: int32(t.Track), Kind: tr.Kind.String(), Name: tr.Name, Of: int32(tr.Of), CPU: tr.CPU, Items: make([]spanItemReply, 0, len(t.Items))}
-		sls := set.TrackSlices(t.Track)
+		col := set.Column(t.Track)
 		for _, it := range t.Items {
-			sl := sls[it.Slice]
+			sl := col.At(int(it.Slice))
 			ij := spanItemReply{Slice: it.Slice, Depth: it.Depth, Start: int64(it.Start), End: int64(it.End), Name: set.Name(sl.Name), Count: it.Count, Summary: it.Summary, Busy: it.Busy, Thread: int32(sl.Thread)}
 			if !it.Summary {
 				ij.Open = openText(sl.Flags)
@@ -180,12 +180,12 @@ func (s *Server) handleSpan(w http.ResponseWriter, r *http.Request) {
 	set := sp.Set()
 	tr, err1 := strconv.ParseInt(chiParam(r, "track"), 10, 32)
 	n, err2 := strconv.ParseInt(chiParam(r, "slice"), 10, 32)
-	sls := set.TrackSlices(span.TrackID(tr))
-	if err1 != nil || err2 != nil || tr < 0 || n < 0 || n >= int64(len(sls)) {
+	col := set.Column(span.TrackID(tr))
+	if err1 != nil || err2 != nil || col == nil || n < 0 || n >= int64(col.Len()) {
 		writeError(w, http.StatusNotFound, "no such derived slice")
 		return
 	}
-	sl := sls[n]
+	sl := col.At(int(n))
 	rep := spanReply{Slice: int32(n), Track: int32(sl.Track), Name: set.Name(sl.Name), Start: int64(sl.Start), End: int64(sl.End),
 		DurationNS: int64(sl.End - sl.Start), Depth: sl.Depth, Open: openText(sl.Flags), Thread: int32(sl.Thread), Args: []spanArgReply{}}
 	for _, a := range set.ArgList(sl.Args) {

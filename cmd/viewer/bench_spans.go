@@ -76,13 +76,13 @@ func sweepSpans(ctx context.Context, x *render.Index, loadSeconds float64, seed 
 	for i := range ids {
 		ids[i] = span.TrackID(i)
 	}
-	slices.SortStableFunc(ids, func(a, c span.TrackID) int { return len(set.TrackSlices(c)) - len(set.TrackSlices(a)) })
+	slices.SortStableFunc(ids, func(a, c span.TrackID) int { return set.Column(c).Len() - set.Column(a).Len() })
 	ids = ids[:min(len(ids), benchMaxTracks)]
 	b.QueryTracks = len(ids)
 	first, last := trace.Time(1<<62), trace.Time(-1<<62)
 	for id := range set.Tracks {
-		for _, s := range set.TrackSlices(span.TrackID(id)) {
-			first, last = min(first, s.Start), max(last, s.End)
+		if c := set.Column(span.TrackID(id)); c.Len() > 0 {
+			first, last = min(first, c.At(0).Start), max(last, c.At(c.Len()-1).End)
 		}
 	}
 	extent := float64(last-first) + 1

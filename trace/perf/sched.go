@@ -38,11 +38,11 @@ type Sched struct {
 	cpus    []cpuRun
 	threads map[int64]*threadRun // by tid
 	tracks  map[int64]trace.TrackID
-	sys     map[trace.TrackID]sysCall
+	sys     []sysCall // open syscall by thread track (open: ok)
 	args    map[trace.TrackID]span.ArgsID
 	// Ids the Builder gave, kept to spare its maps on every slice.
 	stateName map[string]span.NameID
-	sysTrack  map[trace.TrackID]span.TrackID
+	sysTrack  []span.TrackID // by thread track + 1 (0: not made yet)
 	sysNames  map[string]span.NameID
 	retArgs   map[int64]span.ArgsID // "ret" arguments, shared per value
 }
@@ -53,8 +53,8 @@ const maxRetArgs = 1 << 12
 
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
-	s := &Sched{rd: rd, threads: map[int64]*threadRun{}, tracks: map[int64]trace.TrackID{}, sys: map[trace.TrackID]sysCall{}, args: map[trace.TrackID]span.ArgsID{},
-		stateName: map[string]span.NameID{}, sysTrack: map[trace.TrackID]span.TrackID{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{}}
+	s := &Sched{rd: rd, threads: map[int64]*threadRun{}, tracks: map[int64]trace.TrackID{}, args: map[trace.TrackID]span.ArgsID{},
+		stateName: map[string]span.NameID{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{}}
 	for _, kv := range rd.meta.Info {
 		if kv.Key == "arch" {
 			s.table = SyscallTable(kv.Value)
@@ -130,7 +130,19 @@ type sysCall struct {
 	start trace.Time
 	id    int64
 	name  string
-	open  bool
+	ok    bool // a syscall is open
+}
+
+// openSys returns the open-syscall slot of a thread track, or nil for
+// events on no track.
+func (s *Sched) openSys(t trace.TrackID) *sysCall {
+	if t < 0 || int(t) >= len(s.rd.meta.Tracks) {
+		return nil
+	}
+	for int(t) >= len(s.sys) {
+		s.sys = append(s.sys, sysCall{})
+	}
+	return &s.sys[t]
 }
 
 var schedFields = map[string][]string{
@@ -293,20 +305,28 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 		if st.kind == sysEnter && !s.hasExit {
 			return
 		}
-		if old, ok := s.sys[e.Track]; ok {
+		slot := s.openSys(e.Track)
+		if slot == nil {
+			return
+		}
+		if slot.ok {
 			// An exit went missing (lost events, or a syscall that
 			// never returns): the open one ends where the next begins.
-			s.addSys(b, e.Track, old, e.Time, span.OpenEnd, span.NoArgs)
+			s.addSys(b, e.Track, *slot, e.Time, span.OpenEnd, span.NoArgs)
 		}
-		c := sysCall{start: e.Time, name: st.name}
+		c := sysCall{start: e.Time, name: st.name, ok: true}
 		if st.kind == sysEnter {
 			c.id = s.intField(raw, st.f[0])
 			c.name = s.sysName(c.id)
 		}
-		s.sys[e.Track] = c
+		*slot = c
 	case sysExit, sysExitNamed:
 		ret := s.intField(raw, st.f[1])
-		c, ok := s.sys[e.Track]
+		slot := s.openSys(e.Track)
+		if slot == nil {
+			return
+		}
+		c, ok := *slot, slot.ok
 		name := st.name
 		if st.kind == sysExit {
 			id := s.intField(raw, st.f[0])
@@ -319,11 +339,11 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 			s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
 			ok = false
 		}
+		slot.ok = false
 		if !ok {
 			s.addSys(b, e.Track, sysCall{start: b.First(), name: name}, e.Time, span.OpenStart, s.ret(b, ret))
 			return
 		}
-		delete(s.sys, e.Track)
 		s.addSys(b, e.Track, c, e.Time, 0, s.ret(b, ret))
 	}
 }
@@ -336,10 +356,13 @@ func (s *Sched) sysName(id int64) string {
 }
 
 func (s *Sched) addSys(b *span.Builder, thread trace.TrackID, c sysCall, end trace.Time, fl span.Flags, args span.ArgsID) {
-	t, ok := s.sysTrack[thread]
-	if !ok {
+	for int(thread)+1 >= len(s.sysTrack) {
+		s.sysTrack = append(s.sysTrack, 0)
+	}
+	t := s.sysTrack[thread+1] - 1
+	if t < 0 {
 		t = b.Track(span.Track{Kind: span.KindSlices, Name: "syscalls", Of: thread, CPU: trace.NoCPU})
-		s.sysTrack[thread] = t
+		s.sysTrack[thread+1] = t + 1
 	}
 	b.Add(span.Slice{Start: c.start, End: end, Track: t, Name: s.name(b, s.sysNames, c.name), Args: args, Thread: thread, Flags: fl})
 }
@@ -519,7 +542,9 @@ func (s *Sched) Finish(r trace.Reader, b *span.Builder) {
 			s.addState(b, tid, th, end, span.OpenEnd)
 		}
 	}
-	for _, t := range slices.Sorted(maps.Keys(s.sys)) {
-		s.addSys(b, t, s.sys[t], end, span.OpenEnd, span.NoArgs)
+	for t, c := range s.sys {
+		if c.ok {
+			s.addSys(b, trace.TrackID(t), c, end, span.OpenEnd, span.NoArgs)
+		}
 	}
 }

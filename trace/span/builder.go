@@ -26,7 +26,7 @@ type Builder struct {
 }
 
 type perTrack struct {
-	slices   []Slice
+	slices   Column
 	samples  []Sample
 	unsorted bool // slices were not added in (start, depth) order
 	unsamp   bool // samples were not added in time order
@@ -109,12 +109,12 @@ func (b *Builder) Add(s Slice) {
 	}
 	s.Depth = min(s.Depth, MaxDepth)
 	p := &b.per[s.Track]
-	if n := len(p.slices); n > 0 && !p.unsorted {
-		if l := &p.slices[n-1]; s.Start < l.Start || s.Start == l.Start && s.Depth < l.Depth {
+	if p.slices.n > 0 && !p.unsorted {
+		if l := p.slices.last(); s.Start < l.Start || s.Start == l.Start && s.Depth < l.Depth {
 			p.unsorted = true
 		}
 	}
-	p.slices = append(p.slices, s)
+	p.slices.push(s)
 	b.nslices++
 }
 
@@ -136,20 +136,18 @@ func (b *Builder) AddSample(s Sample) {
 // used afterwards.
 func (b *Builder) Finish() *Set {
 	s := &b.set
-	s.slices = make([][]Slice, len(b.per))
+	s.slices = make([]Column, len(b.per))
 	s.samples = make([][]Sample, len(b.per))
 	s.nslices = b.nslices
 	for i := range b.per {
 		p := &b.per[i]
 		if p.unsorted {
-			slices.SortStableFunc(p.slices, func(x, y Slice) int {
-				return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Depth, y.Depth))
-			})
+			p.slices.sort()
 		}
 		if p.unsamp {
 			slices.SortStableFunc(p.samples, func(x, y Sample) int { return cmp.Compare(x.Time, y.Time) })
 		}
-		s.slices[i], s.samples[i] = slices.Clip(p.slices), slices.Clip(p.samples)
+		s.slices[i], s.samples[i] = p.slices, slices.Clip(p.samples)
 		b.per[i] = perTrack{}
 	}
 	b.tracks, b.names, b.per = nil, nil, nil

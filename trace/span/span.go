@@ -141,7 +141,7 @@ type Set struct {
 	Names   []string
 	Args    [][]trace.Field // Args[NoArgs] is nil
 	Dropped int64           // slices, samples or tracks past the limits
-	slices  [][]Slice       // by track
+	slices  []Column        // by track
 	samples [][]Sample      // by track
 	nslices int
 }
@@ -162,13 +162,23 @@ func (s *Set) ArgList(id ArgsID) []trace.Field {
 	return s.Args[id]
 }
 
-// TrackSlices returns the slices of one track, in start order; nil for
-// an unknown track. The caller must not change them.
+// Column returns the slices of one track, in start order; nil for an
+// unknown track.
+func (s *Set) Column(t TrackID) *Column {
+	if t < 0 || int(t) >= len(s.slices) {
+		return nil
+	}
+	return &s.slices[t]
+}
+
+// TrackSlices returns the slices of one track, in start order, in one Go
+// slice: a copy for a track of more than 4096, so Column is the way to
+// read big tracks. The caller must not change them.
 func (s *Set) TrackSlices(t TrackID) []Slice {
 	if t < 0 || int(t) >= len(s.slices) {
 		return nil
 	}
-	return s.slices[t]
+	return s.slices[t].flat()
 }
 
 // TrackSamples returns the counter samples of one track, in time order.
@@ -185,8 +195,10 @@ func (s *Set) Len() int { return s.nslices }
 // All returns the slices of every track, by track then start (a copy).
 func (s *Set) All() []Slice {
 	all := make([]Slice, 0, s.nslices)
-	for _, sl := range s.slices {
-		all = append(all, sl...)
+	for i := range s.slices {
+		for _, ch := range s.slices[i].chunks {
+			all = append(all, ch...)
+		}
 	}
 	return all
 }
