@@ -67,12 +67,11 @@ func (l *lane) at(i int) int32 {
 	return int32(i)
 }
 
-func (l *lane) slice(i int) *span.Slice { return l.all.At(int(l.at(i))) }
-func (l *lane) start(i int) trace.Time   { return l.slice(i).Start }
-func (l *lane) end(i int) trace.Time     { return l.slice(i).End }
+func (l *lane) start(i int) trace.Time { return l.all.Start(int(l.at(i))) }
+func (l *lane) end(i int) trace.Time   { return l.all.End(int(l.at(i))) }
 func (l *lane) dur(i int) int64 {
-	s := l.slice(i)
-	return int64(s.End - s.Start)
+	k := int(l.at(i))
+	return int64(l.all.End(k) - l.all.Start(k))
 }
 
 const wideBase = 4
@@ -301,8 +300,8 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 	i := l.reach(vs)
 	steps := 0
 	for i < n {
-		si := l.slice(i)
-		if si.Start >= ve {
+		siStart, siEnd := l.start(i), l.end(i)
+		if siStart >= ve {
 			break
 		}
 		if steps++; steps&4095 == 0 {
@@ -313,17 +312,17 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		if *total++; *total > MaxSpanItems {
 			return items, errors.Join(ErrViewport, fmt.Errorf("more than %d derived items", MaxSpanItems))
 		}
-		if l.maxEnd != nil && si.End <= vs {
+		if l.maxEnd != nil && siEnd <= vs {
 			i++ // an overlapped lane: a slice that ended before the view
 			continue
 		}
-		if int64(si.End-si.Start) >= res {
-			items = append(items, SpanItem{Depth: l.depth, Start: si.Start, End: si.End, Slice: l.at(i), Count: 1})
+		if int64(siEnd-siStart) >= res {
+			items = append(items, SpanItem{Depth: l.depth, Start: siStart, End: siEnd, Slice: l.at(i), Count: 1})
 			i++
 			continue
 		}
 		w := l.nextWide(i, res)
-		b := floorDiv(int64(max(si.Start, vs)-vs), res)
+		b := floorDiv(int64(max(siStart, vs)-vs), res)
 		bs := vs + trace.Time(b*res)
 		be := bs + trace.Time(res)
 		// j: the first slice in [i, w) starting at or after be (galloping).
@@ -341,7 +340,7 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		var busy int64
 		if l.maxEnd == nil {
 			kb := i
-			if si.Start < bs {
+			if siStart < bs {
 				kb = i + 1
 			}
 			ke := j

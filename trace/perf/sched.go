@@ -35,6 +35,7 @@ type Sched struct {
 	hasExit  bool
 	exitSeen bool
 
+	win     window
 	cpus    []cpuRun
 	threads map[int64]*threadRun // by tid
 	tracks  map[int64]trace.TrackID
@@ -71,6 +72,48 @@ func (c *chunkBuf) peek(l trace.Loc) ([]byte, bool) {
 		return nil, false
 	}
 	return c.b[l.Off-c.base : l.Off-c.base+int64(l.Len)], true
+}
+
+// window is Sched's own view of the file around the payloads it reads:
+// events arrive a round or two after the reader read their records, when
+// its chunk has moved on, so Sched reads the file again, sequentially, in
+// windows of windowSize bytes through one buffer (no allocation per
+// block, one system call per window).
+type window struct {
+	base int64
+	b    []byte
+}
+
+const windowSize = 4 << 20
+
+// at returns the bytes of l, from the window when it holds them, after
+// moving the window when it does not. Payloads in decompressed data (past
+// the end of the file) and those larger than a window go through the
+// reader's rawAt.
+func (w *window) at(rd *Reader, l trace.Loc) ([]byte, bool) {
+	end := l.Off + int64(l.Len)
+	if l.Off >= w.base && end <= w.base+int64(len(w.b)) && l.Len >= 0 {
+		return w.b[l.Off-w.base : end-w.base], true
+	}
+	if l.Off < 0 || l.Len < 0 || end > rd.size || l.Len > windowSize/2 {
+		raw, err := rd.rawAt(l, nil)
+		return raw, err == nil
+	}
+	// Start a little before the payload: the next events' payloads lie
+	// mostly after it, some (other CPUs' buffers of the round) before.
+	base := max(0, min(l.Off-windowSize/8, rd.size-windowSize))
+	if w.b == nil {
+		w.b = make([]byte, windowSize)
+	}
+	n := int(min(windowSize, rd.size-base))
+	m, err := rd.r.ReadAt(w.b[:n], base)
+	if m < n && err != nil {
+		w.b, w.base = w.b[:0], 0
+		raw, err := rd.rawAt(l, nil)
+		return raw, err == nil
+	}
+	w.b, w.base = w.b[:n], base
+	return w.b[l.Off-w.base : end-w.base], true
 }
 
 // SyscallTable returns the system call names by number of an
@@ -282,10 +325,7 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 	}
 	raw, ok := s.rd.buf.peek(e.Payload)
 	if !ok {
-		// A slice of the reader's block cache; a payload across a block
-		// boundary is read into a buffer of its own.
-		var err error
-		if raw, err = s.rd.rawAt(e.Payload, nil); err != nil {
+		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
 			return
 		}
 	}

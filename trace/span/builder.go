@@ -70,7 +70,7 @@ func (b *Builder) Track(t Track) TrackID {
 	}
 	id := TrackID(len(b.set.Tracks))
 	b.set.Tracks = append(b.set.Tracks, t)
-	b.per = append(b.per, perTrack{})
+	b.per = append(b.per, perTrack{slices: Column{track: id}})
 	b.tracks[t] = id
 	return id
 }
@@ -110,7 +110,7 @@ func (b *Builder) Add(s Slice) {
 	s.Depth = min(s.Depth, MaxDepth)
 	p := &b.per[s.Track]
 	if p.slices.n > 0 && !p.unsorted {
-		if l := p.slices.last(); s.Start < l.Start || s.Start == l.Start && s.Depth < l.Depth {
+		if l := p.slices.last(); s.Start < l.start || s.Start == l.start && s.Depth < l.depth {
 			p.unsorted = true
 		}
 	}

@@ -171,14 +171,13 @@ func (s *Set) Column(t TrackID) *Column {
 	return &s.slices[t]
 }
 
-// TrackSlices returns the slices of one track, in start order, in one Go
-// slice: a copy for a track of more than 4096, so Column is the way to
-// read big tracks. The caller must not change them.
+// TrackSlices returns a copy of the slices of one track, in start order
+// (Column reads them without copying).
 func (s *Set) TrackSlices(t TrackID) []Slice {
 	if t < 0 || int(t) >= len(s.slices) {
 		return nil
 	}
-	return s.slices[t].flat()
+	return s.slices[t].appendTo(nil)
 }
 
 // TrackSamples returns the counter samples of one track, in time order.
@@ -196,9 +195,7 @@ func (s *Set) Len() int { return s.nslices }
 func (s *Set) All() []Slice {
 	all := make([]Slice, 0, s.nslices)
 	for i := range s.slices {
-		for _, ch := range s.slices[i].chunks {
-			all = append(all, ch...)
-		}
+		all = s.slices[i].appendTo(all)
 	}
 	return all
 }
