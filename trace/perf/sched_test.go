@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/perf/eventheader"
 	"viewer/trace/perf/perftest"
 	"viewer/trace/span"
 )
@@ -205,5 +206,43 @@ func TestSchedBruteForce(t *testing.T) {
 func slicesSortFunc(s []gotSlice) {
 	slices.SortFunc(s, func(a, b gotSlice) int {
 		return cmp.Or(cmp.Compare(a.track, b.track), cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end))
+	})
+}
+
+// FuzzSched derives scheduling and EventHeader activity tracks from
+// arbitrary perf.data bytes: no panic, and every slice well formed.
+func FuzzSched(f *testing.F) {
+	var a, b memFile
+	if err := perftest.GenerateSched(&a, 300, 2, 3); err == nil {
+		f.Add(a.b)
+	}
+	wr, err := perftest.NewWriter(&b, perftest.SchedOptions("aarch64"))
+	if err == nil {
+		s := &perftest.SchedWriter{W: wr}
+		s.SysEnter(10, 0, 1, 1, 63)
+		s.Switch(20, 0, 1, 1, "x", 2, 2, "y")
+		s.Wakeup(30, 1, 2, 2, 1, "x")
+		s.SysExit(40, 0, 1, 1, 63, 0)
+		wr.FinishedRound()
+		if wr.Close() == nil {
+			f.Add(b.b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data), int64(len(data)), Options{})
+		if err != nil {
+			return
+		}
+		eh := eventheader.NewActivities()
+		eh.Only = r.IsEventHeader
+		set, _ := span.Derive(r, span.Join(NewSched(r), eh))
+		for id := range set.Tracks {
+			c := set.Column(span.TrackID(id))
+			for i := range c.Len() {
+				if s := c.At(i); s.End < s.Start || (i > 0 && s.Start < c.Start(i-1)) {
+					t.Fatalf("track %d slice %d: %+v", id, i, s)
+				}
+			}
+		}
 	})
 }
