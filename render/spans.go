@@ -37,8 +37,12 @@ import (
 // minimum and maximum the counter took in it (including the value it
 // entered the bucket with), so a peak never vanishes when zoomed out.
 //
-// The index is built once, after reading, from the finished span.Set;
-// it is immutable and safe for concurrent queries.
+// A lane holds, beside the slices themselves (in the span.Set), only
+// their starts and the prefix sums of their lengths (16 bytes per slice,
+// from which every end and length follows) and the pyramid: a query
+// touches two flat arrays. The index is built once, after reading, from
+// the finished span.Set; it is immutable and safe for concurrent
+// queries.
 
 // Spans is the queryable index of a trace's derived tracks.
 type Spans struct {
@@ -52,9 +56,9 @@ type Spans struct {
 // tracks are), or those idx lists.
 type lane struct {
 	depth  uint16
-	all    *span.Column // the track's slices
 	n      int
-	idx    []int32      // indexes into all; nil for a run
+	idx    []int32      // indexes into the track's slices; nil when the lane is all of them
+	starts []trace.Time // of the lane's slices
 	maxEnd []trace.Time // prefix maximum of end; nil when end already is (no overlap)
 	cum    []int64      // cum[i]: total length of slices 0..i-1
 	wide   [][]int64    // wide[k-wideBase][b]: longest slice in block b of 2^k
@@ -67,12 +71,9 @@ func (l *lane) at(i int) int32 {
 	return int32(i)
 }
 
-func (l *lane) start(i int) trace.Time { return l.all.Start(int(l.at(i))) }
-func (l *lane) end(i int) trace.Time   { return l.all.End(int(l.at(i))) }
-func (l *lane) dur(i int) int64 {
-	k := int(l.at(i))
-	return int64(l.all.End(k) - l.all.Start(k))
-}
+func (l *lane) start(i int) trace.Time { return l.starts[i] }
+func (l *lane) dur(i int) int64        { return l.cum[i+1] - l.cum[i] }
+func (l *lane) end(i int) trace.Time   { return l.starts[i] + trace.Time(l.dur(i)) }
 
 const wideBase = 4
 
@@ -107,7 +108,7 @@ func buildLanes(c *span.Column) []lane {
 	slices.Sort(depths)
 	lanes := make([]lane, len(depths))
 	for i, d := range depths {
-		lanes[i] = lane{depth: d, all: c}
+		lanes[i] = lane{depth: d}
 	}
 	if len(depths) == 1 {
 		lanes[0].n = c.Len()
@@ -121,20 +122,29 @@ func buildLanes(c *span.Column) []lane {
 		}
 	}
 	for i := range lanes {
-		lanes[i].finish()
+		lanes[i].finish(c)
 	}
 	return lanes
 }
 
-func (l *lane) finish() {
+func (l *lane) finish(c *span.Column) {
 	n := l.n
 	l.cum = make([]int64, n+1)
+	l.starts = make([]trace.Time, n)
 	overlap := false
+	var prevEnd trace.Time
 	for i := range n {
-		l.cum[i+1] = l.cum[i] + l.dur(i)
-		if i > 0 && l.start(i) < l.end(i-1) {
+		k := i
+		if l.idx != nil {
+			k = int(l.idx[i])
+		}
+		s, e := c.Start(k), c.End(k)
+		l.starts[i] = s
+		l.cum[i+1] = l.cum[i] + int64(e-s)
+		if i > 0 && s < prevEnd {
 			overlap = true
 		}
+		prevEnd = e
 	}
 	if overlap {
 		l.maxEnd = make([]trace.Time, n)
@@ -267,38 +277,54 @@ func (s *Spans) Set() *span.Set { return s.set }
 // Query returns the items of the viewport's derived tracks. It checks
 // ctx every few thousand steps.
 func (s *Spans) Query(ctx context.Context, vp SpanViewport) (*SpanSlice, error) {
+	out := &SpanSlice{}
+	if err := s.QueryInto(ctx, vp, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// QueryInto is Query into out, reusing the storage of its items (as
+// Index.QueryInto does): the items of an earlier answer in out are
+// overwritten.
+func (s *Spans) QueryInto(ctx context.Context, vp SpanViewport, out *SpanSlice) error {
 	if len(vp.Tracks) > MaxTracks || (vp.Width+1)*len(vp.Tracks) > MaxCells {
-		return nil, errors.Join(ErrViewport, fmt.Errorf("%d derived tracks of %d px are too many", len(vp.Tracks), vp.Width))
+		return errors.Join(ErrViewport, fmt.Errorf("%d derived tracks of %d px are too many", len(vp.Tracks), vp.Width))
 	}
 	res, start, buckets, err := Resolution(Viewport{Start: vp.Start, End: vp.End, Width: vp.Width})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := &SpanSlice{Start: start, Res: res, Buckets: buckets, Tracks: make([]SpanTrack, 0, len(vp.Tracks))}
+	old := out.Tracks[:cap(out.Tracks)]
+	out.Start, out.Res, out.Buckets, out.Tracks = start, res, buckets, out.Tracks[:0]
 	end := start + trace.Time(int64(buckets)*res)
 	total := 0
-	for _, id := range vp.Tracks {
+	for k, id := range vp.Tracks {
 		st := SpanTrack{Track: id, Items: []SpanItem{}}
+		if k < len(old) && old[k].Items != nil {
+			st.Items, st.Counters = old[k].Items[:0], old[k].Counters[:0]
+		}
 		if id >= 0 && int(id) < len(s.lanes) {
 			for i := range s.lanes[id] {
 				var err error
 				if st.Items, err = s.lanes[id][i].query(ctx, st.Items, start, end, res, &total); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			if c := s.counters[id]; c != nil {
-				st.Counters = c.query(start, end, res)
+				st.Counters = c.query(st.Counters, start, end, res)
 			}
 		}
 		out.Tracks = append(out.Tracks, st)
 	}
-	return out, nil
+	return nil
 }
 
 func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, res int64, total *int) ([]SpanItem, error) {
 	n := l.n
 	i := l.reach(vs)
 	steps := 0
+	w := -1 // the next slice at least a bucket long from i on, once known
 	for i < n {
 		siStart, siEnd := l.start(i), l.end(i)
 		if siStart >= ve {
@@ -321,7 +347,11 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 			i++
 			continue
 		}
-		w := l.nextWide(i, res)
+		if w < i {
+			// Not known yet, or behind: no slice between the old i and
+			// w is wide, so w stays right until i passes it.
+			w = l.nextWide(i, res)
+		}
 		b := floorDiv(int64(max(siStart, vs)-vs), res)
 		bs := vs + trace.Time(b*res)
 		be := bs + trace.Time(res)
@@ -331,8 +361,16 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 			j += step
 			step *= 2
 		}
-		lo := max(i+1, j-step/2)
-		j = lo + sort.Search(min(j, w)-lo, func(k int) bool { return l.start(lo+k) >= be })
+		lo, hi := max(i+1, j-step/2), min(j, w)
+		for lo < hi { // the first in [lo, hi) starting at or after be
+			m := int(uint(lo+hi) >> 1)
+			if l.start(m) < be {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		j = lo
 		// The busy time: prefix sums at the bucket's ends. Without
 		// overlaps the slices starting before bs are those before i (or
 		// up to i when i began before the bucket), and those starting
@@ -406,8 +444,7 @@ func (c *counterIndex) rangeMinMax(i, j int) (lo, hi float64) {
 	return lo, hi
 }
 
-func (c *counterIndex) query(vs, ve trace.Time, res int64) []CounterItem {
-	items := []CounterItem{}
+func (c *counterIndex) query(items []CounterItem, vs, ve trace.Time, res int64) []CounterItem {
 	n := len(c.time)
 	i := sort.Search(n, func(k int) bool { return c.time[k] >= vs })
 	for i < n && c.time[i] < ve {

@@ -149,3 +149,28 @@ func TestSpansQueryBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSpansQuery: a full view of 50 CPU-like tracks of 40,000
+// slices each, 2000 pixels wide: every bucket of every track is a
+// summary.
+func BenchmarkSpansQuery(b *testing.B) {
+	bl := span.NewBuilder()
+	var ids []span.TrackID
+	for k := range 50 {
+		id := bl.Track(span.Track{Kind: span.KindCPU, Name: "CPU", CPU: int32(k), Of: trace.NoTrack})
+		ids = append(ids, id)
+		t := trace.Time(0)
+		for i := range 40000 {
+			bl.Add(span.Slice{Start: t, End: t + 900 + trace.Time(i%200), Track: id})
+			t += 1000 + trace.Time(i%300)
+		}
+	}
+	s := NewSpans(bl.Finish())
+	vp := SpanViewport{Start: 0, End: 50_000_000, Width: 2000, Tracks: ids}
+	var out SpanSlice
+	for b.Loop() {
+		if err := s.QueryInto(context.Background(), vp, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

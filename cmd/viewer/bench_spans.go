@@ -89,6 +89,7 @@ func sweepSpans(ctx context.Context, x *render.Index, loadSeconds float64, seed 
 	minWin := max(extent*benchWidth/float64(set.Len()), benchWidth)
 	ratio := math.Pow(minWin/extent, 1.0/benchLevels)
 	rng := rand.New(rand.NewPCG(seed, 0x7370))
+	var got render.SpanSlice
 	for lv := 0; lv <= benchLevels; lv++ {
 		win := int64(math.Max(1, extent*math.Pow(ratio, float64(lv))))
 		l := benchLevel{Level: lv, WindowNS: win, Queries: benchQueries}
@@ -103,8 +104,7 @@ func sweepSpans(ctx context.Context, x *render.Index, loadSeconds float64, seed 
 			vp := render.SpanViewport{Start: start, End: start + trace.Time(win), Width: benchWidth, Tracks: ids}
 			c0, cok := processCPU()
 			t0 := time.Now()
-			got, err := sp.Query(ctx, vp)
-			if err != nil {
+			if err := sp.QueryInto(ctx, vp, &got); err != nil {
 				return nil, err
 			}
 			times = append(times, float64(time.Since(t0).Nanoseconds())/1e6)
