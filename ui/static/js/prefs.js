@@ -12,7 +12,7 @@
 export const PREFS_KEY = 'viewer.layout';
 
 export const DETAILS_MIN_H = 60; // CSS px
-export const DETAILS_DEFAULT_H = 220;
+export const DETAILS_DEFAULT_H = 200;
 export const LABEL_MIN_W = 60;
 export const LABEL_MAX_W = 1200;
 
