@@ -473,6 +473,28 @@ func TestServerOverviewBeyondHitCap(t *testing.T) {
 	if !strings.Contains(st.Text, "hits") || strings.HasPrefix(st.Text, "10000") {
 		t.Errorf("hit count %q, want the whole trace's", st.Text)
 	}
+	// Stepping counts among all the hits, not the 10,000 listed.
+	var step string
+	err = chromedp.Run(ctx,
+		chromedp.KeyEvent("\r"),
+		waitJS(`window.__viewer.ui.hitCount.textContent.startsWith('2 / ')`),
+		eval(`window.__viewer.ui.hitCount.textContent`, &step),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "2 / " + commas(st.Total); step != want {
+		t.Errorf("after Enter the hit count reads %q, want %q", step, want)
+	}
+}
+
+// commas formats n with thousands separators, as toLocaleString('en-US').
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // jsNum is a number as JavaScript source.

@@ -113,6 +113,17 @@ export class Search {
     this.host.schedule();
   }
 
+  /**
+   * How many hits there are, for "3 / N": the whole trace's count when the
+   * bins gave it (the list runs from the trace's start, so a hit's place
+   * in it is its place among all), else the list's length, "+" when cut.
+   */
+  totalText() {
+    const m = this.m;
+    if (m.hitBins) return `${m.hitTotal.toLocaleString('en-US')}${m.hitBins.complete ? '' : '+'}`;
+    return `${m.hits.length}${m.hitsMore ? '+' : ''}`;
+  }
+
   /** Next/previous hit from the selected event (or the view's start), wrapping. @param {number} d */
   step(d) {
     const m = this.m;
@@ -133,19 +144,19 @@ export class Search {
       this.source.searchFrom(m.query, h[cur].ref, 1).then((hit) => {
         if (!hit) {
           host.status('Search wrapped around.');
-          ui.hitCount.textContent = `1 / ${h.length}+`;
+          ui.hitCount.textContent = `1 / ${this.totalText()}`;
           host.select(h[0].ref, { push: true, reveal: true, popup: false, center: true });
           return;
         }
         h.push(hit);
-        ui.hitCount.textContent = `${h.length} / ${h.length}+`;
+        ui.hitCount.textContent = `${h.length} / ${this.totalText()}`;
         host.select(hit.ref, { push: true, reveal: true, popup: false, center: true });
       }, (e) => host.banner(`search: ${errText(e)}`));
       return;
     }
     const { i, wrapped } = stepHit(h, cur, from, d);
     if (wrapped) host.status('Search wrapped around.');
-    ui.hitCount.textContent = `${i + 1} / ${h.length}${m.hitsMore ? '+' : ''}`;
+    ui.hitCount.textContent = `${i + 1} / ${this.totalText()}`;
     host.select(h[i].ref, { push: true, reveal: true, popup: false, center: true });
   }
 }
