@@ -101,8 +101,10 @@ export class Search {
     const m = this.m;
     const q = m.query;
     if (!this.source.searchBins) return;
+    const list = m.hits;
     const b = await this.source.searchBins(q, binCount(this.host.overviewWidth()));
-    if (seq !== this.seq) return;
+    // A newer search, or a stack node's samples marked meanwhile, wins.
+    if (seq !== this.seq || m.hits !== list) return;
     let n = 0;
     for (const c of b.counts) n += c;
     m.hitBins = b;
