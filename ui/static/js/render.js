@@ -117,6 +117,8 @@ export class Renderer {
     /** @type {ImageData | null} */
     this.stripImg = null;
     this.colorKey = '';
+    /** @type {{bins: import('./overview.js').HitBins, meta: Meta, L: number, w: number, marks: import('./overview.js').Mark[]} | null} */
+    this.binCache = null;
   }
 
   /** Sizes the backing store for the element's CSS size and devicePixelRatio. */
@@ -727,7 +729,7 @@ export class Renderer {
     const a = s.meta.first;
     const span = Number(s.meta.last - a) || 1;
     const ox = (/** @type {bigint} */ t) => L + (Number(t - a) / span) * (w - 1);
-    const marks = s.hitBins ? binMarks(s.hitBins, a, s.meta.last, L, w) : hitMarks(s.hits, a, s.meta.last, L, w);
+    const marks = s.hitBins ? this.binMarksOf(s.hitBins, s.meta, L, w) : hitMarks(s.hits, a, s.meta.last, L, w);
     let max = 1;
     for (const m of marks) if (m.count > max) max = m.count;
     const full = OVERVIEW_H - 4;
@@ -748,6 +750,20 @@ export class Renderer {
     ctx.textAlign = 'left';
     const n = s.hitBins && s.hitTotal ? s.hitTotal : s.hits.length;
     ctx.fillText(this.fit(n ? `${n.toLocaleString('en-US')} hits` : 'overview', L - 8), 4, OVERVIEW_H / 2 + 0.5);
+  }
+
+  /**
+   * The overview's marks for hit counts per bin, kept while the bins and
+   * the strip stay the same (a pan redraws every frame; the marks do not
+   * change).
+   * @param {import('./overview.js').HitBins} bins @param {Meta} meta @param {number} L @param {number} w
+   */
+  binMarksOf(bins, meta, L, w) {
+    const c = this.binCache;
+    if (c && c.bins === bins && c.meta === meta && c.L === L && c.w === w) return c.marks;
+    const marks = binMarks(bins, meta.first, meta.last, L, w);
+    this.binCache = { bins, meta, L, w, marks };
+    return marks;
   }
 
   /**
