@@ -185,7 +185,11 @@ export class App {
     this.schedule();
   }
 
-  /** The canvas changed size (window, details panel, stacks panel). */
+  /**
+   * The canvas changed size (window, details panel, stacks panel). Resizing
+   * clears it, so it is drawn again at once (a ResizeObserver runs before
+   * the paint): no blank frame.
+   */
   resized() {
     if (!this.renderer.resize()) return;
     if (this.m.meta) {
@@ -193,7 +197,7 @@ export class App {
       this.layout();
       this.request();
     }
-    this.schedule();
+    this.draw();
   }
 
   // ---- geometry -------------------------------------------------------
