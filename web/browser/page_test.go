@@ -293,6 +293,18 @@ func TestServerNameColumnResize(t *testing.T) {
 	if l2 != l1 {
 		t.Errorf("after a reload the column is %v px, was %v", l2, l1)
 	}
+	// A double click on the edge fits the names again.
+	var l3 float64
+	err = chromedp.Run(ctx,
+		chromedp.MouseClickXY(edge.X+150, edge.Y, chromedp.ClickCount(2)),
+		eval(`window.__viewer.labelW()`, &l3),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l3 != l0 {
+		t.Errorf("after a double click on the edge the column is %v px, want the names' %v", l3, l0)
+	}
 }
 
 // TestServerDetailsTimeBase selects an event: its time in the details

@@ -213,12 +213,13 @@ export class App {
   }
 
   /**
-   * Sets the name column's width (a drag of its edge); with save, keeps
-   * it in the prefs for the next visit.
+   * Sets the name column's width (a drag of its edge), 0 to fit the
+   * names; with save, keeps it in the prefs for the next visit.
    * @param {number} w @param {boolean} save
    */
   setLabelW(w, save) {
-    this.prefs.labelW = clampLabelW(w, this.renderer.cssW, PLOT_KEEP);
+    // 0: back to fitting the names (a double click on the edge).
+    this.prefs.labelW = w > 0 ? clampLabelW(w, this.renderer.cssW, PLOT_KEEP) : 0;
     if (save) savePrefs(this.prefs);
     this.m.vp = this.m.vp.resize(this.plotWidth());
     this.request();

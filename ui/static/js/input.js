@@ -113,6 +113,10 @@ export function bindInput(app) {
     else app.tip.hide();
   });
   c.addEventListener('pointerleave', () => app.tip.hide());
+  c.addEventListener('dblclick', (e) => {
+    const r = c.getBoundingClientRect();
+    if (onLabelEdge(e.clientX - r.left, e.clientY - r.top, app.labelW())) app.setLabelW(0, true);
+  });
 }
 
 /**

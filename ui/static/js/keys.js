@@ -70,7 +70,7 @@ export const MOUSE = [
   ['click an event', 'select it and toggle its detail box'],
   ['click a track label', 'select the track; Shift+click raises it, Ctrl/⌘+click sinks it'],
   ['hover a track label', 'its full name, and its earlier names'],
-  ['drag the name column\'s edge', 'widen or narrow the track names'],
+  ['drag the name column\'s edge', 'widen or narrow the track names (double click: fit them)'],
   ['drag the details bar', 'resize the details panel'],
   ['click the overview strip', 'centre the view there'],
 ];
