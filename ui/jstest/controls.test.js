@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stepHit } from '../static/js/search.js';
-import { wheelIntent, dragKind } from '../static/js/input.js';
+import { wheelIntent, dragKind, onLabelEdge, EDGE_PX } from '../static/js/input.js';
+import { ROWS_Y } from '../static/js/render.js';
 import { groupByProvider } from '../static/js/types.js';
 import { popupText, typeText, errText } from '../static/js/panels.js';
 
@@ -75,4 +76,11 @@ test('popupText: the label, else the type, else the id', () => {
   assert.equal(typeText({ id: 2, provider: '', name: '', code: 77 }), '[77] ');
   assert.equal(errText(new Error('boom')), 'boom');
   assert.equal(errText('plain'), 'plain');
+});
+
+test('the name column edge grabs a few px either side, below the axis only', () => {
+  assert.equal(onLabelEdge(120, ROWS_Y + 5, 120), true);
+  assert.equal(onLabelEdge(120 - EDGE_PX, ROWS_Y, 120), true);
+  assert.equal(onLabelEdge(120 + EDGE_PX + 1, ROWS_Y + 5, 120), false);
+  assert.equal(onLabelEdge(118, ROWS_Y - 1, 120), false); // the axis and overview keep their clicks
 });

@@ -123,7 +123,11 @@ export function actions(app) {
     focusSearch: () => { app.ui.search.focus(); app.ui.search.select(); },
     focusFilter: () => { app.ui.filter.focus(); app.ui.filter.select(); },
     focusTypes: () => app.ui.typesAll.focus(),
-    focusDetails: () => app.ui.details.focus(),
+    focusDetails: () => {
+      if (!app.pane.open) app.pane.toggle();
+      app.ui.details.focus();
+    },
+    toggleDetails: () => app.pane.toggle(),
     searchNext: () => app.search.step(1),
     searchPrev: () => app.search.step(-1),
     copyLink: () => { app.panels.copyLink(); },

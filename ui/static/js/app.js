@@ -7,9 +7,14 @@
 // The App itself opens the source, asks it for frames (latest wins), selects
 // events and has the renderer draw at most once per animation frame.
 //
+// While the source indexes the trace, the canvas shows its progress
+// (render.js drawProgress). detailspane.js owns the details panel's frame,
+// tip.js the track names' tooltip; the layout they change is a pref
+// (prefs.js, localStorage), not view state.
+//
 // window.__viewer is the App: the browser tests (web/browser) read its
-// getters below, labelW(), rowsVisible(), draws, ui.canvas, renderer and
-// stacks (the stacks panel).
+// getters below, labelW(), rowsVisible(), draws, ui.canvas, renderer,
+// progressDrawn (the progress last drawn) and stacks (the stacks panel).
 
 'use strict';
 
@@ -29,6 +34,10 @@ import { actions } from './actions.js';
 import { enableUpload } from './upload.js';
 import { renderDetails } from './dom.js';
 import { StacksPanel } from './stacks.js';
+import { DetailsPane } from './detailspane.js';
+import { Tip } from './tip.js';
+import { loadPrefs, savePrefs, clampLabelW } from './prefs.js';
+import { progressText, shownPercent } from './progress.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Frame} Frame */
@@ -37,6 +46,7 @@ import { StacksPanel } from './stacks.js';
 
 const PAD = 0.5; // request half a width beyond each edge
 const EXTRA_ROWS = 8; // and a few rows beyond the visible ones
+const PLOT_KEEP = 100; // px of plot a wide name column leaves
 
 export class App {
   /**
@@ -58,6 +68,15 @@ export class App {
     this.lastDrawMs = 0;
     this.selSeq = 0;
     this.theme = readTheme();
+    this.prefs = loadPrefs();
+    this.pane = new DetailsPane(root, this.ui, this.prefs);
+    this.tip = new Tip(this.ui.tip);
+    /** @type {import('./progress.js').Progress | null} the source's progress while it indexes */
+    this.loading = null;
+    /** @type {string} why the trace could not be opened */
+    this.failed = '';
+    /** @type {{percent: number, events: number} | null} the progress the canvas shows, percent as drawn */
+    this.progressDrawn = null;
     this.url = new UrlSync(() => this.m.state());
     this.panels = new Panels(this.m, this.ui);
     this.search = new Search(this.m, this.ui, source, {
@@ -66,6 +85,7 @@ export class App {
       status: (t) => this.panels.status(t),
       banner: (t) => this.panels.banner(t),
       select: (ref, opt) => this.selectRef(ref, opt),
+      overviewWidth: () => this.plotWidth(),
     });
     this.types = new TypeSelector(this.m, this.ui, this.renderer, () => {
       this.request();
@@ -116,19 +136,23 @@ export class App {
     enableUpload({ status: (t) => panels.status(t), error: (t) => panels.banner(t) });
     const src = /** @type {any} */ (this.source);
     if ('onClose' in src) src.onClose = (/** @type {string} */ why) => panels.banner(`${why}. Reload the page to reconnect.`);
+    this.pane.bind();
+    new ResizeObserver(() => this.resized()).observe(ui.canvas);
     ui.progress.hidden = false;
+    this.showProgress({ state: 'connecting', percent: 0, events: 0 });
     let meta;
     try {
-      meta = await this.source.open((pct, text) => {
-        ui.progress.value = pct;
-        ui.progressText.textContent = `${text} ${pct.toFixed(0)}%`;
-      });
+      meta = await this.source.open((p) => this.showProgress(p));
     } catch (e) {
       ui.progress.hidden = true;
       ui.progressText.textContent = '';
+      this.loading = null;
+      this.failed = errText(e);
+      this.schedule();
       panels.banner(errText(e));
       return;
     }
+    this.loading = null;
     ui.progress.hidden = true;
     ui.progressText.textContent = '';
     if (!ui.title.textContent) ui.title.textContent = meta.name;
@@ -143,19 +167,37 @@ export class App {
     this.search.bind();
     this.types.bind();
     this.url.onPop((st) => this.applyState(st, true));
-    new ResizeObserver(() => {
-      if (this.renderer.resize()) {
-        this.m.vp = this.m.vp.resize(this.plotWidth());
-        this.layout();
-        this.request();
-        this.schedule();
-      }
-    }).observe(ui.canvas);
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
       this.theme = readTheme();
       this.schedule();
     });
     this.replaceURL();
+  }
+
+  /**
+   * The source's progress while it indexes: on the toolbar and drawn on
+   * the canvas. @param {import('./progress.js').Progress} p
+   */
+  showProgress(p) {
+    this.loading = p;
+    this.ui.progress.value = Math.min(99, Math.max(0, p.percent));
+    this.ui.progressText.textContent = progressText(p);
+    this.schedule();
+  }
+
+  /**
+   * The canvas changed size (window, details panel, stacks panel). Resizing
+   * clears it, so it is drawn again at once (a ResizeObserver runs before
+   * the paint): no blank frame.
+   */
+  resized() {
+    if (!this.renderer.resize()) return;
+    if (this.m.meta) {
+      this.m.vp = this.m.vp.resize(this.plotWidth());
+      this.layout();
+      this.request();
+    }
+    this.draw();
   }
 
   // ---- geometry -------------------------------------------------------
@@ -164,8 +206,24 @@ export class App {
     return Math.max(1, this.renderer.cssW - this.labelW());
   }
 
+  /** The name column's width: the reader's (dragged), else fitting the names. */
   labelW() {
+    if (this.prefs.labelW > 0) return clampLabelW(this.prefs.labelW, this.renderer.cssW, PLOT_KEEP);
     return this.m.meta ? this.renderer.labelWidth(this.m.meta) : 80;
+  }
+
+  /**
+   * Sets the name column's width (a drag of its edge), 0 to fit the
+   * names; with save, keeps it in the prefs for the next visit.
+   * @param {number} w @param {boolean} save
+   */
+  setLabelW(w, save) {
+    // 0: back to fitting the names (a double click on the edge).
+    this.prefs.labelW = w > 0 ? clampLabelW(w, this.renderer.cssW, PLOT_KEEP) : 0;
+    if (save) savePrefs(this.prefs);
+    this.m.vp = this.m.vp.resize(this.plotWidth());
+    this.request();
+    this.schedule();
   }
 
   rowsVisible() {
@@ -221,7 +279,14 @@ export class App {
 
   draw() {
     const m = this.m;
-    if (!m.meta) return;
+    if (!m.meta) {
+      // Not open yet: the progress, or why it failed; never a blank canvas.
+      if (this.renderer.cssW === 0) this.renderer.resize();
+      const p = this.loading ?? { state: 'indexing', percent: 0, events: 0 };
+      this.renderer.drawProgress(p, this.theme, this.failed ? `This trace could not be opened: ${this.failed}` : undefined);
+      this.progressDrawn = this.failed ? null : { percent: shownPercent(p.percent), events: p.events };
+      return;
+    }
     const t0 = performance.now();
     this.renderer.draw(m.scene(this.labelW(), this.theme));
     this.lastDrawMs = performance.now() - t0;
@@ -299,6 +364,7 @@ export class App {
   selectTrack(id, reveal) {
     this.m.selTrack = id;
     if (reveal) this.revealTrack(id);
+    if (!this.m.selEvent) this.panels.showDetails(null); // the track's details
     this.replaceURL();
     this.schedule();
   }

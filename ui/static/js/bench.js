@@ -87,7 +87,7 @@ export function benchDraw(opt = {}) {
     frame: { seq: 1, base: 0n, end: BigInt(width * nsPerPx), nsPerPx, tracks },
     mode: opt.mode ?? 'summary', colorBy: 'type', hidden: new Set(), selTrack: -1, selEvent: null, popups: [], hits: [],
     fence: null, ruler: null,
-    theme: { bg: '#fff', fg: '#111', muted: '#666', grid: '#ddd', rowAlt: '#f6f6f6', labelBg: '#eee', sel: '#d00', selRow: '#fee', hit: '#e70', lost: '#c00', popupBg: '#ffe', dark: false },
+    theme: { bg: '#fff', fg: '#111', muted: '#666', grid: '#ddd', rowAlt: '#f6f6f6', labelBg: '#eee', sel: '#d00', selRow: '#fee', hit: '#e70', lost: '#c00', popupBg: '#ffe', accent: '#15c', dark: false },
   };
   const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
   // Warm up caches and the JIT before the timed frames.

@@ -10,6 +10,7 @@
 import { decodeHeader, decodeReply, decodeTables, KIND_REPLY, KIND_TABLES } from './wire.js';
 import { VIEWPORT_LIMITS } from './urlspec.js';
 import { stackParams } from './source.js';
+import { progressOf } from './progress.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -65,7 +66,7 @@ export class WsSource {
     this.tables = null;
   }
 
-  /** @param {(percent: number, text: string) => void} onProgress */
+  /** @param {(p: import('./progress.js').Progress) => void} onProgress */
   open(onProgress) {
     return new Promise((resolve, reject) => {
       const url = new URL(this.wsPath, location.href);
@@ -86,12 +87,9 @@ export class WsSource {
           return;
         }
         switch (m.type) {
-          case 'progress': {
-            const pct = Number(m.percent) || 0;
-            const rate = m.events_per_s ? `, ${Math.round(m.events_per_s).toLocaleString()} events/s` : '';
-            onProgress(pct, `${m.state ?? 'indexing'}: ${Number(m.events || 0).toLocaleString()} events${rate}`);
+          case 'progress':
+            onProgress(progressOf(m));
             break;
-          }
           case 'ready':
             if (!opened) {
               opened = true;
@@ -138,6 +136,9 @@ export class WsSource {
         name: String(t.name || `${t.kind} ${t.tid >= 0 ? t.tid : t.cpu >= 0 ? t.cpu : t.id}`),
         kind: String(t.kind),
         events: typeof t.events === 'number' ? t.events : undefined,
+        names: Array.isArray(t.names) ? t.names.map(String) : undefined,
+        pid: typeof t.pid === 'number' ? t.pid : undefined,
+        tid: typeof t.tid === 'number' ? t.tid : undefined,
       })),
       types: (j.types ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), provider: String(t.provider ?? ''), name: String(t.name ?? ''), code: Number(t.code ?? 0) })),
       lost: (j.lost ?? []).map((/** @type {any} */ g) => ({ time: big(g.time), track: Number(g.track ?? -1), count: Number(g.count ?? 0) })),
@@ -250,6 +251,25 @@ export class WsSource {
     const { json: j } = await fetch(u).then(jsonOrError);
     const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
     return { hits, total: hits.length, more: !!j.more || !!j.cut_off, notice: j.cut_off ? String(j.notice || 'the search was cut off') : undefined };
+  }
+
+  /**
+   * The query's hits over the whole trace in n time bins (`bins=N`,
+   * PROTOCOL.md §3), for the overview strip when the hit list was cut.
+   * @param {string} query @param {number} n
+   * @returns {Promise<import('./overview.js').HitBins>}
+   */
+  async searchBins(query, n) {
+    const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&limit=1&bins=${n}`;
+    const { json: j } = await fetch(u).then(jsonOrError);
+    const b = j.bins;
+    if (!b || !Array.isArray(b.counts)) throw new Error('the search reply holds no bins');
+    return {
+      from: big(b.from),
+      to: big(b.to),
+      counts: b.counts.map((/** @type {unknown} */ c) => (typeof c === 'number' && c > 0 ? c : 0)),
+      complete: b.complete !== false,
+    };
   }
 
   /** Event types carrying stacks (GET /stacks/events). @returns {Promise<import('./source.js').StackEvents>} */

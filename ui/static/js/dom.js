@@ -4,7 +4,8 @@
 
 'use strict';
 
-import { formatDuration } from './viewport.js';
+import { relTime, absTitle } from './timebase.js';
+import { nameHistory } from './tip.js';
 
 /**
  * Creates an element and sets properties (never innerHTML).
@@ -54,12 +55,17 @@ function valueNode(v) {
   return textEl(String(v), 'span', 'value');
 }
 
-/** @param {import('./source.js').Field[]} fields */
+/**
+ * A definition list of fields; a field's title (the page's own facts, never
+ * a trace's fields) shows on hover.
+ * @param {(import('./source.js').Field & {title?: string})[]} fields
+ */
 function fieldList(fields) {
   const dl = el('dl', { className: 'fields' });
   for (const f of fields) {
     dl.append(textEl(f.name, 'dt'));
     const dd = el('dd');
+    if (f.title) dd.title = f.title;
     dd.append(valueNode(f.value));
     dl.append(dd);
   }
@@ -81,28 +87,35 @@ export function hexdump(b) {
 }
 
 /**
- * Fills the details panel for an event (or empties it).
+ * Fills the details panel for an event, else for the selected track, else
+ * says how to fill it. Times count from the trace's first event, as on the
+ * axis; the absolute value is in the time's title.
  * @param {HTMLElement} box
  * @param {import('./source.js').Details | null} d
  * @param {import('./source.js').Meta} m
+ * @param {number} [track] the selected track, shown when there is no event
  */
-export function renderDetails(box, d, m) {
+export function renderDetails(box, d, m, track = -1) {
   clear(box);
   if (!d) {
+    const tr = m.tracks[track];
+    if (tr) {
+      box.append(textEl(tr.name, 'h2'));
+      box.append(section('Track', trackFacts(tr)));
+      box.append(textEl('Select an event on it (→, ←, or a click) to see its fields.', 'p', 'hint'));
+      return;
+    }
     box.append(textEl('Click an event (or select a track with ↑/↓ and an event with ←/→) to see its fields.', 'p', 'hint'));
     return;
   }
-  const t = m.types[d.type];
   const tr = m.tracks[d.track];
-  const head = el('h2');
-  head.textContent = t ? `[${t.code}] ${t.provider ? t.provider + '/' : ''}${t.name}` : `event ${d.ref}`;
-  box.append(head);
+  box.append(textEl(detailsTitle(d, m), 'h2'));
   if (d.label) box.append(textEl(d.label, 'p', 'label'));
-  /** @type {import('./source.js').Field[]} */
+  /** @type {(import('./source.js').Field & {title?: string})[]} */
   const facts = [
-    { name: 'time', value: `${formatDuration(Number(d.time - m.first))} after the first event (${d.time} ns)` },
-    ...(m.wall ? [{ name: 'wall clock', value: wallTime(m.wall, d.time) }] : []),
+    { name: 'time', value: relTime(d.time, m.first), title: absTitle(d.time, m.wall) },
     { name: 'track', value: tr ? tr.name : String(d.track) },
+    ...(tr?.names?.length ? [{ name: 'earlier names', value: tr.names.join(' → ') }] : []),
     { name: 'event id', value: d.ref },
   ];
   box.append(section('Event', fieldList(facts)));
@@ -117,20 +130,28 @@ export function renderDetails(box, d, m) {
 }
 
 /**
- * The wall-clock time of t ns after the RFC 3339 origin, to the
- * nanosecond (Date alone keeps milliseconds).
- * @param {string} origin @param {bigint} t
+ * The heading of an event's details: its type with provider and code.
+ * @param {import('./source.js').Details} d @param {import('./source.js').Meta} m
  */
-export function wallTime(origin, t) {
-  const m = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/.exec(origin);
-  if (!m) return origin;
-  const base = Date.parse(m[1] + m[3]);
-  if (Number.isNaN(base)) return origin;
-  const ns = BigInt(base) * 1000000n + BigInt((m[2] ?? '').padEnd(9, '0') || '0') + t;
-  const ms = ns / 1000000n - (ns % 1000000n < 0n ? 1n : 0n);
-  const frac = ns - ms * 1000000n;
-  const iso = new Date(Number(ms)).toISOString(); // ...T..:..:..sssZ in UTC
-  return iso.slice(0, 23) + frac.toString().padStart(6, '0') + 'Z';
+export function detailsTitle(d, m) {
+  const t = m.types[d.type];
+  return t ? `[${t.code}] ${t.provider ? t.provider + '/' : ''}${t.name}` : `event ${d.ref}`;
+}
+
+/** A track's facts: name, earlier names (oldest first), kind and ids. @param {import('./source.js').Track} tr */
+function trackFacts(tr) {
+  /** @type {import('./source.js').Field[]} */
+  const f = [{ name: 'name', value: tr.name }];
+  if (tr.names?.length) {
+    f.push({ name: 'earlier names', value: tr.names.join(' → ') });
+    f.push({ name: 'renamed', value: nameHistory(tr) });
+  }
+  f.push({ name: 'kind', value: tr.kind });
+  if (tr.pid !== undefined && tr.pid >= 0) f.push({ name: 'pid', value: tr.pid });
+  if (tr.tid !== undefined && tr.tid >= 0) f.push({ name: 'tid', value: tr.tid });
+  if (tr.events !== undefined) f.push({ name: 'events', value: tr.events.toLocaleString('en-US') });
+  f.push({ name: 'track id', value: tr.id });
+  return fieldList(f);
 }
 
 /** @param {string} title @param {Node} body */

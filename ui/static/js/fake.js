@@ -85,6 +85,16 @@ function rng(seed) {
   };
 }
 
+/**
+ * Track k's name: mostly short, some with markup-like characters, and one
+ * longer than any name column (for the full-name tooltip).
+ * @param {number} k
+ */
+function trackName(k) {
+  if (k === 2) return 'System.Threading.ThreadPoolWorkQueue.Dispatch worker for the request pipeline of the order service (tenant 42)';
+  return k % 7 === 3 ? `worker <${k}> & "quoted"` : `thread ${1000 + k}`;
+}
+
 /** First index with a[i] >= x. @param {Float64Array} a @param {number} x @param {number} lo @param {number} hi */
 function lowerBound(a, x, lo, hi) {
   while (lo < hi) {
@@ -108,9 +118,11 @@ export class FakeSource {
     this.seed = opt.seed ?? 1;
     /** @type {{t: Float64Array, type: Int32Array}[]} */
     this.data = [];
+    /** @type {Meta | null} */
+    this.meta = null;
   }
 
-  /** @param {(percent: number, text: string) => void} onProgress */
+  /** @param {(p: import('./progress.js').Progress) => void} onProgress */
   async open(onProgress) {
     const r = rng(this.seed);
     for (let k = 0; k < this.nTracks; k++) {
@@ -127,7 +139,7 @@ export class FakeSource {
         x += 1 + Math.floor(r() * mean * (dense ? 0.1 : 2.9));
       }
       this.data.push({ t, type });
-      onProgress((100 * (k + 1)) / this.nTracks, 'generating');
+      onProgress({ state: 'generating', percent: (100 * k) / this.nTracks, events: k * this.perTrack });
       if (k % 8 === 7) await new Promise((r) => setTimeout(r, 0));
     }
     let events = 0;
@@ -141,8 +153,13 @@ export class FakeSource {
       events,
       tracks: this.data.map((_, k) => ({
         id: k,
-        name: k % 7 === 3 ? `worker <${k}> & "quoted"` : `thread ${1000 + k}`,
+        name: trackName(k),
         kind: 'thread',
+        events: this.data[k].t.length,
+        pid: 100,
+        tid: 1000 + k,
+        // Track 1 exec'd twice, as a perf thread keeps its earlier comms.
+        ...(k === 1 ? { names: ['launcher', 'sh'] } : {}),
       })),
       types: TYPES.map(([provider, name, code], id) => ({ id, provider: String(provider), name: String(name), code: Number(code) })),
       lost: [{ time: BASE + BigInt(Math.round(this.spanNs * 0.37)), track: 2, count: 17 }],
@@ -306,7 +323,25 @@ export class FakeSource {
     });
     all.sort((a, b) => a.t - b.t || a.track - b.track);
     const hits = all.slice(0, 10000).map((h) => ({ ref: eventID(h.track, h.i), time: BASE + BigInt(h.t), track: h.track }));
-    return { hits, total: all.length };
+    return { hits, total: all.length, more: all.length > hits.length };
+  }
+
+  /**
+   * The hits of a query over the whole trace in n equal time bins, as the
+   * server counts them (PROTOCOL.md §3, `bins=N`).
+   * @param {string} query @param {number} n
+   */
+  async searchBins(query, n) {
+    const ok = this.matcher(query);
+    const meta = /** @type {Meta} */ (this.meta);
+    const counts = new Array(Math.max(1, n)).fill(0);
+    const len = Number(meta.last - meta.first) + 1;
+    this.data.forEach((d, k) => {
+      for (let i = 0; i < d.t.length; i++) {
+        if (ok(k, i)) counts[Math.min(counts.length - 1, Math.floor((d.t[i] * counts.length) / len))]++;
+      }
+    });
+    return { from: meta.first, to: meta.last, counts, complete: true };
   }
 
   // ---- stacks (the server's /stacks endpoints, PROTOCOL.md) ------------

@@ -1,8 +1,10 @@
 // @ts-check
 // Input: keys, toolbar buttons, the track filter box, the wheel and pointer
 // drags on the canvas, turned into the named actions (actions.js) and view
-// changes. Keys are looked up in keys.js by KeyboardEvent.code. The pure
-// parts (wheelIntent, dragKind) are tested under node (ui/jstest).
+// changes; hovering a track name shows its tooltip (tip.js) and dragging the
+// name column's edge resizes it. Keys are looked up in keys.js by
+// KeyboardEvent.code. The pure parts (wheelIntent, dragKind, onLabelEdge)
+// are tested under node (ui/jstest).
 
 'use strict';
 
@@ -11,11 +13,13 @@ import { ROWS_Y, OVERVIEW_H } from './render.js';
 import { lookup } from './keys.js';
 import { overviewView } from './navigate.js';
 import { REPLACE_MS } from './urlsync.js';
+import { trackTip } from './tip.js';
 
 /** @typedef {import('./model.js').Model} Model */
 
 export const DRAG_PX = 4; // movement below this is a click
 export const FENCE_MIN_PX = 10; // g2's minimum fence
+export const EDGE_PX = 4; // the name column's edge grabs this far either side
 
 /**
  * What input drives: the App.
@@ -32,6 +36,8 @@ export const FENCE_MIN_PX = 10; // g2's minimum fence
  * @property {(id: number, reveal: boolean) => void} selectTrack
  * @property {(x: number, track: number) => void} click   a click in the plot
  * @property {(delay?: number) => void} replaceURL
+ * @property {(w: number, save: boolean) => void} setLabelW  the name column's width
+ * @property {import('./tip.js').Tip} tip
  */
 
 /** @param {InputHost} app */
@@ -93,6 +99,33 @@ export function bindInput(app) {
     }
   }, { passive: false });
   c.addEventListener('pointerdown', (e) => onPointerDown(app, e));
+  c.addEventListener('pointermove', (e) => {
+    if (e.buttons !== 0) return;
+    const r = c.getBoundingClientRect();
+    const px = e.clientX - r.left;
+    const py = e.clientY - r.top;
+    const L = app.labelW();
+    const edge = onLabelEdge(px, py, L);
+    c.style.cursor = edge ? 'col-resize' : '';
+    const track = !edge && px < L && py >= ROWS_Y ? m.trackAt(py - ROWS_Y) : -1;
+    const t = track >= 0 ? m.trace.tracks[track] : undefined;
+    if (t) app.tip.show(`track ${track}`, trackTip(t), e.clientX, e.clientY);
+    else app.tip.hide();
+  });
+  c.addEventListener('pointerleave', () => app.tip.hide());
+  c.addEventListener('dblclick', (e) => {
+    const r = c.getBoundingClientRect();
+    if (onLabelEdge(e.clientX - r.left, e.clientY - r.top, app.labelW())) app.setLabelW(0, true);
+  });
+}
+
+/**
+ * Whether the pointer at canvas (x, y) is on the name column's right edge,
+ * below the axis, where a drag resizes the column.
+ * @param {number} x @param {number} y @param {number} labelW
+ */
+export function onLabelEdge(x, y, labelW) {
+  return y >= ROWS_Y && Math.abs(x - labelW) <= EDGE_PX;
 }
 
 /**
@@ -132,6 +165,24 @@ function onPointerDown(app, e) {
   const py = e.clientY - r.top;
   const track = m.trackAt(py - ROWS_Y);
 
+  app.tip.hide();
+  if (e.button === 0 && onLabelEdge(px, py, L)) {
+    // Drag the name column's edge: its width follows the pointer.
+    e.preventDefault();
+    c.setPointerCapture(e.pointerId);
+    const dx = L - px;
+    const move = (/** @type {PointerEvent} */ ev) => app.setLabelW(ev.clientX - r.left + dx, false);
+    const up = (/** @type {PointerEvent} */ ev) => {
+      c.removeEventListener('pointermove', move);
+      c.removeEventListener('pointerup', up);
+      c.removeEventListener('pointercancel', up);
+      app.setLabelW(ev.clientX - r.left + dx, true);
+    };
+    c.addEventListener('pointermove', move);
+    c.addEventListener('pointerup', up);
+    c.addEventListener('pointercancel', up);
+    return;
+  }
   if (py < OVERVIEW_H && px >= L && e.button === 0) {
     app.setView(overviewView(m.vp, m.trace, (px - L) / (r.width - L)), 'push');
     return;

@@ -56,6 +56,7 @@ export const KEYS = [
   { code: 'KeyK', keys: 'K', action: 'copyLink', help: 'copy a link to this view' },
   { code: 'KeyX', keys: 'X', action: 'toggleStacks', help: 'stacks panel: flame graph, call trees, callers/callees of the selection' },
   { code: 'KeyI', keys: 'I', action: 'focusDetails', help: 'move focus to the details panel' },
+  { code: 'KeyV', keys: 'V', action: 'toggleDetails', help: 'collapse / expand the details panel (drag its bar to resize it)' },
   { code: 'Escape', keys: 'Esc', action: 'escape', help: 'close overlays, clear ruler, then selection' },
 ];
 
@@ -68,6 +69,9 @@ export const MOUSE = [
   ['wheel', 'scroll tracks; Shift+wheel or horizontal wheel pans'],
   ['click an event', 'select it and toggle its detail box'],
   ['click a track label', 'select the track; Shift+click raises it, Ctrl/⌘+click sinks it'],
+  ['hover a track label', 'its full name, and its earlier names'],
+  ['drag the name column\'s edge', 'widen or narrow the track names (double click: fit them)'],
+  ['drag the details bar', 'resize the details panel'],
   ['click the overview strip', 'centre the view there'],
 ];
 

@@ -68,6 +68,8 @@ export class Model {
     this.hits = [];
     this.hitTotal = 0;
     this.hitsMore = false; // the source cut the hit list short
+    /** @type {import('./overview.js').HitBins | null} the search's hits over the whole trace, per time bin */
+    this.hitBins = null;
     /** @type {{t0: bigint, t1: bigint} | null} */
     this.ruler = null;
     this.markKey = false; // the ruler came from B: selecting an event moves its end
@@ -176,6 +178,8 @@ export class Model {
       selEvent: this.selEvent,
       popups: this.popups,
       hits: this.hits.map((h) => h.time),
+      hitBins: this.hitBins,
+      hitTotal: this.hitTotal,
       hitMarks: this.hits,
       fence: this.fence,
       ruler: this.ruler,

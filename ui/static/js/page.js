@@ -91,16 +91,31 @@ export function buildDOM(root) {
   const types = el('div', { className: 'types', id: 'types' });
   side.append(filter, hidden, typesHead, types);
 
-  const { help, helpClose } = buildHelp();
+  const { help, helpBox, helpClose } = buildHelp();
+
+  // The details panel's bar: its toggle, what it shows, and the edge that
+  // resizes it (detailspane.js).
+  const detailsBar = el('div', { className: 'details-bar', id: 'details-bar', title: 'drag to resize the details panel' });
+  const detailsToggle = /** @type {HTMLButtonElement} */ (el('button', { type: 'button', id: 'details-toggle' }));
+  detailsToggle.setAttribute('aria-controls', 'details');
+  const detailsSummary = el('span', { className: 'details-summary', id: 'details-summary' });
+  detailsBar.append(detailsToggle, detailsSummary);
+  // The hover tooltip of the track names (tip.js).
+  const tip = el('div', { className: 'tip', id: 'tip', role: 'tooltip' });
+  tip.hidden = true;
 
   root.classList.add('viewer');
   root.prepend(bar, range);
   status.append(message);
-  root.append(side, help);
+  root.append(side, help, tip);
   // Order inside the grid is set by CSS; keep the canvas before details for
   // tab order.
   root.insertBefore(canvas, details.parentElement === root ? details : null);
-  return { canvas, details, status, bar, title, info, search, hitCount, mode, link, progress, progressText, range, message, filter, hidden, typesAll, typesNone, types, help, helpClose };
+  root.insertBefore(detailsBar, details);
+  return {
+    canvas, details, detailsBar, detailsToggle, detailsSummary, tip, status, bar, title, info, search, hitCount, mode, link,
+    progress, progressText, range, message, filter, hidden, typesAll, typesNone, types, help, helpBox, helpClose,
+  };
 }
 
 /** @typedef {ReturnType<typeof buildDOM>} UI */
@@ -121,6 +136,7 @@ export function readTheme() {
     hit: v('--hit', '#e67e00'),
     lost: v('--lost', '#c00'),
     popupBg: v('--popup-bg', '#ffffe8'),
+    accent: v('--accent', '#1f5fd1'),
     dark: matchMedia('(prefers-color-scheme: dark)').matches,
   };
 }

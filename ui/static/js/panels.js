@@ -7,7 +7,7 @@
 'use strict';
 
 import { KEYS, MOUSE } from './keys.js';
-import { el, renderDetails } from './dom.js';
+import { el, renderDetails, detailsTitle } from './dom.js';
 
 /** @typedef {import('./source.js').Meta} Meta */
 /** @typedef {import('./source.js').Details} Details */
@@ -18,6 +18,8 @@ import { el, renderDetails } from './dom.js';
  * @property {HTMLElement} status
  * @property {HTMLElement} message
  * @property {HTMLElement} details
+ * @property {HTMLElement} detailsSummary
+ * @property {HTMLElement} helpBox
  * @property {HTMLElement} help
  * @property {HTMLElement} helpClose
  * @property {HTMLCanvasElement} canvas
@@ -48,9 +50,16 @@ export class Panels {
     this.ui.status.append(b);
   }
 
-  /** Shows an event's details, or empties the panel. @param {Details | null} d */
+  /**
+   * Shows an event's details, else the selected track's, else the hint;
+   * the panel's bar (detailspane.js) names what it shows.
+   * @param {Details | null} d
+   */
   showDetails(d) {
-    renderDetails(this.ui.details, d, this.m.trace);
+    const m = this.m;
+    renderDetails(this.ui.details, d, m.trace, m.selTrack);
+    const tr = m.trace.tracks[m.selTrack];
+    this.ui.detailsSummary.textContent = d ? `${detailsTitle(d, m.trace)}${d.label ? ' · ' + d.label : ''}` : tr ? `track ${tr.name}` : '';
   }
 
   /** Opens the event's detail box on the canvas, or closes it. @param {Details} d */
@@ -65,10 +74,16 @@ export class Panels {
     return !this.ui.help.hidden;
   }
 
-  /** Opens or closes the `?` overlay. */
+  /**
+   * Opens or closes the `?` overlay. It opens at its top: focusing its
+   * Close button (last in the box) must not scroll the box down to it.
+   */
   toggleHelp() {
-    this.ui.help.hidden = !this.ui.help.hidden;
-    if (!this.ui.help.hidden) this.ui.helpClose.focus();
+    const ui = this.ui;
+    ui.help.hidden = !ui.help.hidden;
+    if (ui.help.hidden) return;
+    ui.helpClose.focus({ preventScroll: true });
+    ui.helpBox.scrollTop = 0;
   }
 
   closeHelp() {
@@ -129,7 +144,7 @@ export function buildHelp() {
   helpClose.textContent = 'Close (Esc)';
   helpBox.append(helpTitle, table, mouseTitle, mtable, helpClose);
   help.append(helpBox);
-  return { help, helpClose };
+  return { help, helpBox, helpClose };
 }
 
 /** @param {import('./source.js').EventType} t */

@@ -11,6 +11,8 @@
 'use strict';
 
 import { formatTime, formatDuration, unitFor } from './viewport.js';
+import { hitMarks, binMarks } from './overview.js';
+import { progressText, shownPercent } from './progress.js';
 
 /** @typedef {import('./viewport.js').Viewport} Viewport */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -41,6 +43,7 @@ const STRIPS = 2; // pixel strips per track: density, ticks
  * @property {string} hit
  * @property {string} lost
  * @property {string} popupBg
+ * @property {string} accent
  * @property {boolean} dark
  *
  * @typedef {object} Popup
@@ -67,6 +70,9 @@ const STRIPS = 2; // pixel strips per track: density, ticks
  * @property {{ref: string, time: bigint, track: number} | null} selEvent
  * @property {Popup[]} popups
  * @property {bigint[]} hits        search hits (or a stack node's samples) for the overview strip
+ * @property {import('./overview.js').HitBins | null} [hitBins] the search's hits over the whole
+ *           trace per time bin, marked on the overview instead of a hit list the source cut short
+ * @property {number} [hitTotal]    hits in all, for the overview's legend
  * @property {{time: bigint, track: number}[]} [hitMarks]  the same, marked on their tracks
  * @property {{x0: number, x1: number} | null} fence   plot x
  * @property {{t0: bigint, t1: bigint} | null} ruler
@@ -111,6 +117,8 @@ export class Renderer {
     /** @type {ImageData | null} */
     this.stripImg = null;
     this.colorKey = '';
+    /** @type {{bins: import('./overview.js').HitBins, meta: Meta, L: number, w: number, marks: import('./overview.js').Mark[]} | null} */
+    this.binCache = null;
   }
 
   /** Sizes the backing store for the element's CSS size and devicePixelRatio. */
@@ -705,7 +713,12 @@ export class Renderer {
     ctx.fillText(this.fit(formatDuration(s.vp.span) + ' shown', L - 8), 4, y + AXIS_H / 2);
   }
 
-  /** Overview strip: the whole trace, the visible window, lost events and search hits. @param {Scene} s */
+  /**
+   * Overview strip: the whole trace, the visible window, lost events and
+   * search hits — from the hit list, or from the hits per time bin when
+   * the list was cut short (overview.js), taller where there are more.
+   * @param {Scene} s
+   */
   drawOverview(s) {
     const { ctx, cssW } = this;
     const th = s.theme;
@@ -716,13 +729,15 @@ export class Renderer {
     const a = s.meta.first;
     const span = Number(s.meta.last - a) || 1;
     const ox = (/** @type {bigint} */ t) => L + (Number(t - a) / span) * (w - 1);
+    const marks = s.hitBins ? this.binMarksOf(s.hitBins, s.meta, L, w) : hitMarks(s.hits, a, s.meta.last, L, w);
+    let max = 1;
+    for (const m of marks) if (m.count > max) max = m.count;
+    const full = OVERVIEW_H - 4;
+    const lg = Math.log1p(max);
     ctx.fillStyle = th.hit;
-    let last = -1;
-    for (const t of s.hits) {
-      const x = Math.round(ox(t));
-      if (x === last) continue;
-      last = x;
-      ctx.fillRect(x, 2, 1, OVERVIEW_H - 4);
+    for (const m of marks) {
+      const h = max <= 1 ? full : Math.max(3, Math.round(full * (0.3 + (0.7 * Math.log1p(m.count)) / lg)));
+      ctx.fillRect(m.x, 2 + full - h, 1, h);
     }
     ctx.fillStyle = th.lost;
     for (const g of s.meta.lost) ctx.fillRect(Math.round(ox(g.time)), 0, 2, 5);
@@ -733,8 +748,65 @@ export class Renderer {
     ctx.strokeRect(Math.floor(x0) + 0.5, 0.5, Math.max(2, Math.round(x1 - x0)), OVERVIEW_H - 2);
     ctx.fillStyle = th.muted;
     ctx.textAlign = 'left';
-    ctx.fillText(s.hits.length ? `${s.hits.length} hits` : 'overview', 4, OVERVIEW_H / 2 + 0.5);
+    const n = s.hitBins && s.hitTotal ? s.hitTotal : s.hits.length;
+    ctx.fillText(this.fit(n ? `${n.toLocaleString('en-US')} hits` : 'overview', L - 8), 4, OVERVIEW_H / 2 + 0.5);
   }
+
+  /**
+   * The overview's marks for hit counts per bin, kept while the bins and
+   * the strip stay the same (a pan redraws every frame; the marks do not
+   * change).
+   * @param {import('./overview.js').HitBins} bins @param {Meta} meta @param {number} L @param {number} w
+   */
+  binMarksOf(bins, meta, L, w) {
+    const c = this.binCache;
+    if (c && c.bins === bins && c.meta === meta && c.L === L && c.w === w) return c.marks;
+    const marks = binMarks(bins, meta.first, meta.last, L, w);
+    this.binCache = { bins, meta, L, w, marks };
+    return marks;
+  }
+
+  /**
+   * What the canvas shows while the source indexes the trace: a bar filled
+   * to the percentage shown (progress.js) and the progress line; with
+   * `failed`, that text alone. Never a blank (or black) canvas.
+   * @param {import('./progress.js').Progress} p @param {Theme} th @param {string} [failed]
+   */
+  drawProgress(p, th, failed) {
+    const { ctx, cssW, cssH } = this;
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.fillStyle = th.bg;
+    ctx.fillRect(0, 0, cssW, cssH);
+    ctx.font = FONT;
+    ctx.textBaseline = 'middle';
+    ctx.textAlign = 'center';
+    const cx = cssW / 2;
+    const cy = Math.max(40, Math.min(cssH / 2, 160));
+    if (failed) {
+      ctx.fillStyle = th.lost;
+      ctx.fillText(this.fit(failed, cssW - 20), cx, cy);
+      return;
+    }
+    const bar = progressBar(cssW, cy);
+    ctx.fillStyle = th.labelBg;
+    ctx.fillRect(bar.x, bar.y, bar.w, bar.h);
+    ctx.fillStyle = th.accent;
+    ctx.fillRect(bar.x, bar.y, Math.round((bar.w * shownPercent(p.percent)) / 100), bar.h);
+    ctx.strokeStyle = th.grid;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(bar.x + 0.5, bar.y + 0.5, bar.w - 1, bar.h - 1);
+    ctx.fillStyle = th.fg;
+    ctx.fillText(this.fit(progressText(p), cssW - 20), cx, bar.y - 14);
+  }
+}
+
+/**
+ * Where drawProgress puts its bar on a canvas cssW wide, centred on y.
+ * @param {number} cssW @param {number} y
+ */
+export function progressBar(cssW, y) {
+  const w = Math.max(40, Math.min(480, Math.round(cssW * 0.6)));
+  return { x: Math.round((cssW - w) / 2), y: Math.round(y), w, h: 14 };
 }
 
 /**

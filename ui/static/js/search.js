@@ -1,12 +1,15 @@
 // @ts-check
 // Search: the search box, the hit list (drawn as marks on the overview) and
 // stepping through hits with N / Shift+N / Enter, wrapping around, asking the
-// source for more when its list was cut short. The query grammar is the
+// source for more when its list was cut short. A cut list covers only the
+// start of the trace, so the overview then marks the hits the source counts
+// per time bin over the whole trace (overview.js). The query grammar is the
 // server's (web/PROTOCOL.md); the newest query wins.
 
 'use strict';
 
 import { errText } from './panels.js';
+import { binCount } from './overview.js';
 
 /** @typedef {import('./model.js').Model} Model */
 /** @typedef {import('./source.js').Source} Source */
@@ -20,6 +23,7 @@ import { errText } from './panels.js';
  * @property {(text: string) => void} status
  * @property {(text: string) => void} banner
  * @property {(ref: string, opt: {push: boolean, reveal: boolean, popup: boolean, center?: boolean}) => void} select
+ * @property {() => number} overviewWidth  px of the overview strip (one bin per pixel)
  */
 
 export class Search {
@@ -56,7 +60,9 @@ export class Search {
     const seq = ++this.seq;
     m.hits = [];
     m.hitTotal = 0;
+    m.hitBins = null;
     ui.hitCount.textContent = '';
+    ui.hitCount.title = '';
     if (!m.query) {
       this.host.schedule();
       return;
@@ -73,12 +79,51 @@ export class Search {
       else if (r.total === 0) this.host.status(`Search for “${m.query}” found nothing.`);
       this.host.schedule();
       if (jump && m.hits.length) this.step(1);
+      if (m.hitsMore && this.source.searchBins) {
+        this.bins(seq).catch((e) => {
+          if (seq === this.seq) this.host.status(`The overview marks only the first ${m.hits.length.toLocaleString('en-US')} hits: ${errText(e)}`);
+        });
+      }
     } catch (e) {
       if (seq === this.seq) {
         ui.hitCount.textContent = 'error';
         this.host.banner(`search: ${errText(e)}`);
       }
     }
+  }
+
+  /**
+   * Asks for the hits of the current query per overview pixel over the
+   * whole trace, for a list the source cut short; says how many there are.
+   * @param {number} seq the search it belongs to
+   */
+  async bins(seq) {
+    const m = this.m;
+    const q = m.query;
+    if (!this.source.searchBins) return;
+    const list = m.hits;
+    const b = await this.source.searchBins(q, binCount(this.host.overviewWidth()));
+    // A newer search, or a stack node's samples marked meanwhile, wins.
+    if (seq !== this.seq || m.hits !== list) return;
+    let n = 0;
+    for (const c of b.counts) n += c;
+    m.hitBins = b;
+    m.hitTotal = n;
+    const shown = m.hits.length.toLocaleString('en-US');
+    this.ui.hitCount.textContent = `${n.toLocaleString('en-US')}${b.complete ? '' : '+'} hits`;
+    this.ui.hitCount.title = `${shown} listed for N / Shift+N, the rest fetched as you step; the overview marks all of them`;
+    this.host.schedule();
+  }
+
+  /**
+   * How many hits there are, for "3 / N": the whole trace's count when the
+   * bins gave it (the list runs from the trace's start, so a hit's place
+   * in it is its place among all), else the list's length, "+" when cut.
+   */
+  totalText() {
+    const m = this.m;
+    if (m.hitBins) return `${m.hitTotal.toLocaleString('en-US')}${m.hitBins.complete ? '' : '+'}`;
+    return `${m.hits.length}${m.hitsMore ? '+' : ''}`;
   }
 
   /** Next/previous hit from the selected event (or the view's start), wrapping. @param {number} d */
@@ -101,19 +146,19 @@ export class Search {
       this.source.searchFrom(m.query, h[cur].ref, 1).then((hit) => {
         if (!hit) {
           host.status('Search wrapped around.');
-          ui.hitCount.textContent = `1 / ${h.length}+`;
+          ui.hitCount.textContent = `1 / ${this.totalText()}`;
           host.select(h[0].ref, { push: true, reveal: true, popup: false, center: true });
           return;
         }
         h.push(hit);
-        ui.hitCount.textContent = `${h.length} / ${h.length}+`;
+        ui.hitCount.textContent = `${h.length} / ${this.totalText()}`;
         host.select(hit.ref, { push: true, reveal: true, popup: false, center: true });
       }, (e) => host.banner(`search: ${errText(e)}`));
       return;
     }
     const { i, wrapped } = stepHit(h, cur, from, d);
     if (wrapped) host.status('Search wrapped around.');
-    ui.hitCount.textContent = `${i + 1} / ${h.length}${m.hitsMore ? '+' : ''}`;
+    ui.hitCount.textContent = `${i + 1} / ${this.totalText()}`;
     host.select(h[i].ref, { push: true, reveal: true, popup: false, center: true });
   }
 }

@@ -13,6 +13,9 @@
  * @property {string} name  display name
  * @property {string} kind  "thread", "cpu", "process", "track"
  * @property {number} [events] events on the track, when the source knows
+ * @property {string[]} [names] earlier names, oldest first (a renamed track)
+ * @property {number} [pid]   -1 or absent when not known
+ * @property {number} [tid]
  *
  * @typedef {object} EventType
  * @property {number} id       TypeID
@@ -92,6 +95,7 @@
  * @property {number} total   matches found
  * @property {boolean} [more] the source stopped before the last match
  * @property {string} [notice] why the list may be incomplete (the server cut the search off at its time budget)
+ * @property {import('./overview.js').HitBins} [bins] hit counts per time bin of the whole trace, when asked for
  *
  * @typedef {object} StackEvent  an event type that carries stacks (GET /stacks/events)
  * @property {string} event     what the stacks endpoint's `event` takes
@@ -114,11 +118,13 @@
  * @property {number} width    px of the flame graph (the server prunes narrower nodes)
  *
  * @typedef {object} Source
- * @property {(onProgress: (percent: number, text: string) => void) => Promise<Meta>} open
+ * @property {(onProgress: (p: import('./progress.js').Progress) => void) => Promise<Meta>} open
  *           resolves once the trace is indexed
  * @property {(req: ViewRequest) => Promise<Frame>} view
  * @property {(ref: string) => Promise<Details>} details
  * @property {(query: string) => Promise<SearchResult>} search
+ * @property {(query: string, bins: number) => Promise<import('./overview.js').HitBins>} [searchBins]
+ *           the query's hits over the whole trace, counted in `bins` equal time bins
  * @property {(query: string, after: string, dir: number) => Promise<Hit | null>} [searchFrom]
  *           the hit after (dir 1) or before (dir -1) an event, for lists the source cut short
  * @property {() => Promise<StackEvents>} [stackEvents]  event types carrying stacks

@@ -414,6 +414,7 @@ export class StacksPanel {
     m.hits = r.hits;
     m.hitTotal = r.total;
     m.hitsMore = false; // not the search's list: N must not ask the search for more
+    m.hitBins = null;
     this.fromStacks = true;
     this.host.ui.hitCount.textContent = `${r.hits.length.toLocaleString()}${r.more ? '+' : ''} samples`;
     this.host.status(`${r.total.toLocaleString()}${r.more ? '+' : ''} samples of the selected frame are marked on the tracks.`);
@@ -427,6 +428,7 @@ export class StacksPanel {
     const m = this.host.m;
     m.hits = [];
     m.hitTotal = 0;
+    m.hitBins = null;
     this.fromStacks = false;
     this.host.ui.hitCount.textContent = '';
     this.host.schedule();

@@ -51,7 +51,8 @@ export class TypeSelector {
           this.sync();
           this.changed();
         });
-        const label = el('label', { className: 'type' });
+        // The side panel cuts long names short: the full one on hover.
+        const label = el('label', { className: 'type', title: `${t.provider ? t.provider + '/' : ''}${t.name || '(no name)'} (code ${t.code})` });
         const sw = el('span', { className: 'swatch' });
         sw.style.background = this.renderer.typeColors[t.id] ?? '';
         label.append(cb, sw, typeText(t));

@@ -85,7 +85,7 @@ export function enableUpload(ui) {
 async function send(f, ui) {
   ui.status(`Uploading ${f.name}…`);
   try {
-    const id = await upload(f, (p) => ui.status(`Uploading ${f.name}: ${p.toFixed(0)}%`));
+    const id = await upload(f, (p) => ui.status(`Uploading ${f.name}: ${Math.floor(p)}%`)); // rounded down: 99.6 % is not done
     ui.status(`Uploaded ${f.name}; opening…`);
     location.href = `/t/${id}`;
   } catch (e) {
