@@ -19,6 +19,7 @@
 'use strict';
 
 import { Renderer } from './render.js';
+import { Viewport } from './viewport.js';
 import { LatestWins } from './source.js';
 import { Model, ROW_MIN, ROW_MAX } from './model.js';
 import { fullView, clampView, centreOn, rangeText } from './navigate.js';
@@ -38,15 +39,19 @@ import { DetailsPane } from './detailspane.js';
 import { Tip } from './tip.js';
 import { loadPrefs, savePrefs, clampLabelW } from './prefs.js';
 import { progressText, shownPercent } from './progress.js';
+import { layoutItems, itemAt, snapTime } from './spans.js';
+import { rowKind } from './groups.js';
+import { renderSliceDetails } from './dom.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Frame} Frame */
 /** @typedef {import('./urlstate.js').ViewState} ViewState */
-/** @typedef {import('./viewport.js').Viewport} Viewport */
 
 const PAD = 0.5; // request half a width beyond each edge
 const EXTRA_ROWS = 8; // and a few rows beyond the visible ones
 const PLOT_KEEP = 100; // px of plot a wide name column leaves
+const SPANS_DEBOUNCE_MS = 40; // derived tracks are asked for once a pan or zoom pauses this long
+const SNAP_PX = 6; // the ruler snaps to a slice edge this close
 
 export class App {
   /**
@@ -110,6 +115,25 @@ export class App {
       },
       (/** @type {unknown} */ e) => this.panels.banner(`viewport request failed: ${errText(e)}`),
     );
+    /** @type {string} the derived-track request last sent, as a key */
+    this.spansAsked = '';
+    this.spansTimer = 0;
+    this.spanFrames = new LatestWins(
+      (/** @type {import('./source.js').SpanQuery} */ q) => /** @type {NonNullable<Source['spans']>} */ (this.source.spans)(q),
+      (/** @type {import('./spans.js').SpanFrame} */ f) => {
+        this.m.spans = f;
+        this.spanDraws++;
+        this.schedule();
+      },
+      (/** @type {unknown} */ e) => this.panels.banner(`derived tracks request failed: ${errText(e)}`),
+    );
+    this.spanDraws = 0;
+    /** @type {import('./source.js').SliceDetails | null} the selected slice's details */
+    this.sliceDetails = null;
+    this.sliceSeq = 0;
+    this.flowsSeq = 0;
+    this.selFlowsSeq = 0;
+    this.spansRes = 0;
   }
 
   // The view state the browser tests read (window.__viewer.vp, …).
@@ -127,6 +151,12 @@ export class App {
   get details() { return this.m.details; }
   get hits() { return this.m.hits; }
   get ruler() { return this.m.ruler; }
+  get spans() { return this.m.spans; }
+  get derived() { return this.m.derived; }
+  get groups() { return this.m.groups; }
+  get selSlice() { return this.m.selSlice; }
+  get flows() { return this.m.flows; }
+  get allFlows() { return this.m.allFlows; }
 
   /** Opens the source and shows the trace. */
   async start() {
@@ -160,6 +190,7 @@ export class App {
     this.m.setMeta(meta);
     if (meta.error) panels.banner(`The trace is damaged: ${meta.error}. Events up to the dashed line are shown.`);
     this.types.build(this.theme);
+    await this.loadDerived();
     this.renderer.resize();
     this.m.vp = fullView(meta, this.plotWidth());
     this.applyState(this.initial, false);
@@ -200,6 +231,23 @@ export class App {
     this.draw();
   }
 
+  /**
+   * Learns the trace's derived tracks (one spans request over the whole
+   * trace, one pixel wide: the tracks come with it).
+   */
+  async loadDerived() {
+    const src = this.source;
+    if (!src.spans) return;
+    const meta = this.m.trace;
+    try {
+      const f = await src.spans({ from: meta.first, to: meta.last + 1n, width: 1, tracks: null });
+      this.m.derived = [...f.tracks.values()].map((t) => t.track);
+      if (f.total > this.m.derived.length) this.panels.status(`${f.total} derived tracks; the first ${this.m.derived.length} are shown.`);
+    } catch (e) {
+      this.panels.banner(`derived tracks: ${errText(e)}`);
+    }
+  }
+
   // ---- geometry -------------------------------------------------------
 
   plotWidth() {
@@ -234,8 +282,9 @@ export class App {
   layout() {
     const m = this.m;
     m.layout(this.rowsVisible());
-    this.ui.hidden.textContent = m.hide.size ? `show ${m.hide.size} hidden` : '';
-    this.ui.hidden.hidden = m.hide.size === 0;
+    const n = m.hide.size + m.hideDerived.size;
+    this.ui.hidden.textContent = n ? `show ${n} hidden` : '';
+    this.ui.hidden.hidden = n === 0;
   }
 
   // ---- data and drawing -----------------------------------------------
@@ -247,12 +296,14 @@ export class App {
     const vp = m.vp;
     const n = this.rowsVisible();
     const lo = Math.max(0, m.top - EXTRA_ROWS);
-    const tracks = m.rows.slice(lo, m.top + n + EXTRA_ROWS);
+    const near = m.rows.slice(lo, m.top + n + EXTRA_ROWS);
+    const tracks = near.filter((r) => r >= 0);
+    this.requestSpans(near);
     const hidden = [...m.hideTypes].sort((a, b) => a - b);
     const tk = tracks.join(',');
     const hk = hidden.join(',');
     const a = this.asked;
-    const shown = m.rows.slice(m.top, m.top + n);
+    const shown = m.rows.slice(m.top, m.top + n).filter((r) => r >= 0);
     const tracksCovered = a !== null && shown.every((id) => (',' + a.tracks + ',').includes(',' + id + ','));
     if (
       a && tracksCovered && a.hidden === hk &&
@@ -265,6 +316,172 @@ export class App {
     const end = vp.end + pad;
     this.asked = { start, end, nsPerPx: vp.nsPerPx, tracks: tk, hidden: hk };
     this.frames.push({ start, end, width, tracks, hidden, mode: m.mode });
+  }
+
+  /**
+   * Asks for the derived tracks among the rows near the view over the
+   * padded range, once a pan or zoom pauses (latest wins), and, with the
+   * flows toggle on, for the chains of related events in view.
+   * @param {number[]} near  rows near the view
+   */
+  requestSpans(near) {
+    const m = this.m;
+    if (!this.source.spans || !m.derived.length) return;
+    const ids = [];
+    for (const r of near) {
+      const k = rowKind(r);
+      if (k.kind === 'derived') ids.push(k.id);
+    }
+    const vp = m.vp;
+    const f = m.spans;
+    const key = ids.join(',');
+    if (f && this.spansAsked.startsWith(key + '|') && f.from <= vp.start && f.to >= vp.end &&
+      Math.abs(Math.log2(Number(f.to - f.from) / Math.max(1, f.res * f.buckets))) < 2 &&
+      Math.abs(Math.log2(this.spansRes / vp.nsPerPx)) < 0.01) return;
+    if (ids.length === 0) return;
+    const pad = BigInt(Math.round(vp.span * PAD));
+    const q = { from: vp.start - pad, to: vp.end + pad, width: Math.min(8192, Math.round(vp.width * (1 + 2 * PAD))), tracks: ids };
+    const k2 = `${key}|${q.from}|${q.to}|${q.width}`;
+    if (k2 === this.spansAsked) return;
+    this.spansAsked = k2;
+    this.spansRes = vp.nsPerPx;
+    clearTimeout(this.spansTimer);
+    this.spansTimer = setTimeout(() => {
+      this.spanFrames.push(q);
+      if (m.flowsAll) this.requestAllFlows();
+    }, m.spans ? SPANS_DEBOUNCE_MS : 0);
+  }
+
+  /** The chains of related events in view (the flows toggle). */
+  async requestAllFlows() {
+    const src = this.source;
+    if (!src.flowsIn) return;
+    const seq = ++this.flowsSeq;
+    const vp = this.m.vp;
+    try {
+      const chains = await src.flowsIn(vp.start, vp.end);
+      if (seq !== this.flowsSeq) return;
+      this.m.allFlows = chains;
+      this.schedule();
+    } catch (e) {
+      this.panels.banner(`flows: ${errText(e)}`);
+    }
+  }
+
+  /** Turns the arrows between all related events in view on or off. */
+  toggleFlows() {
+    const m = this.m;
+    m.flowsAll = !m.flowsAll;
+    this.panels.status(m.flowsAll ? 'Flows: arrows between related events in view.' : 'Flows: only the selected event\'s.');
+    if (m.flowsAll) this.requestAllFlows();
+    else m.allFlows = [];
+    this.schedule();
+  }
+
+  /**
+   * Collapses or expands a group (by its key), or the group of the
+   * selected track when key is absent.
+   * @param {string} [key]
+   */
+  toggleGroup(key) {
+    const m = this.m;
+    if (key === undefined) {
+      const sel = m.selTrack >= 0 ? m.selTrack : -1;
+      const i = sel >= 0 ? m.rows.indexOf(sel) : m.top;
+      for (let r = Math.min(i, m.rows.length - 1); r >= 0; r--) {
+        const k = rowKind(m.rows[r]);
+        if (k.kind === 'group') {
+          key = m.groups[k.id]?.key;
+          break;
+        }
+      }
+      if (key === undefined) return;
+    }
+    if (m.collapsed.has(key)) m.collapsed.delete(key);
+    else m.collapsed.add(key);
+    this.layout();
+    this.request();
+    this.schedule();
+  }
+
+  /**
+   * A click on a derived row or a group header: a group's header (or its
+   * name) collapses it; a slice is selected; a summary zooms to its bucket.
+   * @param {number} x plot x (-1: the name column) @param {number} row @param {number} dy from the row's top
+   */
+  clickRow(x, row, dy) {
+    const m = this.m;
+    const k = rowKind(row);
+    if (k.kind === 'group') {
+      const g = m.groups[k.id];
+      if (g) this.toggleGroup(g.key);
+      return;
+    }
+    if (k.kind !== 'derived') return;
+    m.selDerived = k.id;
+    const st = m.spans?.tracks.get(k.id);
+    if (x < 0 || !st) {
+      this.schedule();
+      return;
+    }
+    const b = itemAt(layoutItems(st.items, st.depths, m.vp, m.rowH), x, dy);
+    if (!b) {
+      this.schedule();
+      return;
+    }
+    if (b.item.summary) {
+      this.setView(Viewport.fromRange(b.item.start, b.item.end > b.item.start ? b.item.end : b.item.start + 1n, m.vp.width), 'push');
+      return;
+    }
+    this.selectSlice(k.id, b.item.slice);
+  }
+
+  /** Selects a derived slice: its details from the source. @param {number} track @param {number} slice */
+  async selectSlice(track, slice) {
+    const m = this.m;
+    const src = this.source;
+    if (!src.slice) return;
+    const seq = ++this.sliceSeq;
+    m.selSlice = { track, slice };
+    this.schedule();
+    let d;
+    try {
+      d = await src.slice(track, slice);
+    } catch (e) {
+      if (seq === this.sliceSeq) this.panels.banner(`slice ${track}/${slice}: ${errText(e)}`);
+      return;
+    }
+    if (seq !== this.sliceSeq) return;
+    this.sliceDetails = d;
+    m.selEvent = null;
+    m.details = null;
+    m.flows = [];
+    if (m.ruler && m.markKey) m.ruler = { t0: d.start, t1: d.end };
+    renderSliceDetails(this.ui.details, d, m.derived.find((t) => t.id === track), m.trace);
+    this.ui.detailsSummary.textContent = `slice ${d.name}`;
+    this.schedule();
+  }
+
+  /** The events related to the selected one (flow arrows). @param {string} ref */
+  async loadFlows(ref) {
+    const m = this.m;
+    m.flows = [];
+    const src = this.source;
+    if (!src.flows) return;
+    const seq = ++this.selFlowsSeq;
+    try {
+      const f = await src.flows(ref);
+      if (seq !== this.selFlowsSeq || m.selEvent?.ref !== ref) return;
+      m.flows = f;
+      this.schedule();
+    } catch (e) {
+      this.panels.status(`flows: ${errText(e)}`);
+    }
+  }
+
+  /** t snapped to the nearest slice edge in view within a few pixels. @param {bigint} t */
+  snap(t) {
+    return snapTime(t, this.m.spans, SNAP_PX * this.m.vp.nsPerPx);
   }
 
   /** Draws on the next animation frame. */
@@ -363,6 +580,7 @@ export class App {
   /** @param {number} id @param {boolean} reveal scroll it into view */
   selectTrack(id, reveal) {
     this.m.selTrack = id;
+    this.m.selDerived = -1;
     if (reveal) this.revealTrack(id);
     if (!this.m.selEvent) this.panels.showDetails(null); // the track's details
     this.replaceURL();
@@ -440,7 +658,9 @@ export class App {
         this.request();
       }
     }
+    m.selSlice = null;
     this.panels.showDetails(d);
+    this.loadFlows(d.ref);
     if (opt.push) this.pushURL();
     else this.replaceURL();
     this.schedule();

@@ -13,6 +13,7 @@
 import { formatTime, formatDuration, unitFor } from './viewport.js';
 import { hitMarks, binMarks } from './overview.js';
 import { progressText, shownPercent } from './progress.js';
+import { drawSpanRows, drawSpanLabels, drawFlows } from './spandraw.js';
 
 /** @typedef {import('./viewport.js').Viewport} Viewport */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -77,6 +78,15 @@ const STRIPS = 2; // pixel strips per track: density, ticks
  * @property {{x0: number, x1: number} | null} fence   plot x
  * @property {{t0: bigint, t1: bigint} | null} ruler
  * @property {Theme} theme
+ * @property {Map<number, import('./spans.js').DerivedTrack>} [derived]  derived tracks by id
+ * @property {import('./spans.js').SpanFrame | null} [spans]  the newest derived-track frame
+ * @property {import('./groups.js').Group[]} [groups]
+ * @property {Set<string>} [collapsed]  collapsed group keys
+ * @property {{track: number, slice: number} | null} [selSlice]
+ * @property {number} [selDerived]    the selected derived row's track, -1 for none
+ * @property {((name: string) => boolean) | null} [sliceMatch]  slices the search highlights
+ * @property {{ref: string, time: bigint, track: number}[]} [flows]  the selected event's related events
+ * @property {{time: bigint, track: number}[][]} [allFlows]  chains of related events in view
  */
 
 /**
@@ -224,13 +234,16 @@ export class Renderer {
     ctx.clip();
     ctx.translate(L, 0);
     this.drawGlyphs(s, shown);
+    drawSpanRows(this, s, shown);
     this.drawMarkers(s, shown);
     this.drawHitMarks(s, shown);
     this.drawPopups(s, shown);
+    drawFlows(this, s, shown);
     this.drawFenceRuler(s);
     ctx.restore();
 
     this.drawLabels(s, shown);
+    drawSpanLabels(this, s, shown);
     this.drawAxis(s);
     this.drawOverview(s);
   }
