@@ -179,7 +179,7 @@ export function renderSliceDetails(box, sl, dt, m) {
   const facts = [
     { name: 'start', value: relTime(sl.start, m.first), title: absTitle(sl.start, m.wall) },
     { name: 'end', value: relTime(sl.end, m.first), title: absTitle(sl.end, m.wall) },
-    { name: 'duration', value: formatDuration(sl.duration) },
+    { name: 'duration', value: `${formatDuration(sl.duration)} (${sl.duration.toLocaleString('en-US')} ns)` },
     { name: 'track', value: dt ? `${dt.name} (${dt.kind})` : String(sl.track) },
     ...(sl.thread >= 0 ? [{ name: 'thread', value: m.tracks[sl.thread]?.name ?? String(sl.thread) }] : []),
     { name: 'depth', value: sl.depth },

@@ -4,7 +4,7 @@
 // group under a header row that collapses it; a trace track's derived
 // tracks (its thread state, syscalls, activities, counters) follow it; CPU
 // tracks (and derived tracks that belong to no trace track) form a group
-// of their own at the top. Rows are numbers: trace track ids (≥ 0), derived
+// of their own at the top (then derived tracks of no trace track). Rows are numbers: trace track ids (≥ 0), derived
 // tracks and group headers as negative ids (derivedRow, groupRow). Pure
 // functions, tested under node (ui/jstest).
 
@@ -104,11 +104,15 @@ export function groupRows(s) {
     for (const d of under.get(id) ?? []) into.push(derivedRow(d.id));
   };
   for (const id of out.slice()) follow(id, out);
-  if (top.length) {
-    const g = { id: groups.length, key: 'cpu', name: top.every((d) => d.kind === 'cpu') ? 'CPUs' : 'global', track: -1, members: top.length };
+  for (const [key, name, list] of /** @type {[string, string, DerivedTrack[]][]} */ ([
+    ['cpu', 'CPUs', top.filter((d) => d.kind === 'cpu')],
+    ['global', 'global', top.filter((d) => d.kind !== 'cpu')],
+  ])) {
+    if (!list.length) continue;
+    const g = { id: groups.length, key, name, track: -1, members: list.length };
     groups.push(g);
     out.push(groupRow(g.id));
-    if (!s.collapsed.has(g.key)) for (const d of top) out.push(derivedRow(d.id));
+    if (!s.collapsed.has(key)) for (const d of list) out.push(derivedRow(d.id));
   }
   /** @type {Map<string, {group: Group, rows: number[], busy: boolean}>} */
   const byKey = new Map();

@@ -185,7 +185,7 @@ export function drawSpanLabels(rd, s, shown) {
     const dt = s.derived?.get(k.id);
     if (!dt) continue;
     ctx.fillStyle = s.selDerived === k.id ? th.sel : th.muted;
-    const name = dt.kind === 'state' ? 'state' : dt.name;
+    const name = dt.kind === 'state' && dt.of >= 0 ? 'state' : dt.name;
     ctx.fillText(rd.fit(name, s.labelW - 22), 16, y + 0.5);
   }
 }

@@ -221,7 +221,9 @@ export function counterBands(counters, start, res, vp) {
     for (let x = Math.max(0, heldX); x < Math.min(W, to); x++) bands.push({ x, min: held, max: held });
   };
   for (const c of counters) {
+    // The columns the bucket overlaps (a bucket may be up to two pixels wide).
     const x = Math.floor((off + c.bucket * res) / vp.nsPerPx);
+    const xe = Math.max(x + 1, Math.ceil((off + (c.bucket + 1) * res) / vp.nsPerPx));
     if (x >= W) {
       fill(W);
       held = null;
@@ -229,19 +231,21 @@ export function counterBands(counters, start, res, vp) {
     }
     lo = Math.min(lo, c.min);
     hi = Math.max(hi, c.max);
-    if (x < 0) {
+    if (xe <= 0) {
       held = c.last;
       heldX = 0;
       continue;
     }
     fill(x);
-    const b = bands[bands.length - 1];
-    if (b && b.x === x) {
-      b.min = Math.min(b.min, c.min);
-      b.max = Math.max(b.max, c.max);
-    } else bands.push({ x, min: c.min, max: c.max });
+    for (let cx = Math.max(0, x); cx < Math.min(W, xe); cx++) {
+      const b = bands[bands.length - 1];
+      if (b && b.x === cx) {
+        b.min = Math.min(b.min, c.min);
+        b.max = Math.max(b.max, c.max);
+      } else bands.push({ x: cx, min: c.min, max: c.max });
+    }
     held = c.last;
-    heldX = x + 1;
+    heldX = xe;
   }
   fill(W);
   if (lo > hi) {
