@@ -173,19 +173,25 @@ export function layoutItems(items, depths, vp, rowH) {
 }
 
 /**
- * The item under x in a row (the deepest one the pointer's lane holds,
- * else any covering x), within tol px; null when none.
+ * The item under (x, y) in a row: of the items within tol px of x, the
+ * one nearest the pointer, the lane under it first; null when none.
  * @param {Box[]} boxes @param {number} x @param {number} y  from the row's top
  * @param {number} [tol]
  */
 export function itemAt(boxes, x, y, tol = 2) {
   /** @type {Box | null} */
   let best = null;
+  let dist = Infinity;
   for (const b of boxes) {
     if (x < b.x0 - tol || x > b.x1 + tol) continue;
-    const inLane = y >= b.y - 1 && y <= b.y + b.h + 1;
-    if (inLane) return b;
-    if (!best) best = b;
+    // Distance to the box, vertically first: the lane under the pointer wins.
+    const dy = y < b.y ? b.y - y : y >= b.y + b.h ? y - b.y - b.h + 1 : 0;
+    const dx = x < b.x0 ? b.x0 - x : x > b.x1 ? x - b.x1 : 0;
+    const d = dy * 1000 + dx;
+    if (d < dist) {
+      dist = d;
+      best = b;
+    }
   }
   return best;
 }
