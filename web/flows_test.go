@@ -49,7 +49,7 @@ func TestFlowsAPI(t *testing.T) {
 	for _, tr := range meta.Tracks {
 		for i := range tr.Events {
 			var e struct {
-				Time   int64             `json:"time_ns"`
+				Time   int64          `json:"time_ns"`
 				Labels map[string]any `json:"labels"`
 			}
 			ref := fmt.Sprintf("%d:%d", tr.ID, i)
