@@ -66,17 +66,25 @@ func putVarint(b []byte, i int, v int64) int {
 	return i + 1
 }
 
-// decodeRun decodes the records of a run into dst.
+// decodeRun decodes the records of a run into dst. Most deltas take one
+// byte, which it decodes inline; longer ones go through binary.Varint.
 func decodeRun(dst []trace.Event, b []byte, n int) ([]trace.Event, error) {
 	var prev trace.Event
 	var d [8]int64
+	i := 0
 	for range n {
 		for k := range d {
-			v, m := binary.Varint(b)
+			if i < len(b) && b[i] < 0x80 {
+				c := int64(b[i])
+				d[k] = c>>1 ^ -(c & 1)
+				i++
+				continue
+			}
+			v, m := binary.Varint(b[min(i, len(b)):])
 			if m <= 0 {
 				return dst, fmt.Errorf("render: internal error: damaged record in the spill file")
 			}
-			d[k], b = v, b[m:]
+			d[k], i = v, i+m
 		}
 		e := trace.Event{
 			Type:    trace.TypeID(int64(prev.Type) + d[0]),
