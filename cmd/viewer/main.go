@@ -114,6 +114,8 @@ func commands() []command {
 		{"stats", "[--json] FILE      summary of a trace", runStats},
 		{"dump", "FILE               every event as JSON Lines", runDump},
 		{"stacks", "[--collapsed] FILE  sampled stacks, aggregated", runStacks},
+		{"export", "[--format chrome|jsonl] [--where Q] FILE  events for other tools", runExport},
+		{"report", "gc|exceptions [--json|--csv] FILE  .NET GC and exception tables", runReport},
 		{"bench", "FILE | --generate N  index and query benchmark", runBench},
 	}
 }
