@@ -22,9 +22,11 @@ type GC struct {
 	End        trace.Time    // the GC/Stop event of the same number, when HasEnd
 	HasEnd     bool
 	// PauseStart and PauseEnd are the suspension the GC ran in: the
-	// GC/SuspendEEStart that was still in force (no GC/RestartEEStop
-	// after it) when the GC started, and the first GC/RestartEEStop after
-	// the GC started; HasPause when both were seen.
+	// GC/SuspendEEStart still in force when the GC started (suspensions
+	// are per thread: a GC/RestartEEStop ends the one its thread began;
+	// the GC's own thread's suspension, else the latest of its process),
+	// and the GC/RestartEEStop that ended it; HasPause when both were
+	// seen.
 	PauseStart, PauseEnd trace.Time
 	HasPause             bool
 	// HeapAfter and Promoted are the sums over the generations (0–4) of
@@ -68,9 +70,8 @@ type GCs struct {
 
 // gcProcess is what GCs follows per process.
 type gcProcess struct {
-	suspendAt  trace.Time
-	suspended  bool
-	waiting    []int // GCs started during the current suspension
+	suspends   map[trace.TrackID]trace.Time // suspensions in force, by the thread that began them
+	waiting    map[trace.TrackID][]int      // GCs that run in them
 	current    int   // the latest GC still waiting for its heap stats, or -1
 	heapAfter  uint64
 	allocated  uint64
@@ -115,18 +116,19 @@ func (g *GCs) Observe(r trace.Reader, e trace.Event) {
 	}
 	p := g.procs[pid]
 	if p == nil {
-		p = &gcProcess{current: -1, lastByNumb: map[int64]int{}}
+		p = &gcProcess{current: -1, lastByNumb: map[int64]int{}, suspends: map[trace.TrackID]trace.Time{}, waiting: map[trace.TrackID][]int{}}
 		g.procs[pid] = p
 	}
 	switch kind {
 	case gcSuspend:
-		p.suspendAt, p.suspended = e.Time, true
+		p.suspends[e.Track] = e.Time
 		return
 	case gcRestart:
-		for _, i := range p.waiting {
+		for _, i := range p.waiting[e.Track] {
 			g.rows[i].PauseEnd, g.rows[i].HasPause = e.Time, true
 		}
-		p.waiting, p.suspended = p.waiting[:0], false
+		delete(p.waiting, e.Track)
+		delete(p.suspends, e.Track)
 		return
 	}
 	d, err := r.Details(e)
@@ -144,9 +146,9 @@ func (g *GCs) Observe(r trace.Reader, e trace.Event) {
 			Reason: fieldText(d.Fields, "Reason"), Type: fieldText(d.Fields, "Type")}
 		i := len(g.rows)
 		g.rows = append(g.rows, row)
-		if p.suspended {
-			g.rows[i].PauseStart = p.suspendAt
-			p.waiting = append(p.waiting, i)
+		if k, ok := p.suspension(e.Track); ok {
+			g.rows[i].PauseStart = p.suspends[k]
+			p.waiting[k] = append(p.waiting[k], i)
 		}
 		p.current = i
 		if len(p.lastByNumb) < 1024 { // a GC whose Stop never comes must not grow it forever
@@ -178,6 +180,21 @@ func (g *GCs) Observe(r trace.Reader, e trace.Event) {
 			p.allocated += fieldUint(d.Fields, "AllocationAmount")
 		}
 	}
+}
+
+// suspension returns the thread whose suspension a GC started on
+// thread t runs in: t's own, else the latest in force in the process.
+func (p *gcProcess) suspension(t trace.TrackID) (trace.TrackID, bool) {
+	if _, ok := p.suspends[t]; ok {
+		return t, true
+	}
+	best, found := trace.NoTrack, false
+	for k, at := range p.suspends {
+		if !found || at > p.suspends[best] || at == p.suspends[best] && k < best {
+			best, found = k, true
+		}
+	}
+	return best, found
 }
 
 // Rows returns the GCs in the order they started. The slice is the
