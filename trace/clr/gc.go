@@ -72,7 +72,7 @@ type GCs struct {
 type gcProcess struct {
 	suspends   map[trace.TrackID]trace.Time // suspensions in force, by the thread that began them
 	waiting    map[trace.TrackID][]int      // GCs that run in them
-	current    int   // the latest GC still waiting for its heap stats, or -1
+	current    int                          // the latest GC still waiting for its heap stats, or -1
 	heapAfter  uint64
 	allocated  uint64
 	lastByNumb map[int64]int // GC number → row, for GC/Stop (the GCs still running)
