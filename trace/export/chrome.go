@@ -19,9 +19,10 @@ import (
 //   - every event is an instant (`"ph":"i"`, thread-scoped), its fields,
 //     label and labels (activity ids) in `args`;
 //   - a pair of events named …Start and …Stop of one provider on one
-//     thread, properly nested, is a slice instead (`B` and `E`); a Stop
-//     that does not close the thread's innermost open Start stays an
-//     instant, and slices still open at the end are closed there;
+//     thread is a slice instead (`"ph":"X"` with the Start's args, and the
+//     Stop's under "stop"): a Stop closes the innermost open Start of its
+//     name, and the Starts opened inside it that no Stop closed stay
+//     instants, as do Starts never closed, so slices nest;
 //   - consecutive events with the same non-zero ActivityId (or
 //     RelatedActivityId) are linked by a flow (`s` then `f`, one id per
 //     link, bound to the enclosing slice), so the activity can be followed
@@ -37,13 +38,26 @@ type ChromeWriter struct {
 	b       []byte
 	n       int64
 	last    trace.Time
-	open    map[[2]int64][]string // per (pid, tid): the names of open slices, innermost last
+	open    map[[2]int64][]openSlice // per (pid, tid): the open Starts, innermost last
 	flows   map[string]flowEnd    // per activity id: its latest event
 	nflow   int64
 	threads map[[2]int64]string
 	procs   map[int64]bool
 	dropped int64 // links not drawn because flows was full
 }
+
+// openSlice is a Start event waiting for its Stop.
+type openSlice struct {
+	key  string // provider, NUL, name without "Start"
+	name string // the slice's name
+	cat  string
+	ts   trace.Time
+	args []byte // `{…}`
+}
+
+// maxOpen bounds the Starts a thread keeps open; past it a Start is an
+// instant at once.
+const maxOpen = 256
 
 // flowEnd is where an activity's latest event happened.
 type flowEnd struct {
@@ -58,7 +72,7 @@ const MaxChromeFlows = 1 << 20
 // NewChromeWriter returns a writer of the events of r to w.
 func NewChromeWriter(w io.Writer, r trace.Reader) *ChromeWriter {
 	c := &ChromeWriter{w: bufio.NewWriterSize(w, 1<<16), m: r.Meta(), r: r,
-		open: map[[2]int64][]string{}, flows: map[string]flowEnd{}, threads: map[[2]int64]string{}, procs: map[int64]bool{}}
+		open: map[[2]int64][]openSlice{}, flows: map[string]flowEnd{}, threads: map[[2]int64]string{}, procs: map[int64]bool{}}
 	c.w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[` + "\n")
 	return c
 }
@@ -128,28 +142,66 @@ func (c *ChromeWriter) Write(e trace.Event, d trace.Details) error {
 	if name == "" {
 		name = "#" + strconv.FormatInt(int64(e.Type), 10)
 	}
-	ph, sliceName := "i", ""
-	if s, ok := strings.CutSuffix(name, "Start"); ok {
-		ph, sliceName = "B", cat+"\x00"+s
-		c.open[key] = append(c.open[key], sliceName)
-	} else if s, ok := strings.CutSuffix(name, "Stop"); ok {
-		if st := c.open[key]; len(st) > 0 && st[len(st)-1] == cat+"\x00"+s {
-			ph = "E"
-			c.open[key] = st[:len(st)-1]
-		}
-	}
-	shown := name
-	if ph == "B" || ph == "E" {
-		shown = strings.TrimRight(strings.TrimSuffix(strings.TrimSuffix(name, "Start"), "Stop"), "/")
+	args, acts := c.args(nil, name, e, d)
+	b := c.b[:0]
+	if base, ok := strings.CutSuffix(name, "Start"); ok && len(c.open[key]) < maxOpen {
+		shown := strings.TrimRight(base, "/")
 		if shown == "" {
 			shown = name
 		}
+		c.open[key] = append(c.open[key], openSlice{key: cat + "\x00" + base, name: shown, cat: cat, ts: e.Time, args: args})
+	} else if base, ok := strings.CutSuffix(name, "Stop"); ok && c.close(key, cat+"\x00"+base) >= 0 {
+		st := c.open[key]
+		k := c.close(key, cat+"\x00"+base)
+		for _, o := range st[k+1:] { // opened inside, never closed
+			b = c.instant(b, o.name, o.cat, o.ts, pid, tid, o.args)
+		}
+		o := st[k]
+		b = c.head(b, o.name, o.cat, "X", o.ts, pid, tid)
+		b = append(b, `,"dur":`...)
+		b = appendTS(b, e.Time-o.ts)
+		b = append(b, `,"args":`...)
+		b = append(b, o.args[:len(o.args)-1]...)
+		b = append(b, `,"stop":`...)
+		b = append(b, args...)
+		b = append(b, '}', '}')
+		c.open[key] = st[:k]
+	} else {
+		b = c.instant(b, name, cat, e.Time, pid, tid, args)
 	}
-	b := c.head(c.b[:0], shown, cat, ph, e.Time, pid, tid)
-	if ph == "i" {
-		b = append(b, `,"s":"t"`...)
+	for _, a := range acts {
+		b = c.flow(b, a, flowEnd{e.Time, pid, tid})
 	}
-	b = append(b, `,"args":{"event":`...)
+	c.last = max(c.last, e.Time)
+	c.b = b
+	_, err := c.w.Write(b)
+	return err
+}
+
+// close returns the index of the innermost open Start of key on the
+// thread, or -1.
+func (c *ChromeWriter) close(thread [2]int64, key string) int {
+	st := c.open[thread]
+	for k := len(st) - 1; k >= 0; k-- {
+		if st[k].key == key {
+			return k
+		}
+	}
+	return -1
+}
+
+// instant appends an instant event.
+func (c *ChromeWriter) instant(b []byte, name, cat string, ts trace.Time, pid, tid int64, args []byte) []byte {
+	b = c.head(b, name, cat, "i", ts, pid, tid)
+	b = append(b, `,"s":"t","args":`...)
+	b = append(b, args...)
+	return append(b, '}')
+}
+
+// args appends an event's args object to b: its name, label, fields
+// (as "field:NAME") and labels; acts are its non-zero activity ids.
+func (c *ChromeWriter) args(b []byte, name string, e trace.Event, d trace.Details) ([]byte, []string) {
+	b = append(b, `{"event":`...)
 	b = AppendString(b, name)
 	b = append(b, `,"label":`...)
 	b = AppendString(b, d.Label)
@@ -172,14 +224,7 @@ func (c *ChromeWriter) Write(e trace.Event, d trace.Details) error {
 			}
 		}
 	}
-	b = append(b, "}}"...)
-	for _, a := range acts {
-		b = c.flow(b, a, flowEnd{e.Time, pid, tid})
-	}
-	c.last = max(c.last, e.Time)
-	c.b = b
-	_, err := c.w.Write(b)
-	return err
+	return append(b, '}'), acts
 }
 
 var zeroGUID = string(make([]byte, 16))
@@ -203,16 +248,13 @@ func (c *ChromeWriter) flow(b []byte, act string, here flowEnd) []byte {
 	return append(b, `,"id":`+id+`,"bp":"e"}`...)
 }
 
-// Close ends the slices still open, names the threads and processes and
+// Close writes the Starts still open as instants, names the threads and processes and
 // finishes the document; it does not close the underlying writer.
 func (c *ChromeWriter) Close() error {
 	b := c.b[:0]
 	for _, key := range sortedKeys(c.open) {
-		st := c.open[key]
-		for i := len(st) - 1; i >= 0; i-- {
-			cat, name, _ := strings.Cut(st[i], "\x00")
-			b = c.head(b, strings.TrimRight(name, "/"), cat, "E", c.last, key[0], key[1])
-			b = append(b, `,"args":{"unfinished":true}}`...)
+		for _, o := range c.open[key] { // never closed
+			b = c.instant(b, o.name, o.cat, o.ts, key[0], key[1], o.args)
 		}
 	}
 	for _, key := range sortedKeys(c.threads) {
