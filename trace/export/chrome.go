@@ -39,7 +39,7 @@ type ChromeWriter struct {
 	n       int64
 	last    trace.Time
 	open    map[[2]int64][]openSlice // per (pid, tid): the open Starts, innermost last
-	flows   map[string]flowEnd    // per activity id: its latest event
+	flows   map[string]flowEnd       // per activity id: its latest event
 	nflow   int64
 	threads map[[2]int64]string
 	procs   map[int64]bool
