@@ -101,6 +101,34 @@ func decodeRun(dst []trace.Event, b []byte, n int) ([]trace.Event, error) {
 	return dst, nil
 }
 
+// decodeRecord adds the deltas of the record at b[i:] to *e and returns
+// the index after it.
+func decodeRecord(e *trace.Event, b []byte, i int) (int, error) {
+	var d [8]int64
+	for k := range d {
+		if i < len(b) && b[i] < 0x80 {
+			c := int64(b[i])
+			d[k] = c>>1 ^ -(c & 1)
+			i++
+			continue
+		}
+		v, m := binary.Varint(b[min(i, len(b)):])
+		if m <= 0 {
+			return i, fmt.Errorf("render: internal error: damaged record in the spill file")
+		}
+		d[k], i = v, i+m
+	}
+	e.Type = trace.TypeID(int64(e.Type) + d[0])
+	e.Seq = uint32(int64(e.Seq) + d[1])
+	e.Capture = trace.TrackID(int64(e.Capture) + d[2])
+	e.CPU = int32(int64(e.CPU) + d[3])
+	e.Stack = trace.StackID(int64(e.Stack) + d[4])
+	e.Labels = trace.LabelsID(int64(e.Labels) + d[5])
+	e.Payload.Off += d[6]
+	e.Payload.Len = int32(int64(e.Payload.Len) + d[7])
+	return i, nil
+}
+
 // run is a stretch of consecutive records of one track in the spill file.
 type run struct {
 	first int   // index in the track of the run's first record
@@ -257,15 +285,27 @@ func (st *spillTrack) runOf(i int) (k int, ok bool) {
 	return k, k >= 0 && i < st.n
 }
 
-// runReader decodes runs of the spill file, keeping the last one: a
-// search that checks consecutive events of a track decodes each run once.
-// It is not safe for concurrent use; each caller has its own.
+// runReader decodes runs of the spill file, keeping the last one read. A
+// reader that moves forward through a run (a search checking candidates
+// in order) decodes it incrementally: the records it passes are summed,
+// not stored, and decoding stops at the record asked for. A reader that
+// moves backward decodes the whole run once into evs. It is not safe for
+// concurrent use; each caller has its own.
 type runReader struct {
 	s    *spill
 	st   *spillTrack
 	k    int
-	evs  []trace.Event
 	data []byte
+	n    int // records in the run
+	// forward decoding: the next record's byte offset and index in the
+	// run, and the record before it
+	pos  int
+	next int
+	prev trace.Event
+	// evs is the whole run, decoded, once a reader went backward (nil
+	// until then)
+	evs []trace.Event
+	all bool
 }
 
 // event returns record i of track st (Time and Track are left zero).
@@ -274,7 +314,7 @@ func (rr *runReader) event(st *spillTrack, i int) (trace.Event, error) {
 	if !ok {
 		return trace.Event{}, fmt.Errorf("render: internal error: record %d of %d not in the spill file", i, st.n)
 	}
-	if rr.st != st || rr.k != k || rr.evs == nil {
+	if rr.st != st || rr.k != k || rr.data == nil {
 		r := st.runs[k]
 		n := runRecords
 		if k+1 < len(st.runs) {
@@ -284,13 +324,35 @@ func (rr *runReader) event(st *spillTrack, i int) (trace.Event, error) {
 		}
 		rr.data = slices.Grow(rr.data[:0], int(r.size))[:r.size]
 		if _, err := rr.s.f.ReadAt(rr.data, r.off); err != nil {
+			rr.data = nil
 			return trace.Event{}, fmt.Errorf("render: reading the index spill file: %w", err)
 		}
-		evs, err := decodeRun(rr.evs[:0], rr.data, n)
+		rr.st, rr.k, rr.n = st, k, n
+		rr.pos, rr.next, rr.prev, rr.all = 0, 0, trace.Event{}, false
+	}
+	j := i - st.runs[k].first
+	if rr.all {
+		return rr.evs[j], nil
+	}
+	if j == rr.next-1 {
+		return rr.prev, nil
+	}
+	if j < rr.next { // backward: decode the whole run
+		evs, err := decodeRun(rr.evs[:0], rr.data, rr.n)
 		if err != nil {
+			rr.data = nil
 			return trace.Event{}, err
 		}
-		rr.st, rr.k, rr.evs = st, k, evs
+		rr.evs, rr.all = evs, true
+		return rr.evs[j], nil
 	}
-	return rr.evs[i-st.runs[k].first], nil
+	for rr.next <= j {
+		var err error
+		if rr.pos, err = decodeRecord(&rr.prev, rr.data, rr.pos); err != nil {
+			rr.data = nil
+			return trace.Event{}, err
+		}
+		rr.next++
+	}
+	return rr.prev, nil
 }

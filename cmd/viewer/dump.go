@@ -22,7 +22,7 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
+	f, err := wrap.OpenFile(ctx, name, commandFormats(), wrap.Limits{})
 	if err != nil {
 		return err
 	}

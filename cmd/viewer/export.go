@@ -33,7 +33,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := regularFile(name); err != nil {
 		return err
 	}
-	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
+	f, err := wrap.OpenFile(ctx, name, commandFormats(), wrap.Limits{})
 	if err != nil {
 		return err
 	}

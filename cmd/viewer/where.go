@@ -8,6 +8,7 @@ import (
 	"viewer/render"
 	"viewer/render/query"
 	"viewer/trace"
+	"viewer/trace/synth"
 )
 
 // whereFlags are the event-selection flags of dump and export: a query
@@ -90,3 +91,10 @@ type filteredAppender struct {
 	filtered
 	trace.DetailsAppender
 }
+
+// commandFormats are the formats dump and export read: the viewer's,
+// and trace/synth's one-line synthetic files (`SYNTH1 events=N seed=S
+// tracks=T`), so that a benchmark can dump millions of events from a few
+// bytes. The server does not read those: an upload of a few bytes must
+// not stand for an unbounded trace.
+func commandFormats() []trace.Format { return append(formats(), synth.Format{}) }

@@ -301,6 +301,24 @@ func (g *Trace) DecodeFields(e trace.Event, idx []int, vals []trace.Value) error
 	return nil
 }
 
+// AppendDetails appends the fields and label Details gives (see
+// [trace.DetailsAppender]), allocating only the "point" struct's members.
+func (g *Trace) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
+	if e.Payload.Off < header || e.Payload.Len < 8 {
+		return fields, label, &trace.FormatError{Format: Name, Off: e.Payload.Off, Msg: "not an event payload"}
+	}
+	v := Value(e)
+	name := itemNames[v%37]
+	fields = append(fields,
+		trace.Field{Name: "seq", Value: trace.UintValue(uint64(e.Seq))},
+		trace.Field{Name: "value", Value: trace.IntValue(v)},
+		trace.Field{Name: "name", Value: trace.StringValue(name)},
+		trace.Field{Name: "point", Value: trace.StructValue([]trace.Field{{Name: "x", Value: trace.IntValue(v % 10)}, {Name: "y", Value: trace.IntValue(v / 10)}})},
+	)
+	label = append(append(label, name...), " value="...)
+	return fields, strconv.AppendInt(label, v, 10), nil
+}
+
 // itemNames are the values of the "name" field.
 var itemNames = func() (names [37]string) {
 	for i := range names {

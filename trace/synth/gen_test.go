@@ -115,3 +115,27 @@ func TestDecodeFields(t *testing.T) {
 		t.Error("a zero event decoded")
 	}
 }
+
+// TestAppendDetails checks that AppendDetails gives what Details does.
+func TestAppendDetails(t *testing.T) {
+	g := New(Config{Events: 300, Seed: 6})
+	r := tracetest.Check(t, g, true)
+	var fields []trace.Field
+	var label []byte
+	for _, e := range r.Events {
+		d, err := g.Details(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var aerr error
+		fields, label, aerr = g.AppendDetails(fields[:0], label[:0], e)
+		if aerr != nil || string(label) != d.Label || len(fields) != len(d.Fields) {
+			t.Fatalf("AppendDetails: %v %q %v, Details %v %q", fields, label, aerr, d.Fields, d.Label)
+		}
+		for i := range fields {
+			if fields[i].Name != d.Fields[i].Name || fields[i].Value.String() != d.Fields[i].Value.String() {
+				t.Fatalf("field %d: %v, Details %v", i, fields[i], d.Fields[i])
+			}
+		}
+	}
+}
