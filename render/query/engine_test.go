@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -218,5 +219,63 @@ func TestBudget(t *testing.T) {
 	}
 	if n, err := run("Event3 or time > 0", 10); err != nil || n != 20000 {
 		t.Errorf("a query of the resident index with a budget of 10: %d hits, %v", n, err)
+	}
+}
+
+// TestCountTable checks render.Index.Count, per type and per track, in
+// random windows over random tracks, against brute force.
+func TestCountTable(t *testing.T) {
+	cfg := synth.Config{Events: 20000, Tracks: 7, Types: 10, Seed: 21, MeanGap: 40}
+	x, err := render.Build(context.Background(), synth.New(cfg), render.Options{SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	ref := synth.New(cfg)
+	var evs []trace.Event
+	for {
+		e, err := ref.ReadEvent()
+		if err != nil {
+			break
+		}
+		evs = append(evs, e)
+	}
+	first, last := x.Span()
+	for k, q := range engineQueries {
+		e, err := ParseExpr(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo := first + trace.Time(k)*(last-first)/40
+		hi := last - trace.Time(k)*(last-first)/50
+		tracks := []trace.TrackID{trace.TrackID(k % 7), trace.TrackID((k + 3) % 7), 99}
+		if k%3 == 0 {
+			tracks = nil
+		}
+		got, err := x.Count(context.Background(), render.Filter{Expr: e, Tracks: tracks}, lo, hi)
+		if err != nil || !got.Complete {
+			t.Fatalf("%q: %v (complete %v)", q, err, got.Complete)
+		}
+		want := render.CountTable{Types: map[trace.TypeID]int64{}, Tracks: map[trace.TrackID]int64{}}
+		for _, ev := range evs {
+			if ev.Time < lo || ev.Time > hi || tracks != nil && !slices.Contains(tracks, ev.Track) {
+				continue
+			}
+			d, _ := ref.Details(ev)
+			if bruteMatch(e, ref, ev, d) {
+				want.Types[ev.Type]++
+				want.Tracks[ev.Track]++
+				want.Total++
+			}
+		}
+		if got.Total != want.Total || !maps.Equal(got.Types, want.Types) || !maps.Equal(got.Tracks, want.Tracks) {
+			t.Errorf("%q in [%d, %d] on %v: %+v, brute force %+v", q, lo, hi, tracks, got, want)
+		}
+	}
+	// A budget stops the count early, with what it counted.
+	e, _ := ParseExpr("value < 500")
+	got, err := x.Count(context.Background(), render.Filter{Expr: e, Budget: 100}, first, last)
+	if !errors.Is(err, render.ErrBudget) || got.Complete || got.Total == 0 || !render.Stopped(err) {
+		t.Errorf("over budget: %+v, %v", got, err)
 	}
 }
