@@ -3,9 +3,9 @@ package web
 import (
 	"cmp"
 	"encoding/json"
-	"slices"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
