@@ -385,25 +385,47 @@ func (c *cursor) advance(ctx context.Context, x *Index, backward, step bool) boo
 		c.i += d
 	}
 	n := c.t.times.len()
+	if !backward { // a chunk at a time: the common case, and a hot loop
+		for k := 0; c.i >= 0 && c.i < n; k++ {
+			if k&15 == 15 && ctx.Err() != nil {
+				return false
+			}
+			ch := c.t.types.chunk(c.i >> chunkBits)
+			j := c.i & chunkMask
+			for j < len(ch) && !c.want.mask[ch[j]] {
+				j++
+			}
+			c.i += j - c.i&chunkMask
+			if j == len(ch) {
+				continue
+			}
+			if ch[j] != typeEscape || c.admitEscaped(x) {
+				c.tm = c.t.times.at(c.i)
+				return true
+			}
+			c.i++
+		}
+		return false
+	}
 	for k := 0; c.i >= 0 && c.i < n; k++ {
 		if k&0xffff == 0xffff && ctx.Err() != nil {
 			return false
 		}
 		ty := c.t.types.at(c.i)
-		if c.want.mask[ty] {
-			if ty != typeEscape {
-				c.tm = c.t.times.at(c.i)
-				return true
-			}
-			e, err := x.event(c.rr, EventID{Track: c.track, Index: int32(c.i)})
-			if err == nil && c.want.admit(e.Type) {
-				c.tm = c.t.times.at(c.i)
-				return true
-			}
+		if c.want.mask[ty] && (ty != typeEscape || c.admitEscaped(x)) {
+			c.tm = c.t.times.at(c.i)
+			return true
 		}
 		c.i += d
 	}
 	return false
+}
+
+// admitEscaped decides an event of the type column's escape code from its
+// spilled record.
+func (c *cursor) admitEscaped(x *Index) bool {
+	e, err := x.event(c.rr, EventID{Track: c.track, Index: int32(c.i)})
+	return err == nil && c.want.admit(e.Type)
 }
 
 type cursors struct {
