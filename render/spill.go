@@ -392,13 +392,16 @@ func (rr *runReader) event(t *track, i int) (trace.Event, error) {
 			n = st.n - r.first
 		}
 		rr.data = slices.Grow(rr.data[:0], int(r.size))[:r.size]
-		if _, err := rr.s.f.ReadAt(rr.data, r.off); err != nil {
+		if err := rr.readAt(rr.data, r.off); err != nil {
 			rr.data = nil
 			return trace.Event{}, fmt.Errorf("render: reading the index spill file: %w", err)
 		}
-		rr.codes = slices.Grow(rr.codes[:0], n)[:n]
-		for r := range rr.codes {
-			rr.codes[r] = t.types.at(first + r)
+		rr.codes = rr.codes[:0]
+		for at := first; at < first+n; {
+			ch := t.types.chunk(at >> chunkBits)[at&chunkMask:]
+			ch = ch[:min(len(ch), first+n-at)]
+			rr.codes = append(rr.codes, ch...)
+			at += len(ch)
 		}
 		rr.offs = slices.Grow(rr.offs[:0], n)[:n]
 		rr.st, rr.k = st, k
@@ -448,4 +451,10 @@ func (rr *runReader) event(t *track, i int) (trace.Event, error) {
 	rr.next, rr.slotNext[s] = j+1, int32(j+1)
 	rr.lastJ, rr.last = j, e
 	return e, nil
+}
+
+// readAt reads the file at off into dst.
+func (rr *runReader) readAt(dst []byte, off int64) error {
+	_, err := rr.s.f.ReadAt(dst, off)
+	return err
 }
