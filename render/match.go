@@ -555,6 +555,9 @@ type Matcher struct {
 	plans   []*plan               // by TypeID, grown as the trace's table grows
 	unknown *plan                 // for types the table does not describe
 	decodes int64
+	// FieldValue's plans, for the path fieldPath
+	fieldPlans map[trace.TypeID]*plan
+	fieldPath  string
 
 	// per-event scratch
 	vals   []trace.Value
@@ -832,4 +835,37 @@ func (st *evalState) valueHas(v *trace.Value, lower string) bool {
 		return hasFold(v.String(), lower)
 	}
 	return hasFold(m.text, lower)
+}
+
+// FieldValue returns the value of the field path (as a predicate names
+// it: a payload field, "a.b" a struct member, or a header key) of e,
+// decoding only that field where the reader can; ok is false when e has
+// no such field or its payload does not decode.
+func (m *Matcher) FieldValue(e *trace.Event, path string) (v trace.Value, ok bool) {
+	if m.fieldPlans == nil || m.fieldPath != path {
+		m.fieldPlans, m.fieldPath = map[trace.TypeID]*plan{}, path
+	}
+	pl := m.fieldPlans[e.Type]
+	if pl == nil {
+		var et *trace.EventType
+		if e.Type >= 0 && int(e.Type) < len(m.meta.Types) {
+			et = &m.meta.Types[e.Type]
+		}
+		pl = &plan{ty: e.Type, et: et, decoder: m.fd != nil && et != nil}
+		pl.root = pl.resolve(cond{kind: nPred, field: path, p: &cpred{}})
+		pl.et = nil
+		m.fieldPlans[e.Type] = pl
+	}
+	st := evalState{m: m, pl: pl, e: e}
+	switch pl.root.kind {
+	case nField:
+		v, ok = st.field(&pl.root)
+	case nHeader:
+		v, ok = st.header(pl.root.key)
+	case nTrue, nFalse: // a type-level header key, or no such field
+		if k := headerKeys[strings.TrimPrefix(path, "@")]; k.typeLevel() && e.Type >= 0 && int(e.Type) < len(m.meta.Types) {
+			v, ok = k.typeValue(&m.meta.Types[e.Type]), true
+		}
+	}
+	return v, ok && !st.failed
 }

@@ -21,6 +21,8 @@ const (
 	DefaultTableLimit = 200  // rows of a table page
 	MaxTableLimit     = 1000
 	MaxTableColumns   = 256 // field columns of a table page
+	DefaultHistBins   = 20  // bins of a counts reply's histogram
+	MaxHistBins       = 1000
 )
 
 // selection is what the table endpoints select: a query over a time
@@ -105,6 +107,22 @@ type countsReply struct {
 	Complete bool         `json:"complete"`
 	CutOff   bool         `json:"cut_off,omitempty"`
 	Notice   string       `json:"notice,omitempty"`
+	// Histogram is the distribution of the field named by `field`.
+	Histogram *histogramReply `json:"histogram,omitempty"`
+}
+
+type histogramReply struct {
+	Field    string  `json:"field"`
+	Count    int64   `json:"count"`
+	Missing  int64   `json:"missing"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	Mean     float64 `json:"mean"`
+	P50      float64 `json:"p50"`
+	P90      float64 `json:"p90"`
+	P99      float64 `json:"p99"`
+	Bins     []int64 `json:"bins"`
+	Complete bool    `json:"complete"`
 }
 
 type typeCount struct {
@@ -137,13 +155,33 @@ func (s *Server) handleCounts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	field, bins := r.URL.Query().Get("field"), DefaultHistBins
+	if b := r.URL.Query().Get("bins"); b != "" {
+		n, err := strconv.Atoi(b)
+		if err != nil || n < 1 || n > MaxHistBins {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("bins: not a number from 1 to %d", MaxHistBins))
+			return
+		}
+		bins = n
+	}
+	if len(field) > query.MaxLen {
+		writeError(w, http.StatusBadRequest, "field: too long")
+		return
+	}
 	ctx, done, ok := s.searchSlot(w, r)
 	if !ok {
 		return
 	}
 	defer done()
 	t, err := idx.x.Count(ctx, sel.f, sel.lo, sel.hi)
-	out := countsReply{From: sel.lo, To: sel.hi, Total: t.Total, Types: []typeCount{}, Tracks: []trackCount{}, Complete: t.Complete}
+	var hist *histogramReply
+	if field != "" && err == nil {
+		var h render.Histogram
+		h, err = idx.x.Histogram(ctx, sel.f, sel.lo, sel.hi, field, bins)
+		hist = &histogramReply{Field: field, Count: h.Count, Missing: h.Missing, Min: h.Min, Max: h.Max, Mean: h.Mean,
+			P50: h.P50, P90: h.P90, P99: h.P99, Bins: h.Bins, Complete: h.Complete}
+	}
+	out := countsReply{From: sel.lo, To: sel.hi, Total: t.Total, Types: []typeCount{}, Tracks: []trackCount{}, Complete: t.Complete, Histogram: hist}
 	switch {
 	case err == nil:
 	case r.Context().Err() != nil:

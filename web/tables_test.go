@@ -94,6 +94,23 @@ func TestCountsAndTable(t *testing.T) {
 				t.Errorf("%q: track %d: %d, want %d", c.q, tc.Track, tc.Count, wantTracks[tc.Track])
 			}
 		}
+		// The histogram of the value field: its count and extremes.
+		params.Set("field", "value")
+		params.Set("bins", "7")
+		resp, b = ts.do("GET", "/api/traces/"+id+"/counts?"+params.Encode(), nil)
+		var hc countsReply
+		if resp.StatusCode != 200 || json.Unmarshal(b, &hc) != nil || hc.Histogram == nil {
+			t.Fatalf("%q: counts with a histogram: %d %s", c.q, resp.StatusCode, b)
+		}
+		minV, maxV := int64(1000), int64(-1)
+		for _, e := range want {
+			minV, maxV = min(minV, synth.Value(e)), max(maxV, synth.Value(e))
+		}
+		if h := hc.Histogram; h.Count != int64(len(want)) || len(h.Bins) != 7 || !h.Complete || len(want) > 0 && (h.Min != float64(minV) || h.Max != float64(maxV)) {
+			t.Errorf("%q: histogram %+v; want %d values from %d to %d", c.q, h, len(want), minV, maxV)
+		}
+		params.Del("field")
+		params.Del("bins")
 		// The table, page by page, is every event in order with its fields.
 		var rows []tableRow
 		params.Set("limit", "333")

@@ -279,3 +279,90 @@ func TestCountTable(t *testing.T) {
 		t.Errorf("over budget: %+v, %v", got, err)
 	}
 }
+
+// TestHistogram checks render.Index.Histogram of synthetic fields and a
+// header key against the values gathered by brute force.
+func TestHistogram(t *testing.T) {
+	cfg := synth.Config{Events: 20000, Tracks: 6, Types: 9, Seed: 23, MeanGap: 40}
+	x, err := render.Build(context.Background(), synth.New(cfg), render.Options{SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	ref := synth.New(cfg)
+	var evs []trace.Event
+	for {
+		e, err := ref.ReadEvent()
+		if err != nil {
+			break
+		}
+		evs = append(evs, e)
+	}
+	first, last := x.Span()
+	lo, hi := first+(last-first)/7, last-(last-first)/9
+	for _, c := range []struct{ q, field string }{
+		{"Event3 or Event5", "value"},
+		{"value > 100", "point.y"},
+		{"Synthetic-1", "cpu"},
+		{"Event2", "@id"},
+		{"Event2", "name"}, // not numeric: every event missing
+	} {
+		e, err := ParseExpr(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := x.Histogram(context.Background(), render.Filter{Expr: e}, lo, hi, c.field, 10)
+		if err != nil || !h.Complete {
+			t.Fatalf("%q %s: %v (complete %v)", c.q, c.field, err, h.Complete)
+		}
+		var vals []float64
+		missing := int64(0)
+		for _, ev := range evs {
+			if ev.Time < lo || ev.Time > hi {
+				continue
+			}
+			d, _ := ref.Details(ev)
+			if !bruteMatch(e, ref, ev, d) {
+				continue
+			}
+			var v float64
+			et := ref.Meta().Types[ev.Type]
+			switch c.field {
+			case "value":
+				v = float64(synth.Value(ev))
+			case "point.y":
+				v = float64(synth.Value(ev) / 10)
+			case "cpu":
+				v = float64(ev.CPU)
+			case "@id":
+				v = float64(et.ID)
+			default:
+				missing++
+				continue
+			}
+			vals = append(vals, v)
+		}
+		if h.Count != int64(len(vals)) || h.Missing != missing {
+			t.Fatalf("%q %s: %d values, %d missing; want %d, %d", c.q, c.field, h.Count, h.Missing, len(vals), missing)
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		slices.Sort(vals)
+		sum := 0.0
+		for _, v := range vals {
+			sum += v
+		}
+		p50 := vals[(len(vals)+1)/2-1]
+		if h.Min != vals[0] || h.Max != vals[len(vals)-1] || h.P50 != p50 || math.Abs(h.Mean-sum/float64(len(vals))) > 1e-9 {
+			t.Errorf("%q %s: %+v; want min %v max %v p50 %v mean %v", c.q, c.field, h, vals[0], vals[len(vals)-1], p50, sum/float64(len(vals)))
+		}
+		var total int64
+		for _, b := range h.Bins {
+			total += b
+		}
+		if total != h.Count {
+			t.Errorf("%q %s: bins hold %d of %d values", c.q, c.field, total, h.Count)
+		}
+	}
+}
