@@ -161,11 +161,10 @@ func CompileRegexp(s string) (*regexp.Regexp, error) {
 	if len(s) > MaxRegexp {
 		return nil, errors.New("a regular expression longer than " + strconv.Itoa(MaxRegexp) + " bytes")
 	}
-	re, err := regexp.Compile("(?i)" + s)
-	if err != nil {
+	if _, err := regexp.Compile(s); err != nil { // to say what is wrong in the user's words
 		return nil, errors.New("bad regular expression: " + err.Error())
 	}
-	return re, nil
+	return regexp.Compile("(?i)" + s)
 }
 
 // match reports whether v satisfies the comparison, as [Predicate.Match]

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -189,5 +190,9 @@ func TestExportChrome(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("--where exported nothing")
+	}
+	// --format jsonl is the dump.
+	if a, b := viewerOut(t, "export", "--format", "jsonl", "--where", "CacheMiss", demo), viewerOut(t, "dump", "--where", "CacheMiss", demo); !bytes.Equal(a, b) || len(a) == 0 {
+		t.Errorf("export --format jsonl wrote %d bytes, dump %d", len(a), len(b))
 	}
 }
