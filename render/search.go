@@ -331,10 +331,11 @@ func (q *query) check(rr *runReader, id EventID, tm trace.Time) (bool, error) {
 		return false, ErrBudget
 	}
 	q.reads++
-	e, err := q.x.event(rr, id)
+	e, err := rr.event(t, int(id.Index))
 	if err != nil {
 		return false, err
 	}
+	e.Time, e.Track = tm, id.Track
 	return q.m.Match(&e), nil
 }
 

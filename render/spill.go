@@ -378,9 +378,12 @@ type runReader struct {
 // event returns record i of track t (Time and Track are left zero).
 func (rr *runReader) event(t *track, i int) (trace.Event, error) {
 	st := &t.spill
-	k, ok := st.runOf(i)
-	if !ok {
-		return trace.Event{}, fmt.Errorf("render: internal error: record %d of %d not in the spill file", i, st.n)
+	k := rr.k
+	if rr.st != st || rr.data == nil || i < st.runs[k].first || i >= st.runs[k].first+len(rr.codes) { // not the run at hand
+		var ok bool
+		if k, ok = st.runOf(i); !ok {
+			return trace.Event{}, fmt.Errorf("render: internal error: record %d of %d not in the spill file", i, st.n)
+		}
 	}
 	first := st.runs[k].first
 	if rr.st != st || rr.k != k || rr.data == nil {

@@ -114,6 +114,41 @@ func BenchmarkFieldCommonType(b *testing.B) {
 	b.ReportMetric(100*float64(bench.types[0])/float64(x.Events()), "%-of-events")
 }
 
+var fewTypes struct {
+	once sync.Once
+	x    *render.Index
+	n0   int64 // events of type 0
+	err  error
+}
+
+// BenchmarkFieldFewTypes is BenchmarkField on a synthetic trace of 4
+// event types (a type is a quarter of the events, as a runtime's sample
+// or allocation events are of a .NET trace).
+func BenchmarkFieldFewTypes(b *testing.B) {
+	fewTypes.once.Do(func() {
+		fewTypes.x, fewTypes.err = render.Build(context.Background(), synth.New(synth.Config{Events: benchEvents, Seed: 16, Types: 4}), render.Options{SpillDir: os.TempDir()})
+		if fewTypes.err == nil {
+			for _, c := range fewTypes.x.Stats().Counts {
+				if c.ID == 1 {
+					fewTypes.n0 = c.Count
+				}
+			}
+		}
+	})
+	if fewTypes.err != nil {
+		b.Fatal(fewTypes.err)
+	}
+	x := fewTypes.x
+	var hits int64
+	cpu0 := tracetest.CPUTime()
+	for b.Loop() {
+		hits, _ = scan(b, x, context.Background(), "Event0 and value >= 500", 0)
+	}
+	perCPU(b, cpu0, float64(fewTypes.n0), "type-events")
+	b.ReportMetric(float64(hits), "hits")
+	b.ReportMetric(100*float64(fewTypes.n0)/float64(x.Events()), "%-of-events")
+}
+
 // BenchmarkFreeText is free text over every event's fields, label and
 // labels: the metric is events per second.
 func BenchmarkFreeText(b *testing.B) {
