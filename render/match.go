@@ -392,12 +392,8 @@ func compileExpr(e Expr, depth int) (cond, error) {
 type plan struct {
 	root  cond
 	slots []int // top-level field indexes (into EventType.Fields) the residual names
-	// details: the residual needs the decoded details (free text, the
-	// label, a field of a type without a schema, or a reader that cannot
-	// decode chosen fields).
-	details bool
 	// spill: the residual needs more of the event than its time, track
-	// and type.
+	// and type (its spilled header, its payload).
 	spill bool
 	// While specializing: the type, its description (nil for a type
 	// the trace does not describe) and whether the reader decodes
@@ -457,7 +453,7 @@ func (pl *plan) specialize(n cond) cond {
 		if et != nil && hasFold(typeName(et), n.text) {
 			return trueCond
 		}
-		pl.details, pl.spill = true, true
+		pl.spill = true
 		return n
 	case nPred:
 		return pl.resolve(n)
@@ -490,8 +486,6 @@ func (pl *plan) resolve(n cond) cond {
 				if f.slot == len(pl.slots) {
 					pl.slots = append(pl.slots, i)
 				}
-			} else {
-				pl.details = true
 			}
 			return f
 		}
@@ -515,7 +509,7 @@ func (pl *plan) resolve(n cond) cond {
 		}
 		switch k {
 		case hkLabel:
-			pl.details, pl.spill = true, true
+			pl.spill = true
 		case hkCPU:
 			pl.spill = true
 		}
@@ -528,7 +522,7 @@ func (pl *plan) resolve(n cond) cond {
 	if rest != "" {
 		f.path = strings.Split(rest, ".")
 	}
-	pl.details, pl.spill = true, true
+	pl.spill = true
 	return f
 }
 
