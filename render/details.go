@@ -35,7 +35,7 @@ func (x *Index) event(rr *runReader, id EventID) (trace.Event, error) {
 	if t == nil || id.Index < 0 || int(id.Index) >= t.times.len() {
 		return trace.Event{}, fmt.Errorf("render: no event %d on track %d", id.Index, id.Track)
 	}
-	e, err := rr.event(&t.spill, int(id.Index))
+	e, err := rr.event(t, int(id.Index))
 	if err != nil {
 		return trace.Event{}, err
 	}

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"container/heap"
 	"context"
 	"iter"
 	"math"
@@ -19,6 +18,11 @@ type Filter struct {
 	Name   string          // case-insensitive substring of the type's "provider/name" (or name); empty: any
 	Where  []Predicate     // conditions on decoded fields, all must hold
 	Tracks []trace.TrackID // the event is on one of these tracks; empty: any track
+	Expr   Expr            // a condition of and, or, not (package render/query parses it)
+	// Budget bounds the events whose payload or spilled header a query
+	// reads to decide them; past it the query ends with [ErrBudget]. 0:
+	// no bound (the context's deadline still holds).
+	Budget int64
 }
 
 // Op is a comparison of a [Predicate]; the comments give its spelling in
@@ -34,6 +38,7 @@ const (
 	OpGt          // >
 	OpGe          // >=
 	OpContains    // ~ (case-insensitive substring of the value's text)
+	OpMatch       // ~ /re/ (the value is an RE2 regular expression, matched case-insensitively)
 )
 
 // Predicate is a condition `field op value` on an event's decoded payload
@@ -58,6 +63,10 @@ func (p Predicate) Match(d trace.Details) bool {
 	}
 	if p.Op == OpContains {
 		return strings.Contains(strings.ToLower(v.String()), strings.ToLower(p.Value))
+	}
+	if p.Op == OpMatch {
+		re, err := CompileRegexp(p.Value)
+		return err == nil && re.MatchString(v.String())
 	}
 	c, ok := compareNumber(v, p.Value)
 	if !ok {
@@ -186,43 +195,52 @@ func (x *Index) Search(ctx context.Context, f Filter, from Position, backward bo
 
 // Hits returns the events after from (backward: before from, latest
 // first) that match f, in the order of [Position], as one resumable scan:
-// the filter is compiled once and every track's cursor stays where the
-// previous hit left it, so n hits cost what the scan passes over, not n
-// searches. Type, name and track conditions are checked on the resident
-// index; predicates decode the payloads of the candidates one by one, in
-// order, so a search costs what it scans, never the whole trace in
-// memory. The scan checks ctx as it goes; an error (the context's, or
-// reading the spill file) is yielded once, with a zero Position, and
-// ends the sequence. Stop early by breaking out of the range loop.
+// the filter is compiled once ([Matcher]) and every track's cursor stays
+// where the previous hit left it, so n hits cost what the scan passes
+// over, not n searches. Conditions on the type are decided once per type
+// and checked on the resident type column; track and time conditions on
+// the resident index; the rest reads the event's spilled header and
+// decodes what its predicates name, one candidate at a time, in order, so
+// a search costs what it scans, never the whole trace in memory. The scan
+// checks ctx as it goes; an error (the context's, [ErrBudget] when
+// f.Budget ran out, a bad regular expression, or reading the spill file)
+// is yielded once, with a zero Position, and ends the sequence. Stop
+// early by breaking out of the range loop.
 func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool) iter.Seq2[Position, error] {
 	return func(yield func(Position, error) bool) {
-		want, ok := x.typeFilter(f)
-		if !ok {
+		q, err := x.newQuery(f)
+		if err != nil {
+			yield(Position{}, err)
+			return
+		}
+		if q == nil {
 			return
 		}
 		tracks := x.Tracks()
 		if len(f.Tracks) > 0 {
 			tracks = slices.Compact(slices.Sorted(slices.Values(f.Tracks))) // one cursor per track
 		}
-		rr := &runReader{s: x.spill}
+		shared := &runReader{s: x.spill}
 		h := &cursors{backward: backward}
 		for _, tid := range tracks {
 			t := x.track(tid)
 			if t == nil || t.times.len() == 0 {
 				continue
 			}
-			c := cursor{t: t, track: tid, want: &want}
+			c := cursor{t: t, track: tid, want: &q.tf, rr: shared}
+			if len(tracks) <= maxOwnRuns {
+				c.rr = &runReader{s: x.spill} // consecutive candidates of a track share a run
+			}
 			c.i = c.startIndex(from, backward)
-			c.rr = rr
 			if c.advance(ctx, x, backward, false) {
-				h.items = append(h.items, c)
+				h.items = append(h.items, &c)
 			}
 			if err := ctx.Err(); err != nil {
 				yield(Position{}, err)
 				return
 			}
 		}
-		heap.Init(h)
+		h.init()
 		for scanned := 0; h.Len() > 0; scanned++ {
 			if scanned&1023 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -230,113 +248,94 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 					return
 				}
 			}
-			c := &h.items[0]
+			c := h.items[0]
 			id := EventID{Track: c.track, Index: int32(c.i)}
-			match, err := x.check(rr, id, f.Where)
+			match, err := q.check(c.rr, id, c.tm)
 			if err != nil {
 				yield(Position{}, err)
 				return
 			}
-			if match && !yield(Position{Time: c.t.times.at(c.i), ID: id}, nil) {
+			if match && !yield(Position{Time: c.tm, ID: id}, nil) {
 				return
 			}
 			if c.advance(ctx, x, backward, true) {
-				heap.Fix(h, 0)
+				h.down(0)
 				continue
 			}
 			if err := ctx.Err(); err != nil { // advance gave up early
 				yield(Position{}, err)
 				return
 			}
-			heap.Pop(h)
+			h.pop()
 		}
 	}
 }
 
-// typeFilter is the type and name conditions of a Filter: admit decides
-// a type id, mask the 16-bit codes of the resident type column (code
-// typeEscape stands for every type ≥ 65535, which admit then decides from
-// the spilled record).
+// maxOwnRuns is the most tracks whose cursors each keep a spill run of
+// their own (about 50 KiB each); more share one.
+const maxOwnRuns = 256
+
+// typeFilter is the type conditions of a Filter: admit decides a type
+// id, mask the 16-bit codes of the resident type column (code typeEscape
+// stands for every type ≥ 65535 and every id the table does not
+// describe, which admit then decides from the spilled record).
 type typeFilter struct {
 	admit func(trace.TypeID) bool
 	mask  []bool
 }
 
-// typeFilter returns the filter's type conditions; ok is false when no
-// type can match.
-func (x *Index) typeFilter(f Filter) (tf typeFilter, ok bool) {
-	name := strings.ToLower(f.Name)
-	var set map[trace.TypeID]bool
-	if len(f.Types) > 0 {
-		set = make(map[trace.TypeID]bool, len(f.Types))
-		for _, id := range f.Types {
-			set[id] = true
-		}
-	}
-	tf.admit = func(id trace.TypeID) bool {
-		if set != nil && !set[id] {
-			return false
-		}
-		if name == "" {
-			return true
-		}
-		if id < 0 || int(id) >= len(x.meta.Types) {
-			return false
-		}
-		et := x.meta.Types[id]
-		full := et.Name
-		if et.Provider != "" {
-			full = et.Provider + "/" + et.Name
-		}
-		return strings.Contains(strings.ToLower(full), name)
-	}
-	tf.mask = make([]bool, typeEscape+1)
-	switch {
-	case set == nil && name == "": // every type, negative ids too
-		for code := range tf.mask {
-			tf.mask[code] = true
-		}
-		return tf, true
-	case set != nil: // only the listed ids can match
-		for id := range set {
-			code := uint16(typeEscape)
-			if id >= 0 && id < typeEscape {
-				code = uint16(id)
-			}
-			if tf.admit(id) {
-				tf.mask[code], ok = true, true
-			}
-		}
-	default: // a name matches only the ids the table names
-		for id := range x.meta.Types {
-			if tf.admit(trace.TypeID(id)) {
-				tf.mask[min(id, typeEscape)], ok = true, true
-			}
-		}
-	}
-	return tf, ok
+// query is a Filter compiled for an Index.
+type query struct {
+	x      *Index
+	m      *Matcher
+	tf     typeFilter
+	budget int64
+	reads  int64
 }
 
-// check decides the conditions the resident index cannot: the real type
-// of escaped types and the predicates.
-func (x *Index) check(rr *runReader, id EventID, where []Predicate) (bool, error) {
-	if len(where) == 0 {
-		return true, nil
+// newQuery compiles f; it returns nil when no event can match.
+func (x *Index) newQuery(f Filter) (*query, error) {
+	m, err := NewMatcher(f, x.r)
+	if err != nil {
+		return nil, err
 	}
-	e, err := x.event(rr, id)
+	q := &query{x: x, m: m, budget: f.Budget}
+	q.tf.admit = m.TypeCan
+	q.tf.mask = make([]bool, typeEscape+1)
+	any := false
+	for id := range x.meta.Types {
+		if m.TypeCan(trace.TypeID(id)) {
+			q.tf.mask[min(id, typeEscape)], any = true, true
+		}
+	}
+	if m.TypeCan(-1) { // the plan of every type the table does not describe
+		q.tf.mask[typeEscape], any = true, true
+	}
+	if !any {
+		return nil, nil
+	}
+	return q, nil
+}
+
+// check decides the conditions the resident type column cannot: the
+// real type of escaped types, tracks, times and predicates.
+func (q *query) check(rr *runReader, id EventID, tm trace.Time) (bool, error) {
+	t := q.x.track(id.Track)
+	code := t.types.at(int(id.Index))
+	if code != typeEscape && !q.m.needsSpill(trace.TypeID(code)) {
+		e := trace.Event{Time: tm, Track: id.Track, Type: trace.TypeID(code)}
+		return q.m.Match(&e), nil
+	}
+	if q.budget > 0 && q.reads >= q.budget {
+		return false, ErrBudget
+	}
+	q.reads++
+	e, err := rr.event(t, int(id.Index))
 	if err != nil {
 		return false, err
 	}
-	d, err := x.r.Details(e)
-	if err != nil {
-		return false, nil // an undecodable payload matches no predicate
-	}
-	for _, p := range where {
-		if !p.Match(d) {
-			return false, nil
-		}
-	}
-	return true, nil
+	e.Time, e.Track = tm, id.Track
+	return q.m.Match(&e), nil
 }
 
 // cursor walks one track's events that pass the resident filters.
@@ -344,6 +343,7 @@ type cursor struct {
 	t     *track
 	track trace.TrackID
 	i     int
+	tm    trace.Time // the time of event i
 	want  *typeFilter
 	rr    *runReader
 }
@@ -385,43 +385,107 @@ func (c *cursor) advance(ctx context.Context, x *Index, backward, step bool) boo
 		c.i += d
 	}
 	n := c.t.times.len()
+	if !backward { // a chunk at a time: the common case, and a hot loop
+		for k := 0; c.i >= 0 && c.i < n; k++ {
+			if k&15 == 15 && ctx.Err() != nil {
+				return false
+			}
+			ch := c.t.types.chunk(c.i >> chunkBits)
+			j := c.i & chunkMask
+			for j < len(ch) && !c.want.mask[ch[j]] {
+				j++
+			}
+			c.i += j - c.i&chunkMask
+			if j == len(ch) {
+				continue
+			}
+			if ch[j] != typeEscape || c.admitEscaped(x) {
+				c.tm = c.t.times.at(c.i)
+				return true
+			}
+			c.i++
+		}
+		return false
+	}
 	for k := 0; c.i >= 0 && c.i < n; k++ {
 		if k&0xffff == 0xffff && ctx.Err() != nil {
 			return false
 		}
 		ty := c.t.types.at(c.i)
-		if c.want.mask[ty] {
-			if ty != typeEscape {
-				return true
-			}
-			e, err := x.event(c.rr, EventID{Track: c.track, Index: int32(c.i)})
-			if err == nil && c.want.admit(e.Type) {
-				return true
-			}
+		if c.want.mask[ty] && (ty != typeEscape || c.admitEscaped(x)) {
+			c.tm = c.t.times.at(c.i)
+			return true
 		}
 		c.i += d
 	}
 	return false
 }
 
+// admitEscaped decides an event of the type column's escape code from its
+// spilled record.
+func (c *cursor) admitEscaped(x *Index) bool {
+	e, err := x.event(c.rr, EventID{Track: c.track, Index: int32(c.i)})
+	return err == nil && c.want.admit(e.Type)
+}
+
+// cursors is a min-heap of cursors by the position of their event
+// (max-heap when backward), of pointers so that a sift moves 8 bytes.
 type cursors struct {
-	items    []cursor
+	items    []*cursor
 	backward bool
 }
 
 func (h *cursors) Len() int { return len(h.items) }
-func (h *cursors) Less(i, j int) bool {
-	a := Position{Time: h.items[i].t.times.at(h.items[i].i), ID: EventID{h.items[i].track, int32(h.items[i].i)}}
-	b := Position{Time: h.items[j].t.times.at(h.items[j].i), ID: EventID{h.items[j].track, int32(h.items[j].i)}}
+
+// less orders a before b: by time, then track, then index (reversed
+// when backward).
+func (h *cursors) less(a, b *cursor) bool {
 	if h.backward {
-		return b.less(a)
+		a, b = b, a
 	}
-	return a.less(b)
+	if a.tm != b.tm {
+		return a.tm < b.tm
+	}
+	if a.track != b.track {
+		return a.track < b.track
+	}
+	return a.i < b.i
 }
-func (h *cursors) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *cursors) Push(v any)    { h.items = append(h.items, v.(cursor)) }
-func (h *cursors) Pop() any {
-	v := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return v
+
+// init orders the heap.
+func (h *cursors) init() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// down moves item i down to its place.
+func (h *cursors) down(i int) {
+	items := h.items
+	n := len(items)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(items[r], items[l]) {
+			m = r
+		}
+		if !h.less(items[m], items[i]) {
+			return
+		}
+		items[i], items[m] = items[m], items[i]
+		i = m
+	}
+}
+
+// pop removes the first item.
+func (h *cursors) pop() {
+	n := len(h.items) - 1
+	h.items[0] = h.items[n]
+	h.items = h.items[:n]
+	if n > 0 {
+		h.down(0)
+	}
 }

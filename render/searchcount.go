@@ -27,9 +27,9 @@ func (x *Index) CountHits(ctx context.Context, f Filter, lo, hi trace.Time, coun
 		return true, nil
 	}
 	span := uint64(hi-lo) + 1 // 0 when the range is every int64
-	want, ok := x.typeFilter(f)
-	if !ok {
-		return true, nil
+	q, err := x.newQuery(f)
+	if err != nil || q == nil {
+		return true, err
 	}
 	tracks := x.Tracks()
 	if len(f.Tracks) > 0 {
@@ -45,29 +45,27 @@ func (x *Index) CountHits(ctx context.Context, f Filter, lo, hi trace.Time, coun
 			continue
 		}
 		seen[tid] = true
-		c := cursor{t: t, track: tid, want: &want, rr: rr}
+		c := cursor{t: t, track: tid, want: &q.tf, rr: rr}
 		c.i = c.startIndex(from, false)
 		for step := false; c.advance(ctx, x, false, step); step = true {
-			tm := t.times.at(c.i)
+			tm := c.tm
 			if tm > hi {
 				break
 			}
-			if len(f.Where) > 0 {
-				if checks++; checks > MaxCountChecks {
-					return false, ctx.Err()
-				}
-				if checks&1023 == 0 {
-					if err := ctx.Err(); err != nil {
-						return false, err
-					}
-				}
-				match, err := x.check(rr, EventID{Track: tid, Index: int32(c.i)}, f.Where)
-				if err != nil {
+			if checks++; checks&1023 == 0 {
+				if err := ctx.Err(); err != nil {
 					return false, err
 				}
-				if !match {
-					continue
-				}
+			}
+			if q.reads >= MaxCountChecks {
+				return false, ctx.Err()
+			}
+			match, err := q.check(rr, EventID{Track: tid, Index: int32(c.i)}, tm)
+			if err != nil {
+				return false, err
+			}
+			if !match {
+				continue
 			}
 			counts[binOf(uint64(tm-lo), span, n)]++
 		}

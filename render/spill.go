@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"os"
 	"slices"
 	"sort"
@@ -16,11 +17,21 @@ import (
 // track's runs, read with one ReadAt and decoded from its start.
 //
 // A record is eight zigzag varints, each the difference from the same
-// field of the previous record of the run (zero before the first):
-// Type, Seq, Capture, CPU, Stack, Labels, Payload.Off, Payload.Len.
-// Within a thread most fields repeat or step by small amounts, so a
-// record takes about 8–12 bytes instead of 36, which is what writing 100
-// million of them costs in memory bandwidth and disk.
+// field of the record it is based on: Type, Seq, Capture, CPU, Stack,
+// Labels, Payload.Off, Payload.Len. Within a thread most fields repeat
+// or step by small amounts, so a record takes about 8–13 bytes instead
+// of 36, which is what writing 100 million of them costs in memory
+// bandwidth and disk.
+//
+// A record is based on the previous record of the run in the same type
+// slot: the slot of an event is its code in the resident type column
+// (typeEscape for types ≥ 65535) modulo nSlots, and the base is the
+// slot's last record when that record has the same code, else the zero
+// Event (as for the first record of a slot in a run). So a reader that
+// wants the events of one type decodes only the records of that type's
+// slot and steps over the others by their varint terminators, without
+// summing their deltas (runReader): a field search of one type costs
+// what that type's records do, not the whole run's.
 
 // maxRecordSize bounds the encoding of one record.
 const maxRecordSize = 8 * binary.MaxVarintLen64
@@ -66,31 +77,77 @@ func putVarint(b []byte, i int, v int64) int {
 	return i + 1
 }
 
-// decodeRun decodes the records of a run into dst.
-func decodeRun(dst []trace.Event, b []byte, n int) ([]trace.Event, error) {
-	var prev trace.Event
-	var d [8]int64
-	for range n {
-		for k := range d {
-			v, m := binary.Varint(b)
-			if m <= 0 {
-				return dst, fmt.Errorf("render: internal error: damaged record in the spill file")
-			}
-			d[k], b = v, b[m:]
+// decodeRun decodes the n records of a run into dst; codes(r) is the
+// type code of record r (the resident type column).
+func decodeRun(dst []trace.Event, b []byte, n int, codes func(int) uint16) ([]trace.Event, error) {
+	var sr slotRecords
+	i := 0
+	for r := range n {
+		code := codes(r)
+		e := sr.base(code)
+		var err error
+		if i, err = decodeRecord(&e, b, i); err != nil {
+			return dst, err
 		}
-		e := trace.Event{
-			Type:    trace.TypeID(int64(prev.Type) + d[0]),
-			Seq:     uint32(int64(prev.Seq) + d[1]),
-			Capture: trace.TrackID(int64(prev.Capture) + d[2]),
-			CPU:     int32(int64(prev.CPU) + d[3]),
-			Stack:   trace.StackID(int64(prev.Stack) + d[4]),
-			Labels:  trace.LabelsID(int64(prev.Labels) + d[5]),
-			Payload: trace.Loc{Off: prev.Payload.Off + d[6], Len: int32(int64(prev.Payload.Len) + d[7])},
-		}
+		sr.put(code, &e)
 		dst = append(dst, e)
-		prev = e
 	}
 	return dst, nil
+}
+
+// skipRecord returns the index after the record at b[i:] without
+// decoding it: after its eighth varint terminator (a byte below 0x80),
+// found eight bytes at a time.
+func skipRecord(b []byte, i int) int {
+	need := 8
+	for i+8 <= len(b) {
+		m := ^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
+		if c := bits.OnesCount64(m); c < need {
+			need -= c
+			i += 8
+			continue
+		}
+		for ; need > 1; need-- {
+			m &= m - 1
+		}
+		return i + bits.TrailingZeros64(m)/8 + 1
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x80 {
+			if need--; need == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(b) + 1 // damaged: decodeRecord will say so
+}
+
+// decodeRecord adds the deltas of the record at b[i:] to *e and returns
+// the index after it.
+func decodeRecord(e *trace.Event, b []byte, i int) (int, error) {
+	var d [8]int64
+	for k := range d {
+		if i < len(b) && b[i] < 0x80 {
+			c := int64(b[i])
+			d[k] = c>>1 ^ -(c & 1)
+			i++
+			continue
+		}
+		v, m := binary.Varint(b[min(i, len(b)):])
+		if m <= 0 {
+			return i, fmt.Errorf("render: internal error: damaged record in the spill file")
+		}
+		d[k], i = v, i+m
+	}
+	e.Type = trace.TypeID(int64(e.Type) + d[0])
+	e.Seq = uint32(int64(e.Seq) + d[1])
+	e.Capture = trace.TrackID(int64(e.Capture) + d[2])
+	e.CPU = int32(int64(e.CPU) + d[3])
+	e.Stack = trace.StackID(int64(e.Stack) + d[4])
+	e.Labels = trace.LabelsID(int64(e.Labels) + d[5])
+	e.Payload.Off += d[6]
+	e.Payload.Len = int32(int64(e.Payload.Len) + d[7])
+	return i, nil
 }
 
 // run is a stretch of consecutive records of one track in the spill file.
@@ -103,10 +160,44 @@ type run struct {
 // spillTrack is one track's part of the spill file.
 type spillTrack struct {
 	runs []run
-	buf  []byte      // records not yet written
-	k    int         // records in buf
-	prev trace.Event // the last record in buf
-	n    int         // records written
+	buf  []byte       // records not yet written
+	k    int          // records in buf
+	w    *slotRecords // the writer's bases (nil once the file is complete)
+	n    int          // records written
+}
+
+// nSlots is the number of type slots of a run (see the file comment).
+const nSlots = 64
+
+// slotRecords is the last record of each type slot of a run.
+type slotRecords struct {
+	ev   [nSlots]trace.Event
+	code [nSlots]uint16
+	set  uint64 // bit s: slot s has a record in this run
+}
+
+// base returns the record a record of type code is based on.
+func (sr *slotRecords) base(code uint16) trace.Event {
+	s := code % nSlots
+	if sr.set>>s&1 != 0 && sr.code[s] == code {
+		return sr.ev[s]
+	}
+	return trace.Event{}
+}
+
+// put records e, of type code, as its slot's last record.
+func (sr *slotRecords) put(code uint16, e *trace.Event) {
+	s := code % nSlots
+	sr.ev[s], sr.code[s] = *e, code
+	sr.set |= 1 << s
+}
+
+// typeCode is an event type's code in the resident type column.
+func typeCode(t trace.TypeID) uint16 {
+	if t >= 0 && t < typeEscape {
+		return uint16(t)
+	}
+	return typeEscape
 }
 
 // spill is the temporary file of event records. Full runs are handed to
@@ -166,8 +257,13 @@ func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
 		}
 	}
 	n := len(st.buf)
-	st.buf = appendRecord(st.buf, &st.prev, e)
-	st.prev = *e
+	if st.w == nil {
+		st.w = &slotRecords{}
+	}
+	code := typeCode(e.Type)
+	base := st.w.base(code)
+	st.buf = appendRecord(st.buf, &base, e)
+	st.w.put(code, e)
 	st.k++
 	s.buffered += len(st.buf) - n
 	if st.k == runRecords {
@@ -206,7 +302,9 @@ func (s *spill) flush(st *spillTrack) {
 	st.runs = append(st.runs, run{first: st.n, off: s.off, size: int32(len(st.buf))})
 	st.n += st.k
 	st.k = 0
-	st.prev = trace.Event{}
+	if st.w != nil {
+		st.w.set = 0
+	}
 	s.off += int64(len(st.buf))
 	s.buffered -= len(st.buf)
 	full := cap(st.buf) == runBuffer
@@ -222,7 +320,7 @@ func (s *spill) flush(st *spillTrack) {
 func (s *spill) finish(tracks []*spillTrack) error {
 	for _, st := range tracks {
 		s.flush(st)
-		st.buf = nil
+		st.buf, st.w = nil, nil
 		st.runs = slices.Clip(st.runs)
 	}
 	return s.stop()
@@ -249,24 +347,46 @@ func (st *spillTrack) runOf(i int) (k int, ok bool) {
 	return k, k >= 0 && i < st.n
 }
 
-// runReader decodes runs of the spill file, keeping the last one: a
-// search that checks consecutive events of a track decodes each run once.
-// It is not safe for concurrent use; each caller has its own.
+// runReader decodes runs of the spill file, keeping the last one read. A
+// reader that moves forward through a run (a search checking candidates
+// in order) decodes it lazily: it steps over the records it passes,
+// noting where they start, and decodes a record and the records of its
+// slot before it (see the file comment) only when asked for one. A
+// reader that moves backward decodes the whole run once into evs. It is
+// not safe for concurrent use; each caller has its own.
 type runReader struct {
-	s    *spill
-	st   *spillTrack
-	k    int
-	evs  []trace.Event
-	data []byte
+	s     *spill
+	st    *spillTrack
+	k     int
+	data  []byte
+	codes []uint16 // the type codes of the run's records
+	// forward decoding: the next record not stepped over and where it
+	// starts; where each record stepped over starts; per slot its last
+	// decoded record and the first record not looked at for it
+	next     int
+	pos      int
+	offs     []int32
+	slots    slotRecords
+	slotNext [nSlots]int32
+	lastJ    int // the record returned last, or -1
+	last     trace.Event
+	// evs is the whole run, decoded, once a reader went backward (all)
+	evs []trace.Event
+	all bool
 }
 
-// event returns record i of track st (Time and Track are left zero).
-func (rr *runReader) event(st *spillTrack, i int) (trace.Event, error) {
-	k, ok := st.runOf(i)
-	if !ok {
-		return trace.Event{}, fmt.Errorf("render: internal error: record %d of %d not in the spill file", i, st.n)
+// event returns record i of track t (Time and Track are left zero).
+func (rr *runReader) event(t *track, i int) (trace.Event, error) {
+	st := &t.spill
+	k := rr.k
+	if rr.st != st || rr.data == nil || i < st.runs[k].first || i >= st.runs[k].first+len(rr.codes) { // not the run at hand
+		var ok bool
+		if k, ok = st.runOf(i); !ok {
+			return trace.Event{}, fmt.Errorf("render: internal error: record %d of %d not in the spill file", i, st.n)
+		}
 	}
-	if rr.st != st || rr.k != k || rr.evs == nil {
+	first := st.runs[k].first
+	if rr.st != st || rr.k != k || rr.data == nil {
 		r := st.runs[k]
 		n := runRecords
 		if k+1 < len(st.runs) {
@@ -275,14 +395,69 @@ func (rr *runReader) event(st *spillTrack, i int) (trace.Event, error) {
 			n = st.n - r.first
 		}
 		rr.data = slices.Grow(rr.data[:0], int(r.size))[:r.size]
-		if _, err := rr.s.f.ReadAt(rr.data, r.off); err != nil {
+		if err := rr.readAt(rr.data, r.off); err != nil {
+			rr.data = nil
 			return trace.Event{}, fmt.Errorf("render: reading the index spill file: %w", err)
 		}
-		evs, err := decodeRun(rr.evs[:0], rr.data, n)
+		rr.codes = rr.codes[:0]
+		for at := first; at < first+n; {
+			ch := t.types.chunk(at >> chunkBits)[at&chunkMask:]
+			ch = ch[:min(len(ch), first+n-at)]
+			rr.codes = append(rr.codes, ch...)
+			at += len(ch)
+		}
+		rr.offs = slices.Grow(rr.offs[:0], n)[:n]
+		rr.st, rr.k = st, k
+		rr.next, rr.pos, rr.slots.set, rr.lastJ, rr.all = 0, 0, 0, -1, false
+		clear(rr.slotNext[:])
+	}
+	j := i - first
+	switch {
+	case rr.all:
+		return rr.evs[j], nil
+	case j == rr.lastJ:
+		return rr.last, nil
+	case j < rr.next: // backward, or a record stepped over: decode the whole run
+		codes := rr.codes
+		evs, err := decodeRun(rr.evs[:0], rr.data, len(codes), func(r int) uint16 { return codes[r] })
 		if err != nil {
+			rr.data = nil
 			return trace.Event{}, err
 		}
-		rr.st, rr.k, rr.evs = st, k, evs
+		rr.evs, rr.all = evs, true
+		return rr.evs[j], nil
 	}
-	return rr.evs[i-st.runs[k].first], nil
+	for pos := rr.pos; rr.next < j; rr.next++ {
+		rr.offs[rr.next] = int32(pos)
+		pos = skipRecord(rr.data, pos)
+		rr.pos = pos
+	}
+	code := rr.codes[j]
+	s := code % nSlots
+	for r := int(rr.slotNext[s]); r < j; r++ { // the slot's records stepped over
+		if c := rr.codes[r]; c%nSlots == s {
+			e := rr.slots.base(c)
+			if _, err := decodeRecord(&e, rr.data, int(rr.offs[r])); err != nil {
+				rr.data = nil
+				return trace.Event{}, err
+			}
+			rr.slots.put(c, &e)
+		}
+	}
+	e := rr.slots.base(code)
+	var err error
+	if rr.pos, err = decodeRecord(&e, rr.data, rr.pos); err != nil {
+		rr.data = nil
+		return trace.Event{}, err
+	}
+	rr.slots.put(code, &e)
+	rr.next, rr.slotNext[s] = j+1, int32(j+1)
+	rr.lastJ, rr.last = j, e
+	return e, nil
+}
+
+// readAt reads the file at off into dst.
+func (rr *runReader) readAt(dst []byte, off int64) error {
+	_, err := rr.s.f.ReadAt(dst, off)
+	return err
 }

@@ -338,3 +338,16 @@ func (f Frame) String() string {
 	}
 	return addr
 }
+
+// FieldsDecoder is implemented by readers that can decode chosen payload
+// fields of an event without decoding the others, so that a query naming
+// one field of a type decodes that field only (render.Matcher).
+type FieldsDecoder interface {
+	// DecodeFields stores in vals[i] the value of the top-level payload
+	// field idx[i] of e's type (an index into its EventType.Fields): the
+	// value Details gives the field of that name, or the zero Value
+	// (KindBad) when Details gives no such field. len(vals) must equal
+	// len(idx). It returns an error when Details would, and is safe for
+	// concurrent use once reading has finished.
+	DecodeFields(e Event, idx []int, vals []Value) error
+}

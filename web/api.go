@@ -444,6 +444,10 @@ type SearchHit struct {
 const (
 	DefaultSearchLimit = 1000
 	MaxSearchLimit     = 10000
+	// MaxSearchDecodes is a search's work budget: the events whose
+	// payload or spilled header it reads (render.Filter.Budget), besides
+	// its time budget.
+	MaxSearchDecodes = 8 << 20
 )
 
 // errBadQuery marks a query that does not parse.
@@ -459,6 +463,7 @@ func (idx *index) search(ctx context.Context, q string, from render.Position, ba
 	if err != nil {
 		return errBadQuery{err}
 	}
+	f.Budget = MaxSearchDecodes
 	for pos, err := range idx.x.Hits(ctx, f, from, backward) {
 		if err != nil {
 			return err
@@ -561,7 +566,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 	case r.Context().Err() != nil:
 		return // the client went away
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || errors.Is(err, render.ErrBudget):
 		cutOff = true // the hits found within the budget, flagged
 	case errors.As(err, new(errBadQuery)):
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -573,6 +578,9 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	out := searchReply{Hits: hits, More: more, CutOff: cutOff}
 	if cutOff {
 		out.Notice = fmt.Sprintf("the search was cut off after %v: the hits are those found by then; narrow the query (an event name, a time range)", s.res.timeout)
+		if errors.Is(err, render.ErrBudget) {
+			out.Notice = fmt.Sprintf("the search was cut off after decoding %d events: the hits are those found by then; narrow the query (an event name, a time range)", MaxSearchDecodes)
+		}
 	}
 	if bins > 0 {
 		b, err := idx.countBins(ctx, q.Get("q"), bins)

@@ -33,6 +33,8 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/{id}/meta", s.handleMeta)
 		r.Get("/{id}/events/{ev}", s.handleEvent)
 		r.Get("/{id}/search", s.handleSearch)
+		r.Get("/{id}/counts", s.handleCounts)
+		r.Get("/{id}/table", s.handleTable)
 		r.Get("/{id}/stacks", s.handleStacks)
 		r.Get("/{id}/stacks/events", s.handleStackEvents)
 		r.Get("/{id}/stacks/samples", s.handleStackSamples)

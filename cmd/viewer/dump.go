@@ -16,11 +16,13 @@ import (
 
 func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("dump", stderr)
+	var sel whereFlags
+	sel.register(fs)
 	name, err := oneFile(fs, args)
 	if err != nil {
 		return err
 	}
-	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
+	f, err := wrap.OpenFile(ctx, name, commandFormats(), wrap.Limits{})
 	if err != nil {
 		return err
 	}
@@ -28,6 +30,9 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	r := f.Reader // the format's own reader, for its DetailsAppender or PayloadDecoder
 	sym, err := learnSymbols(ctx, f)
 	if err != nil {
+		return err
+	}
+	if r, err = sel.filter(r); err != nil {
 		return err
 	}
 	if pd, ok := r.(trace.PayloadDecoder); ok && sym == nil && runtime.GOMAXPROCS(0) > 1 {

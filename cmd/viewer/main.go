@@ -6,7 +6,9 @@
 //
 //	viewer [serve] [flags] [FILE...]   start the viewer (default)
 //	viewer stats [--json] FILE         summary of a trace
-//	viewer dump FILE                   every event as JSON Lines
+//	viewer dump [--where Q] FILE       every event as JSON Lines
+//	viewer export --format chrome FILE events as Chrome trace events
+//	viewer report gc|exceptions FILE   .NET GC and exception tables
 //	viewer stacks [--collapsed] FILE   sampled stacks, aggregated
 //	viewer bench FILE | --generate N   index and query benchmark
 //	viewer spans [--summary] FILE      derived slices as JSON Lines
@@ -113,8 +115,10 @@ func commands() []command {
 	return []command{
 		{"serve", "[flags] [FILE...]   start the viewer (the default command)", runServe},
 		{"stats", "[--json] FILE      summary of a trace", runStats},
-		{"dump", "FILE               every event as JSON Lines", runDump},
+		{"dump", "[--where Q] FILE   every event (or those a query selects) as JSON Lines", runDump},
 		{"stacks", "[--collapsed] FILE  sampled stacks, aggregated", runStacks},
+		{"export", "[--format F] [--where Q] FILE  events as Chrome trace events (or JSON Lines)", runExport},
+		{"report", "gc|exceptions [--json|--csv] FILE  .NET GC and exception tables", runReport},
 		{"bench", "FILE | --generate N  index and query benchmark", runBench},
 		{"spans", "[--summary [--json]] FILE  derived slices (scheduling, syscalls, activities)", runSpans},
 	}

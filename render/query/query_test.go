@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -10,37 +11,62 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	m := &trace.Meta{Types: []trace.EventType{
-		{Provider: "P", Name: "GC/Start", ID: 1},
-		{Provider: "P", Name: "GC/Stop", ID: 2},
-		{Provider: "Q", Name: "Alloc", ID: 1},
-	}}
 	for _, c := range []struct {
 		q    string
-		want string // the filter, printed; "" when the query is refused
+		want string // the expression, formatted; "" when the query is refused
 	}{
-		{"GC/Start", `{[] GC/Start [] []}`},
-		{"#1", `{[0 2]  [] []}`},
-		{"id:2 && Reason = 4", `{[1]  [{Reason 1 4}] []}`},
-		{"#1 && #0x1 && Alloc", `{[0 2] Alloc [] []}`},
-		{"#1 && #2", `{[-2]  [] []}`},
-		{"#9", `{[-2]  [] []}`},
-		{"a && b", ""},
+		{"GC/Start", `GC/Start`},
+		{"#1", `@id = "1"`},
+		{"id:2 && Reason = 4", `(@id = "2" and Reason = "4")`},
+		{"#1 && #0x1 && Alloc", `(@id = "1" and @id = "1" and Alloc)`},
+		{"a && b", `(a and b)`},
+		{"Thread Sample", `Thread Sample`},
+		{"TypeName ~ System.Byte[]", `TypeName ~ "System.Byte[]"`},
+		{"Message ~ hello world", `Message ~ "hello world"`},
+		{"a=1 or b<2 and not c>=3", `(a = "1" or (b < "2" and not c >= "3"))`},
+		{"a=1 || b<2 && !c>=3", `(a = "1" or (b < "2" and not c >= "3"))`},
+		{"(a=1 or b=2) and GC", `((a = "1" or b = "2") and GC)`},
+		{"Reason in (1, 4, Induced)", `(Reason = "1" or Reason = "4" or Reason = "Induced")`},
+		{"Reason in (\"a,b\")", `Reason = "a,b"`},
+		{`name ~ /^item-(3|4)$/`, `name ~ /^item-(3|4)$/`},
+		{`path ~ /a\/b/`, `path ~ /a\/b/`},
+		{`"zzzz"`, `"zzzz"`},
+		{`not "a b" and x != "and"`, `(not "a b" and x != "and")`},
+		{"@event = Start", `@event = "Start"`},
+		{"(x = a)b", ""},
+		{"x = (a)", `x = "(a)"`},
+		{"(x = (a))", ""},
 		{"", ""},
 		{"a && ", ""},
+		{"a and", ""},
+		{"(a", ""},
+		{"a)", ""},
 		{"#x", ""},
 		{"= 3", ""},
+		{"x ~ /(/", ""},
+		{"x ~ /abc", ""},
+		{"x in 3", `x in 3`},
+		{"x in (3", ""},
+		{`"unterminated`, ""},
+		{strings.Repeat("(", MaxDepth+1) + "a" + strings.Repeat(")", MaxDepth+1), ""},
 		{strings.Repeat("a", MaxLen+1), ""},
 		{strings.Repeat("a=1&&", MaxTerms) + "a=1", ""},
 	} {
-		f, err := Parse(c.q, m)
+		e, err := ParseExpr(c.q)
 		got := ""
 		if err == nil {
-			got = fmt.Sprint(f)
+			var ok bool
+			if got, ok = Format(e); !ok {
+				got = fmt.Sprintf("unformattable %+v", e)
+			}
 		}
 		if got != c.want {
-			t.Errorf("Parse(%.40q) = %s, %v; want %s", c.q, got, err, c.want)
+			t.Errorf("ParseExpr(%.40q) = %s, %v; want %s", c.q, got, err, c.want)
 		}
+	}
+	f, err := Parse("GC/Start and Reason = 4", nil)
+	if err != nil || f.Expr.Kind != render.ExprAnd || len(f.Types) != 0 {
+		t.Errorf("Parse: %+v, %v", f, err)
 	}
 }
 
@@ -97,7 +123,25 @@ func FuzzParsePredicate(f *testing.F) {
 	for _, s := range []string{"a=1", "x != y", `name ~ "a = b"`, "p.q >= -2.5", "==", "a<<b", "\"\"=\"\""} {
 		f.Add(s)
 	}
+	for _, s := range []string{"a=1 or (b<2 and not c ~ /x|y/)", `"free" && #3`, "x in (1, \"2\", 3)", "!(!a)"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if e, err := ParseExpr(s); err == nil {
+			// A parsed query prints as text that parses back to it.
+			if text, ok := Format(e); ok && len(text) <= MaxLen {
+				e2, err := ParseExpr(text)
+				if err != nil || !reflect.DeepEqual(e, e2) {
+					t.Fatalf("%q parsed to %+v, printed %q, parsed back to %+v, %v", s, e, text, e2, err)
+				}
+			}
+			// It compiles, and matching it cannot fail.
+			m, err := render.NewMatcher(render.Filter{Expr: e}, fuzzReader{})
+			if err != nil {
+				t.Fatalf("%q parsed but does not compile: %v", s, err)
+			}
+			m.Match(&trace.Event{})
+		}
 		p, err := ParsePredicate(s)
 		if err != nil {
 			return
@@ -120,4 +164,17 @@ func FuzzParsePredicate(f *testing.F) {
 		}
 		p.Match(trace.Details{Label: s, Fields: []trace.Field{{Name: p.Field, Value: trace.StringValue(p.Value)}}})
 	})
+}
+
+// fuzzReader is a trace of one event type with two fields.
+type fuzzReader struct{}
+
+func (fuzzReader) Meta() *trace.Meta {
+	return &trace.Meta{Types: []trace.EventType{{Name: "E", Fields: []trace.FieldSpec{{Name: "a"}, {Name: "b"}}}}}
+}
+func (fuzzReader) ReadEvent() (trace.Event, error)     { return trace.Event{}, nil }
+func (fuzzReader) Stack(trace.StackID) []uint64        { return nil }
+func (fuzzReader) Labels(trace.LabelsID) []trace.Label { return nil }
+func (fuzzReader) Details(trace.Event) (trace.Details, error) {
+	return trace.Details{Label: "l", Fields: []trace.Field{{Name: "a", Value: trace.IntValue(1)}, {Name: "b", Value: trace.StringValue("x")}}}, nil
 }

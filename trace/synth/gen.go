@@ -277,13 +277,63 @@ func Value(e trace.Event) int64 {
 	return int64((h >> 33) % 1000)
 }
 
+// DecodeFields decodes the chosen fields of an event's pretend payload
+// (see [trace.FieldsDecoder]): what Details gives, computing only those.
+func (g *Trace) DecodeFields(e trace.Event, idx []int, vals []trace.Value) error {
+	if e.Payload.Off < header || e.Payload.Len < 8 {
+		return &trace.FormatError{Format: Name, Off: e.Payload.Off, Msg: "not an event payload"}
+	}
+	v := Value(e)
+	for i, k := range idx {
+		switch k {
+		case 0:
+			vals[i] = trace.UintValue(uint64(e.Seq))
+		case 1:
+			vals[i] = trace.IntValue(v)
+		case 2:
+			vals[i] = trace.StringValue(itemNames[v%37])
+		case 3:
+			vals[i] = trace.StructValue([]trace.Field{{Name: "x", Value: trace.IntValue(v % 10)}, {Name: "y", Value: trace.IntValue(v / 10)}})
+		default:
+			vals[i] = trace.Value{}
+		}
+	}
+	return nil
+}
+
+// AppendDetails appends the fields and label Details gives (see
+// [trace.DetailsAppender]), allocating only the "point" struct's members.
+func (g *Trace) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
+	if e.Payload.Off < header || e.Payload.Len < 8 {
+		return fields, label, &trace.FormatError{Format: Name, Off: e.Payload.Off, Msg: "not an event payload"}
+	}
+	v := Value(e)
+	name := itemNames[v%37]
+	fields = append(fields,
+		trace.Field{Name: "seq", Value: trace.UintValue(uint64(e.Seq))},
+		trace.Field{Name: "value", Value: trace.IntValue(v)},
+		trace.Field{Name: "name", Value: trace.StringValue(name)},
+		trace.Field{Name: "point", Value: trace.StructValue([]trace.Field{{Name: "x", Value: trace.IntValue(v % 10)}, {Name: "y", Value: trace.IntValue(v / 10)}})},
+	)
+	label = append(append(label, name...), " value="...)
+	return fields, strconv.AppendInt(label, v, 10), nil
+}
+
+// itemNames are the values of the "name" field.
+var itemNames = func() (names [37]string) {
+	for i := range names {
+		names[i] = "item-" + strconv.Itoa(i)
+	}
+	return names
+}()
+
 // Details decodes an event's pretend payload. It is safe for concurrent use.
 func (g *Trace) Details(e trace.Event) (trace.Details, error) {
 	if e.Payload.Off < header || e.Payload.Len < 8 {
 		return trace.Details{}, &trace.FormatError{Format: Name, Off: e.Payload.Off, Msg: "not an event payload"}
 	}
 	v := Value(e)
-	name := "item-" + strconv.FormatInt(v%37, 10)
+	name := itemNames[v%37]
 	d := trace.Details{
 		Fields: []trace.Field{
 			{Name: "seq", Value: trace.UintValue(uint64(e.Seq))},

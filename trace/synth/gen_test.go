@@ -85,3 +85,57 @@ func TestReadEvents(t *testing.T) {
 		t.Errorf("%d gaps, %d markers", len(m.Lost), len(m.Markers))
 	}
 }
+
+// TestDecodeFields checks that every choice of fields decodes to what
+// Details gives.
+func TestDecodeFields(t *testing.T) {
+	g := New(Config{Events: 500, Seed: 4})
+	r := tracetest.Check(t, g, true)
+	for i, e := range r.Events {
+		d, err := g.Details(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := []int{i % 4, (i / 4) % 5, 3}
+		vals := make([]trace.Value, len(idx))
+		if err := g.DecodeFields(e, idx, vals); err != nil {
+			t.Fatal(err)
+		}
+		for j, k := range idx {
+			want := trace.Value{}
+			if k < len(d.Fields) {
+				want = d.Fields[k].Value
+			}
+			if vals[j].String() != want.String() || vals[j].Kind() != want.Kind() {
+				t.Fatalf("event %d field %d: %v, want %v", i, k, vals[j], want)
+			}
+		}
+	}
+	if err := g.DecodeFields(trace.Event{}, []int{0}, make([]trace.Value, 1)); err == nil {
+		t.Error("a zero event decoded")
+	}
+}
+
+// TestAppendDetails checks that AppendDetails gives what Details does.
+func TestAppendDetails(t *testing.T) {
+	g := New(Config{Events: 300, Seed: 6})
+	r := tracetest.Check(t, g, true)
+	var fields []trace.Field
+	var label []byte
+	for _, e := range r.Events {
+		d, err := g.Details(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var aerr error
+		fields, label, aerr = g.AppendDetails(fields[:0], label[:0], e)
+		if aerr != nil || string(label) != d.Label || len(fields) != len(d.Fields) {
+			t.Fatalf("AppendDetails: %v %q %v, Details %v %q", fields, label, aerr, d.Fields, d.Label)
+		}
+		for i := range fields {
+			if fields[i].Name != d.Fields[i].Name || fields[i].Value.String() != d.Fields[i].Value.String() {
+				t.Fatalf("field %d: %v, Details %v", i, fields[i], d.Fields[i])
+			}
+		}
+	}
+}
