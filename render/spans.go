@@ -233,13 +233,13 @@ type SpanViewport struct {
 // (Count 1, Summary false) with its own times, or a summary of the
 // slices shorter than a bucket that start in one bucket.
 type SpanItem struct {
-	Depth   uint16
-	Summary bool
 	Start   trace.Time // the slice's start, or the bucket's
 	End     trace.Time // the slice's end, or the bucket's
-	Slice   int32      // index into the track's slices (Set().TrackSlices): the slice, or the bucket's first
+	Slice   int32      // index into the track's slices (Set().Column): the slice, or the bucket's first
 	Count   int32      // 1, or the slices starting in the bucket
 	Busy    float32    // a summary's covered fraction of the bucket, 0..1
+	Depth   uint16
+	Summary bool
 }
 
 // CounterItem is a counter track in one bucket where it has samples.
