@@ -102,10 +102,10 @@ func (w *window) at(rd *Reader, l trace.Loc) ([]byte, bool) {
 	// Start a little before the payload: the next events' payloads lie
 	// mostly after it, some (other CPUs' buffers of the round) before.
 	base := max(0, min(l.Off-windowSize/8, rd.size-windowSize))
-	if w.b == nil {
-		w.b = make([]byte, windowSize)
-	}
 	n := int(min(windowSize, rd.size-base))
+	if cap(w.b) < n {
+		w.b = make([]byte, n)
+	}
 	m, err := rd.r.ReadAt(w.b[:n], base)
 	if m < n && err != nil {
 		w.b, w.base = w.b[:0], 0
