@@ -246,3 +246,64 @@ func FuzzSched(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSched reads a generated scheduler recording with and without
+// deriving its tracks: the difference is what deriving costs per event.
+func BenchmarkSched(b *testing.B) {
+	var f memFile
+	const n = 200000
+	if err := perftest.GenerateSched(&f, n, 4, 16); err != nil {
+		b.Fatal(err)
+	}
+	for _, derive := range []bool{false, true} {
+		b.Run(fmt.Sprint("derive=", derive), func(b *testing.B) {
+			for b.Loop() {
+				r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var d span.Deriver
+				if derive {
+					d = NewSched(r)
+				}
+				if _, err := span.Derive(r, d); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+		})
+	}
+}
+
+// TestSchedBusyCounter: the "busy CPUs" counter follows switches to and
+// from the idle task on two CPUs, sampled where it changes.
+func TestSchedBusyCounter(t *testing.T) {
+	var f memFile
+	wr, err := perftest.NewWriter(&f, perftest.SchedOptions("x86_64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &perftest.SchedWriter{W: wr}
+	s.Switch(10, 0, 0, 0, "swapper/0", 0, 5, "a") // CPU 0 busy: 1
+	s.Switch(20, 1, 0, 0, "swapper/1", 0, 6, "b") // CPU 1 busy: 2
+	s.Switch(30, 0, 5, 5, "a", 1, 7, "c")         // still 2: no sample
+	s.Switch(40, 1, 6, 6, "b", 1, 0, "swapper/1") // 1
+	s.Switch(50, 0, 7, 7, "c", 1, 0, "swapper/0") // 0
+	s.Switch(60, 1, 0, 0, "swapper/1", 0, 6, "b") // 1
+	wr.FinishedRound()
+	if err := wr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, set := deriveSched(t, f.b)
+	var got []string
+	for id, tr := range set.Tracks {
+		if tr.Kind == span.KindCounter {
+			for _, x := range set.TrackSamples(span.TrackID(id)) {
+				got = append(got, fmt.Sprintf("%d:%g", x.Time, x.Value))
+			}
+		}
+	}
+	if want := []string{"10:1", "20:2", "40:1", "50:0", "60:1"}; !slices.Equal(got, want) {
+		t.Errorf("busy CPUs %v, want %v", got, want)
+	}
+}
