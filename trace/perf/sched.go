@@ -32,10 +32,12 @@ type Sched struct {
 	rd    *Reader
 	kinds []schedType // by TypeID, grown on demand
 	table []string    // syscall names by number; nil for an unknown arch
+	// tabled says table was looked up: at the first syscall, since pipe
+	// mode gives HEADER_ARCH as a record among the events.
+	tabled bool
 	// hasExit says the recording has an exit tracepoint to pair
 	// raw_syscalls:sys_enter with; without one enters stay instants.
-	hasExit  bool
-	exitSeen bool
+	hasExit bool
 
 	win     window
 	cpus    []cpuRun
@@ -60,11 +62,6 @@ const maxRetArgs = 1 << 12
 func NewSched(rd *Reader) *Sched {
 	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, tracks: map[int64]trace.TrackID{}, args: map[trace.TrackID]span.ArgsID{},
 		stateName: map[string]span.NameID{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{}}
-	for _, kv := range rd.meta.Info {
-		if kv.Key == "arch" {
-			s.table = SyscallTable(kv.Value)
-		}
-	}
 	return s
 }
 
@@ -393,6 +390,14 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 }
 
 func (s *Sched) sysName(id int64) string {
+	if !s.tabled {
+		for _, kv := range s.rd.meta.Info {
+			if kv.Key == "arch" {
+				s.table = SyscallTable(kv.Value)
+			}
+		}
+		s.tabled = true
+	}
 	if id >= 0 && id < int64(len(s.table)) && s.table[id] != "" {
 		return s.table[id]
 	}

@@ -56,54 +56,58 @@ func TestSchedSyscalls(t *testing.T) {
 		{"x86_64", 0, 1, 202, "read", "write", "futex"},
 		{"aarch64", 63, 64, 98, "read", "write", "futex"},
 	} {
-		t.Run(tc.arch, func(t *testing.T) {
-			var f memFile
-			wr, err := perftest.NewWriter(&f, perftest.SchedOptions(tc.arch))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := &perftest.SchedWriter{W: wr}
-			s.SysExit(1000, 0, 7, 7, tc.futex, 0)      // exit without enter
-			s.SysEnter(2000, 0, 7, 7, tc.read)         // read 2000–3000
-			s.SysExit(3000, 0, 7, 7, tc.read, 5)       //
-			s.SysEnter(4000, 1, 8, 8, tc.write)        // write on another thread …
-			s.SysEnter(4500, 0, 7, 7, 999)             // syscall 999 4500–4600
-			s.SysExit(4600, 0, 7, 7, 999, -38)         //
-			s.SysEnter(5000, 1, 8, 8, tc.futex)        // … whose exit was lost
-			s.SysExit(6000, 1, 8, 8, tc.futex, 0)      // futex 5000–6000
-			s.SysEnter(7000, 0, 7, 7, tc.write)        // never returns
-			s.Switch(8000, 0, 7, 7, "a", 1, 0, "idle") // the trace's last time
-			wr.FinishedRound()
-			if err := wr.Close(); err != nil {
-				t.Fatal(err)
-			}
-			_, set := deriveSched(t, f.b)
-			got := slicesOf(set, span.KindSlices)
-			var names []string
-			for _, g := range got {
-				names = append(names, fmt.Sprintf("%s %d-%d %d", g.name, g.start, g.end, g.flags))
-			}
-			want := []string{
-				// thread 7, in start order
-				fmt.Sprintf("%s 1000-1000 %d", tc.wantFx, span.OpenStart),
-				fmt.Sprintf("%s 2000-3000 0", tc.wantR),
-				"syscall 999 4500-4600 0",
-				fmt.Sprintf("%s 7000-8000 %d", tc.wantW, span.OpenEnd),
-				// thread 8
-				fmt.Sprintf("%s 4000-5000 %d", tc.wantW, span.OpenEnd),
-				fmt.Sprintf("%s 5000-6000 0", tc.wantFx),
-			}
-			if fmt.Sprint(names) != fmt.Sprint(want) {
-				t.Errorf("syscall slices\n got %q\nwant %q", names, want)
-			}
-			for _, s := range set.All() {
-				if tr := set.Tracks[s.Track]; tr.Kind == span.KindSlices && set.Name(s.Name) == tc.wantR {
-					if a := set.ArgList(s.Args); len(a) != 1 || a[0].Name != "ret" || a[0].Value.Int() != 5 {
-						t.Errorf("read's args %v, want ret=5", a)
+		for _, pipe := range []bool{false, true} {
+			t.Run(fmt.Sprint(tc.arch, " pipe=", pipe), func(t *testing.T) {
+				var f memFile
+				o := perftest.SchedOptions(tc.arch)
+				o.Pipe = pipe // HEADER_ARCH arrives as a record among the events
+				wr, err := perftest.NewWriter(&f, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := &perftest.SchedWriter{W: wr}
+				s.SysExit(1000, 0, 7, 7, tc.futex, 0)      // exit without enter
+				s.SysEnter(2000, 0, 7, 7, tc.read)         // read 2000–3000
+				s.SysExit(3000, 0, 7, 7, tc.read, 5)       //
+				s.SysEnter(4000, 1, 8, 8, tc.write)        // write on another thread …
+				s.SysEnter(4500, 0, 7, 7, 999)             // syscall 999 4500–4600
+				s.SysExit(4600, 0, 7, 7, 999, -38)         //
+				s.SysEnter(5000, 1, 8, 8, tc.futex)        // … whose exit was lost
+				s.SysExit(6000, 1, 8, 8, tc.futex, 0)      // futex 5000–6000
+				s.SysEnter(7000, 0, 7, 7, tc.write)        // never returns
+				s.Switch(8000, 0, 7, 7, "a", 1, 0, "idle") // the trace's last time
+				wr.FinishedRound()
+				if err := wr.Close(); err != nil {
+					t.Fatal(err)
+				}
+				_, set := deriveSched(t, f.b)
+				got := slicesOf(set, span.KindSlices)
+				var names []string
+				for _, g := range got {
+					names = append(names, fmt.Sprintf("%s %d-%d %d", g.name, g.start, g.end, g.flags))
+				}
+				want := []string{
+					// thread 7, in start order
+					fmt.Sprintf("%s 1000-1000 %d", tc.wantFx, span.OpenStart),
+					fmt.Sprintf("%s 2000-3000 0", tc.wantR),
+					"syscall 999 4500-4600 0",
+					fmt.Sprintf("%s 7000-8000 %d", tc.wantW, span.OpenEnd),
+					// thread 8
+					fmt.Sprintf("%s 4000-5000 %d", tc.wantW, span.OpenEnd),
+					fmt.Sprintf("%s 5000-6000 0", tc.wantFx),
+				}
+				if fmt.Sprint(names) != fmt.Sprint(want) {
+					t.Errorf("syscall slices\n got %q\nwant %q", names, want)
+				}
+				for _, s := range set.All() {
+					if tr := set.Tracks[s.Track]; tr.Kind == span.KindSlices && set.Name(s.Name) == tc.wantR {
+						if a := set.ArgList(s.Args); len(a) != 1 || a[0].Name != "ret" || a[0].Value.Int() != 5 {
+							t.Errorf("read's args %v, want ret=5", a)
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
