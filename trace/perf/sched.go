@@ -41,8 +41,8 @@ type Sched struct {
 
 	win     window
 	cpus    []cpuRun
-	busy    int          // CPUs running a task other than idle
-	busyCtr span.TrackID // the "busy CPUs" counter, -1 before the first switch
+	busy    int                  // CPUs running a task other than idle
+	busyCtr span.TrackID         // the "busy CPUs" counter, -1 before the first switch
 	threads map[int64]*threadRun // by tid
 	tracks  map[int64]trace.TrackID
 	sys     []sysCall // open syscall by thread track (open: ok)
