@@ -59,6 +59,7 @@ type lane struct {
 	n      int
 	idx    []int32      // indexes into the track's slices; nil when the lane is all of them
 	starts []trace.Time // of the lane's slices
+	coarse []trace.Time // every 1<<coarseBits-th start
 	maxEnd []trace.Time // prefix maximum of end; nil when end already is (no overlap)
 	cum    []int64      // cum[i]: total length of slices 0..i-1
 	wide   [][]int64    // wide[k-wideBase][b]: longest slice in block b of 2^k
@@ -154,6 +155,10 @@ func (l *lane) finish(c *span.Column) {
 			l.maxEnd[i] = m
 		}
 	}
+	l.coarse = make([]trace.Time, (n+1<<coarseBits-1)>>coarseBits)
+	for c := range l.coarse {
+		l.coarse[c] = l.starts[c<<coarseBits]
+	}
 	for k := wideBase; n>>k > 0; k++ {
 		blocks := make([]int64, n>>k)
 		if k == wideBase {
@@ -181,6 +186,57 @@ func (l *lane) reach(t trace.Time) int {
 		return sort.Search(l.n, func(i int) bool { return l.maxEnd[i] > t })
 	}
 	return sort.Search(l.n, func(i int) bool { return l.end(i) > t })
+}
+
+// coarseBits: a lane keeps every 64th start in a small array (coarse), so
+// that finding the end of a bucket holding thousands of slices touches a
+// few cache lines of it and one 64-slice block of starts, not a dozen
+// lines scattered over the bucket.
+const coarseBits = 6
+
+// searchStart returns the first index in [lo, hi) whose slice starts at
+// or after t, or hi: galloping from lo, near slices first.
+func (l *lane) searchStart(lo, hi int, t trace.Time) int {
+	if lo >= hi || l.starts[lo] >= t {
+		return lo
+	}
+	// starts[lo] < t. Gallop over the next few slices.
+	prev, j, step := lo, lo+1, 1
+	for j < hi && l.starts[j] < t && step < 1<<coarseBits {
+		prev, j, step = j, j+step, step*2
+	}
+	if j < hi && l.starts[j] < t {
+		// Far: find the 64-slice block through the coarse starts.
+		prev = j
+		c, ce := j>>coarseBits+1, (hi-1)>>coarseBits+1 // coarse[c] is starts[c<<coarseBits]
+		k, st := c, 1
+		for k < ce && l.coarse[k] < t {
+			c, k, st = k, k+st, st*2
+		}
+		hiC := min(k, ce)
+		for c < hiC { // the first coarse entry in [c, hiC) at or after t
+			m := int(uint(c+hiC) >> 1)
+			if l.coarse[m] < t {
+				c = m + 1
+			} else {
+				hiC = m
+			}
+		}
+		// starts[(c-1)<<coarseBits] < t (or it is before prev), and
+		// starts[c<<coarseBits] ≥ t when c < ce.
+		prev = max(prev, (c-1)<<coarseBits)
+		j = min(hi, c<<coarseBits)
+	}
+	lo, hi = prev+1, min(j, hi)
+	for lo < hi { // starts[lo-1] < t
+		m := int(uint(lo+hi) >> 1)
+		if l.starts[m] < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // nextWide returns the first index ≥ i of a slice at least res long, or
@@ -233,13 +289,13 @@ type SpanViewport struct {
 // (Count 1, Summary false) with its own times, or a summary of the
 // slices shorter than a bucket that start in one bucket.
 type SpanItem struct {
-	Depth   uint16
-	Summary bool
 	Start   trace.Time // the slice's start, or the bucket's
 	End     trace.Time // the slice's end, or the bucket's
-	Slice   int32      // index into the track's slices (Set().TrackSlices): the slice, or the bucket's first
+	Slice   int32      // index into the track's slices (Set().Column): the slice, or the bucket's first
 	Count   int32      // 1, or the slices starting in the bucket
 	Busy    float32    // a summary's covered fraction of the bucket, 0..1
+	Depth   uint16
+	Summary bool
 }
 
 // CounterItem is a counter track in one bucket where it has samples.
@@ -355,22 +411,7 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		b := floorDiv(int64(max(siStart, vs)-vs), res)
 		bs := vs + trace.Time(b*res)
 		be := bs + trace.Time(res)
-		// j: the first slice in [i, w) starting at or after be (galloping).
-		j, step := i+1, 1
-		for j < w && l.start(j) < be {
-			j += step
-			step *= 2
-		}
-		lo, hi := max(i+1, j-step/2), min(j, w)
-		for lo < hi { // the first in [lo, hi) starting at or after be
-			m := int(uint(lo+hi) >> 1)
-			if l.start(m) < be {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		j = lo
+		j := l.searchStart(i+1, w, be) // the first in [i+1, w) starting at or after be
 		// The busy time: prefix sums at the bucket's ends. Without
 		// overlaps the slices starting before bs are those before i (or
 		// up to i when i began before the bucket), and those starting

@@ -174,3 +174,34 @@ func BenchmarkSpansQuery(b *testing.B) {
 		}
 	}
 }
+
+// TestSearchStart checks the galloping search through the coarse starts
+// against a linear scan, on lanes with long runs of equal starts.
+func TestSearchStart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50 {
+		n := 1 + rng.IntN(5000)
+		b := span.NewBuilder()
+		tr := b.Track(span.Track{Kind: span.KindCPU, Name: "x", Of: trace.NoTrack})
+		st := trace.Time(0)
+		for range n {
+			if rng.IntN(4) == 0 {
+				st += trace.Time(rng.IntN(50))
+			}
+			b.Add(span.Slice{Start: st, End: st + 1, Track: tr})
+		}
+		l := buildLanes(b.Finish().Column(tr))[0]
+		for range 200 {
+			lo := rng.IntN(n + 1)
+			hi := lo + rng.IntN(n+1-lo)
+			at := trace.Time(rng.Int64N(int64(st) + 2))
+			want := lo
+			for want < hi && l.starts[want] < at {
+				want++
+			}
+			if got := l.searchStart(lo, hi, at); got != want {
+				t.Fatalf("searchStart(%d, %d, %d) = %d, want %d (n %d)", lo, hi, at, got, want, n)
+			}
+		}
+	}
+}

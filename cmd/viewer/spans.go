@@ -179,6 +179,9 @@ type trackSummary struct {
 	Switches int         `json:"switches,omitempty"` // CPU tracks: sched_switch events
 	Names    []nameTotal `json:"names"`
 	Threads  []threadRun `json:"threads,omitempty"` // CPU tracks
+	Samples  int         `json:"samples,omitempty"` // counter tracks: samples, their least and greatest value
+	Min      float64     `json:"min,omitempty"`
+	Max      float64     `json:"max,omitempty"`
 }
 
 type nameTotal struct {
@@ -205,6 +208,13 @@ func summarize(set *span.Set, m *trace.Meta) spanSummary {
 	s.Dropped = set.Dropped
 	all := map[trace.TrackID]*threadRun{}
 	for id := range set.Tracks {
+		if sm := set.TrackSamples(span.TrackID(id)); len(sm) > 0 {
+			ts := trackSummary{Track: trackLabel(set, m, span.TrackID(id)), Kind: set.Tracks[id].Kind.String(), Samples: len(sm), Min: sm[0].Value, Max: sm[0].Value, Names: []nameTotal{}}
+			for _, x := range sm {
+				ts.Min, ts.Max = min(ts.Min, x.Value), max(ts.Max, x.Value)
+			}
+			s.Tracks = append(s.Tracks, ts)
+		}
 		sl := set.TrackSlices(span.TrackID(id))
 		if len(sl) == 0 {
 			continue
@@ -270,6 +280,10 @@ func sortedRuns(m map[trace.TrackID]*threadRun) []threadRun {
 
 func writeSpanSummary(w io.Writer, s spanSummary) {
 	for _, t := range s.Tracks {
+		if t.Samples > 0 {
+			fmt.Fprintf(w, "%s (%s): %d samples from %g to %g\n", t.Track, t.Kind, t.Samples, t.Min, t.Max)
+			continue
+		}
 		fmt.Fprintf(w, "%s (%s): %d slices, %d open, %.3f ms", t.Track, t.Kind, t.Slices, t.Open, float64(t.TotalNS)/1e6)
 		if t.Kind == span.KindCPU.String() {
 			fmt.Fprintf(w, ", %d switches", t.Switches)

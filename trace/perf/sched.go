@@ -19,6 +19,8 @@ import (
 //     (running, runnable, sleeping, blocked … from prev_state);
 //   - sched:sched_wakeup, sched:sched_wakeup_new: a sleeping thread
 //     becomes runnable;
+//   - a "busy CPUs" counter: how many processors run a task other than
+//     the idle task, sampled at every switch that changes it;
 //   - raw_syscalls:sys_enter/sys_exit pairs, and syscalls:sys_enter_NAME /
 //     sys_exit_NAME pairs: syscall slices on a per-thread "syscalls"
 //     track, named from the system call table of the recording's
@@ -30,13 +32,17 @@ type Sched struct {
 	rd    *Reader
 	kinds []schedType // by TypeID, grown on demand
 	table []string    // syscall names by number; nil for an unknown arch
+	// tabled says table was looked up: at the first syscall, since pipe
+	// mode gives HEADER_ARCH as a record among the events.
+	tabled bool
 	// hasExit says the recording has an exit tracepoint to pair
 	// raw_syscalls:sys_enter with; without one enters stay instants.
-	hasExit  bool
-	exitSeen bool
+	hasExit bool
 
 	win     window
 	cpus    []cpuRun
+	busy    int                  // CPUs running a task other than idle
+	busyCtr span.TrackID         // the "busy CPUs" counter, -1 before the first switch
 	threads map[int64]*threadRun // by tid
 	tracks  map[int64]trace.TrackID
 	sys     []sysCall // open syscall by thread track (open: ok)
@@ -54,13 +60,8 @@ const maxRetArgs = 1 << 12
 
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
-	s := &Sched{rd: rd, threads: map[int64]*threadRun{}, tracks: map[int64]trace.TrackID{}, args: map[trace.TrackID]span.ArgsID{},
+	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, tracks: map[int64]trace.TrackID{}, args: map[trace.TrackID]span.ArgsID{},
 		stateName: map[string]span.NameID{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{}}
-	for _, kv := range rd.meta.Info {
-		if kv.Key == "arch" {
-			s.table = SyscallTable(kv.Value)
-		}
-	}
 	return s
 }
 
@@ -102,10 +103,10 @@ func (w *window) at(rd *Reader, l trace.Loc) ([]byte, bool) {
 	// Start a little before the payload: the next events' payloads lie
 	// mostly after it, some (other CPUs' buffers of the round) before.
 	base := max(0, min(l.Off-windowSize/8, rd.size-windowSize))
-	if w.b == nil {
-		w.b = make([]byte, windowSize)
-	}
 	n := int(min(windowSize, rd.size-base))
+	if cap(w.b) < n {
+		w.b = make([]byte, n)
+	}
 	m, err := rd.r.ReadAt(w.b[:n], base)
 	if m < n && err != nil {
 		w.b, w.base = w.b[:0], 0
@@ -389,6 +390,14 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 }
 
 func (s *Sched) sysName(id int64) string {
+	if !s.tabled {
+		for _, kv := range s.rd.meta.Info {
+			if kv.Key == "arch" {
+				s.table = SyscallTable(kv.Value)
+			}
+		}
+		s.tabled = true
+	}
 	if id >= 0 && id < int64(len(s.table)) && s.table[id] != "" {
 		return s.table[id]
 	}
@@ -495,7 +504,22 @@ func (s *Sched) sw(e trace.Event, raw []byte, st *schedType, b *span.Builder) {
 		fl = span.OpenStart
 	}
 	b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: b.NameBytes(prevComm), Args: s.threadArgs(b, e.Track), Thread: e.Track, Flags: fl})
+	// The counter: a CPU first seen is counted from its first switch,
+	// where the trace first says what runs on it.
+	was := c.seen && c.tid != 0
 	c.seen, c.start, c.tid, c.comm = true, e.Time, nextTID, b.NameBytes(nextComm)
+	if is := nextTID != 0; is != was || s.busyCtr < 0 {
+		switch {
+		case is && !was:
+			s.busy++
+		case was && !is:
+			s.busy--
+		}
+		if s.busyCtr < 0 {
+			s.busyCtr = b.Track(span.Track{Kind: span.KindCounter, Name: "busy CPUs", Of: trace.NoTrack, CPU: trace.NoCPU})
+		}
+		b.AddSample(span.Sample{Time: e.Time, Track: s.busyCtr, Value: float64(s.busy)})
+	}
 	if prevTID != 0 {
 		th := s.thread(prevTID)
 		if th.state == "" {

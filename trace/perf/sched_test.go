@@ -56,54 +56,58 @@ func TestSchedSyscalls(t *testing.T) {
 		{"x86_64", 0, 1, 202, "read", "write", "futex"},
 		{"aarch64", 63, 64, 98, "read", "write", "futex"},
 	} {
-		t.Run(tc.arch, func(t *testing.T) {
-			var f memFile
-			wr, err := perftest.NewWriter(&f, perftest.SchedOptions(tc.arch))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := &perftest.SchedWriter{W: wr}
-			s.SysExit(1000, 0, 7, 7, tc.futex, 0)      // exit without enter
-			s.SysEnter(2000, 0, 7, 7, tc.read)         // read 2000–3000
-			s.SysExit(3000, 0, 7, 7, tc.read, 5)       //
-			s.SysEnter(4000, 1, 8, 8, tc.write)        // write on another thread …
-			s.SysEnter(4500, 0, 7, 7, 999)             // syscall 999 4500–4600
-			s.SysExit(4600, 0, 7, 7, 999, -38)         //
-			s.SysEnter(5000, 1, 8, 8, tc.futex)        // … whose exit was lost
-			s.SysExit(6000, 1, 8, 8, tc.futex, 0)      // futex 5000–6000
-			s.SysEnter(7000, 0, 7, 7, tc.write)        // never returns
-			s.Switch(8000, 0, 7, 7, "a", 1, 0, "idle") // the trace's last time
-			wr.FinishedRound()
-			if err := wr.Close(); err != nil {
-				t.Fatal(err)
-			}
-			_, set := deriveSched(t, f.b)
-			got := slicesOf(set, span.KindSlices)
-			var names []string
-			for _, g := range got {
-				names = append(names, fmt.Sprintf("%s %d-%d %d", g.name, g.start, g.end, g.flags))
-			}
-			want := []string{
-				// thread 7, in start order
-				fmt.Sprintf("%s 1000-1000 %d", tc.wantFx, span.OpenStart),
-				fmt.Sprintf("%s 2000-3000 0", tc.wantR),
-				"syscall 999 4500-4600 0",
-				fmt.Sprintf("%s 7000-8000 %d", tc.wantW, span.OpenEnd),
-				// thread 8
-				fmt.Sprintf("%s 4000-5000 %d", tc.wantW, span.OpenEnd),
-				fmt.Sprintf("%s 5000-6000 0", tc.wantFx),
-			}
-			if fmt.Sprint(names) != fmt.Sprint(want) {
-				t.Errorf("syscall slices\n got %q\nwant %q", names, want)
-			}
-			for _, s := range set.All() {
-				if tr := set.Tracks[s.Track]; tr.Kind == span.KindSlices && set.Name(s.Name) == tc.wantR {
-					if a := set.ArgList(s.Args); len(a) != 1 || a[0].Name != "ret" || a[0].Value.Int() != 5 {
-						t.Errorf("read's args %v, want ret=5", a)
+		for _, pipe := range []bool{false, true} {
+			t.Run(fmt.Sprint(tc.arch, " pipe=", pipe), func(t *testing.T) {
+				var f memFile
+				o := perftest.SchedOptions(tc.arch)
+				o.Pipe = pipe // HEADER_ARCH arrives as a record among the events
+				wr, err := perftest.NewWriter(&f, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := &perftest.SchedWriter{W: wr}
+				s.SysExit(1000, 0, 7, 7, tc.futex, 0)      // exit without enter
+				s.SysEnter(2000, 0, 7, 7, tc.read)         // read 2000–3000
+				s.SysExit(3000, 0, 7, 7, tc.read, 5)       //
+				s.SysEnter(4000, 1, 8, 8, tc.write)        // write on another thread …
+				s.SysEnter(4500, 0, 7, 7, 999)             // syscall 999 4500–4600
+				s.SysExit(4600, 0, 7, 7, 999, -38)         //
+				s.SysEnter(5000, 1, 8, 8, tc.futex)        // … whose exit was lost
+				s.SysExit(6000, 1, 8, 8, tc.futex, 0)      // futex 5000–6000
+				s.SysEnter(7000, 0, 7, 7, tc.write)        // never returns
+				s.Switch(8000, 0, 7, 7, "a", 1, 0, "idle") // the trace's last time
+				wr.FinishedRound()
+				if err := wr.Close(); err != nil {
+					t.Fatal(err)
+				}
+				_, set := deriveSched(t, f.b)
+				got := slicesOf(set, span.KindSlices)
+				var names []string
+				for _, g := range got {
+					names = append(names, fmt.Sprintf("%s %d-%d %d", g.name, g.start, g.end, g.flags))
+				}
+				want := []string{
+					// thread 7, in start order
+					fmt.Sprintf("%s 1000-1000 %d", tc.wantFx, span.OpenStart),
+					fmt.Sprintf("%s 2000-3000 0", tc.wantR),
+					"syscall 999 4500-4600 0",
+					fmt.Sprintf("%s 7000-8000 %d", tc.wantW, span.OpenEnd),
+					// thread 8
+					fmt.Sprintf("%s 4000-5000 %d", tc.wantW, span.OpenEnd),
+					fmt.Sprintf("%s 5000-6000 0", tc.wantFx),
+				}
+				if fmt.Sprint(names) != fmt.Sprint(want) {
+					t.Errorf("syscall slices\n got %q\nwant %q", names, want)
+				}
+				for _, s := range set.All() {
+					if tr := set.Tracks[s.Track]; tr.Kind == span.KindSlices && set.Name(s.Name) == tc.wantR {
+						if a := set.ArgList(s.Args); len(a) != 1 || a[0].Name != "ret" || a[0].Value.Int() != 5 {
+							t.Errorf("read's args %v, want ret=5", a)
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -245,4 +249,65 @@ func FuzzSched(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkSched reads a generated scheduler recording with and without
+// deriving its tracks: the difference is what deriving costs per event.
+func BenchmarkSched(b *testing.B) {
+	var f memFile
+	const n = 200000
+	if err := perftest.GenerateSched(&f, n, 4, 16); err != nil {
+		b.Fatal(err)
+	}
+	for _, derive := range []bool{false, true} {
+		b.Run(fmt.Sprint("derive=", derive), func(b *testing.B) {
+			for b.Loop() {
+				r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var d span.Deriver
+				if derive {
+					d = NewSched(r)
+				}
+				if _, err := span.Derive(r, d); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+		})
+	}
+}
+
+// TestSchedBusyCounter: the "busy CPUs" counter follows switches to and
+// from the idle task on two CPUs, sampled where it changes.
+func TestSchedBusyCounter(t *testing.T) {
+	var f memFile
+	wr, err := perftest.NewWriter(&f, perftest.SchedOptions("x86_64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &perftest.SchedWriter{W: wr}
+	s.Switch(10, 0, 0, 0, "swapper/0", 0, 5, "a") // CPU 0 busy: 1
+	s.Switch(20, 1, 0, 0, "swapper/1", 0, 6, "b") // CPU 1 busy: 2
+	s.Switch(30, 0, 5, 5, "a", 1, 7, "c")         // still 2: no sample
+	s.Switch(40, 1, 6, 6, "b", 1, 0, "swapper/1") // 1
+	s.Switch(50, 0, 7, 7, "c", 1, 0, "swapper/0") // 0
+	s.Switch(60, 1, 0, 0, "swapper/1", 0, 6, "b") // 1
+	wr.FinishedRound()
+	if err := wr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, set := deriveSched(t, f.b)
+	var got []string
+	for id, tr := range set.Tracks {
+		if tr.Kind == span.KindCounter {
+			for _, x := range set.TrackSamples(span.TrackID(id)) {
+				got = append(got, fmt.Sprintf("%d:%g", x.Time, x.Value))
+			}
+		}
+	}
+	if want := []string{"10:1", "20:2", "40:1", "50:0", "60:1"}; !slices.Equal(got, want) {
+		t.Errorf("busy CPUs %v, want %v", got, want)
+	}
 }

@@ -24,6 +24,7 @@ type Activities struct {
 	open map[actKey][]*openAct
 	byID map[string]*openAct // the latest open activity of each id
 	seq  int64
+	n    int // activities open
 }
 
 type actKey struct {
@@ -53,7 +54,7 @@ func (a *Activities) Start(b *Builder, track TrackID, thread trace.TrackID, t tr
 	if a.open == nil {
 		a.open, a.byID = map[actKey][]*openAct{}, map[string]*openAct{}
 	}
-	if len(a.byID) >= MaxOpenActivities {
+	if a.n >= MaxOpenActivities {
 		b.set.Dropped++
 		return
 	}
@@ -65,6 +66,7 @@ func (a *Activities) Start(b *Builder, track TrackID, thread trace.TrackID, t tr
 	}
 	a.open[k] = append(a.open[k], o)
 	a.byID[string(id)] = o
+	a.n++
 }
 
 // Stop closes the latest open activity of task and id at t; endArgs are
@@ -85,6 +87,7 @@ func (a *Activities) Stop(b *Builder, track TrackID, thread trace.TrackID, t tra
 		return
 	}
 	o := st[len(st)-1]
+	a.n--
 	if len(st) == 1 {
 		delete(a.open, k)
 	} else {
@@ -108,5 +111,5 @@ func (a *Activities) Finish(b *Builder) {
 	for _, o := range all {
 		b.Add(Slice{Start: o.start, End: b.Last(), Track: o.track, Thread: o.thread, Name: o.name, Args: b.Args(o.args), Depth: o.depth, Flags: OpenEnd})
 	}
-	a.open, a.byID = nil, nil
+	a.open, a.byID, a.n = nil, nil, 0
 }

@@ -2,6 +2,8 @@ package span
 
 import (
 	"cmp"
+	"errors"
+	"io"
 	"slices"
 
 	"viewer/trace"
@@ -174,7 +176,7 @@ func Derive(r trace.Reader, d Deriver) (*Set, error) {
 	if d != nil {
 		d.Finish(r, b)
 	}
-	if isEOF(err) {
+	if errors.Is(err, io.EOF) {
 		err = nil
 	}
 	return b.Finish(), err

@@ -7,8 +7,8 @@ import (
 	"viewer/trace"
 )
 
-// columnBits sets the chunk size of a Column: 4096 slices (160 KiB).
-const columnBits = 12
+// columnBits sets the chunk size of a Column: 1024 slices (32 KiB).
+const columnBits = 10
 
 // Column holds one track's slices in chunks that are never copied once
 // full: a derivation that grows to millions of slices allocates each

@@ -24,7 +24,9 @@
 //
 // The model is pointer-light so that millions of slices cost the garbage
 // collector nothing to scan: a [Slice] names its track, name and
-// arguments by dense ids into the [Set]'s tables.
+// arguments by dense ids into the [Set]'s tables, and each track keeps
+// its slices in a [Column] of fixed-size chunks, 32 bytes a slice, that
+// is never copied as it grows.
 //
 // Slices whose end (or start) the trace does not hold are kept, flagged
 // [OpenEnd] (or [OpenStart]) and bounded by the last (or first) event of

@@ -156,3 +156,22 @@ func TestJoin(t *testing.T) {
 		t.Errorf("joined derivers saw %+v and %+v", *a, *c)
 	}
 }
+
+// TestActivitiesBound: starts that never stop, all with one id, stop
+// being kept past MaxOpenActivities and are counted as dropped.
+func TestActivitiesBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million starts")
+	}
+	b := NewBuilder()
+	tr := b.Track(Track{Kind: KindSlices, Name: "t"})
+	var a Activities
+	for i := range MaxOpenActivities + 10 {
+		a.Start(b, tr, 0, trace.Time(i), "x", "X", []byte("same"), nil, nil)
+	}
+	a.Finish(b)
+	set := b.Finish()
+	if set.Dropped != 10 || set.Len() != MaxOpenActivities {
+		t.Errorf("Dropped %d, %d slices", set.Dropped, set.Len())
+	}
+}

@@ -1,8 +1,0 @@
-package span
-
-import (
-	"errors"
-	"io"
-)
-
-func isEOF(err error) bool { return errors.Is(err, io.EOF) }
