@@ -18,6 +18,7 @@ import (
 	"viewer/trace/perf/perftest"
 	"viewer/trace/span"
 	"viewer/trace/synth"
+	"viewer/trace/tracetest"
 	"viewer/web"
 )
 
@@ -81,6 +82,7 @@ const spansReady = ready + ` && window.__viewer.derived.length > 0 && window.__v
 // and css(c): a CSS colour as [r, g, b].
 const pixelJS = `
 const v = window.__viewer, cv = v.ui.canvas, dpr = v.renderer.dpr;
+v.draw(); // the pixels of the state read below
 const img = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height);
 const px = (x, y) => { const i = (Math.round(y * dpr) * cv.width + Math.round(x * dpr)) * 4; return [img.data[i], img.data[i+1], img.data[i+2]]; };
 const probe = document.createElement('canvas').getContext('2d', {willReadFrequently: true});
@@ -479,5 +481,93 @@ func TestServerFlowArrows(t *testing.T) {
 	}
 	if chains < 2 {
 		t.Errorf("O: %d chains of related events in view, want the requests in view", chains)
+	}
+}
+
+// TestRealSchedTracks opens a real perf sched recording
+// (../shared/realdata/perf/local-recordings/sched-noclock.data): the
+// CPUs group comes first with one row per CPU the deriver found, and
+// every running-thread slice or merged column of a CPU row is painted in
+// its thread's colour (or, merged, at least its bottom pixel), whole
+// trace and zoomed to 2 ms.
+func TestRealSchedTracks(t *testing.T) {
+	path := tracetest.RealData(t, "perf/local-recordings/sched-noclock.data")
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := startViewerServer(t, web.Config{
+		Formats:   []trace.Format{perf.Format{}},
+		MaxUpload: int64(len(file)),
+		Demo:      func() (string, []byte) { return "sched-noclock.data", file },
+		Derive: func(r trace.Reader) span.Deriver {
+			if p, ok := r.(*perf.Reader); ok {
+				return perf.NewSched(p)
+			}
+			return nil
+		},
+	})
+	id := vs.demo(t)
+	ctx := tab(t)
+	type res struct {
+		First           string
+		CPUTracks, Rows int
+		Boxes, Painted  int
+		Bad             []string
+	}
+	check := `(async () => {` + pixelJS + `
+  const { layoutItems } = await import('/static/js/spans.js');
+  const { sliceColor } = await import('/static/js/spandraw.js');
+  const { rowKind } = await import('/static/js/groups.js');
+  const out = {First: v.groups[0]?.name ?? '', CPUTracks: v.derived.filter((d) => d.kind === 'cpu').length, Rows: 0, Boxes: 0, Painted: 0, Bad: []};
+  const L = v.labelW();
+  const n = Math.min(v.rows.length, v.top + v.rowsVisible());
+  for (let row = v.top; row < n; row++) {
+    const k = rowKind(v.rows[row]);
+    const st = k.kind === 'derived' ? v.spans.tracks.get(k.id) : null;
+    if (!st || st.track.kind !== 'cpu') continue;
+    out.Rows++;
+    const boxes = layoutItems(st.items, st.depths, v.vp, v.rowH);
+    for (const b of boxes) {
+      if (b.x0 < 1 || b.x0 > v.vp.width - 2) continue;
+      // A column two slices share shows the one drawn last.
+      const c = Math.floor((b.x0 + b.x1) / 2);
+      if (boxes.some((o) => o !== b && o.x0 < c + 1 && o.x1 > c)) continue;
+      out.Boxes++;
+      // The axis's grid lines cross the rows: a column on one is not read.
+      const got = px(L + c, rowY(row) + b.y + b.h - 1);
+      const ok = near(got, css(sliceColor('cpu', b.item, v.theme.dark))) || near(got, css(v.theme.grid)) ||
+        (b.item.summary && !near(got, css(v.theme.bg)) && !near(got, css(v.theme.rowAlt)));
+      if (ok) out.Painted++;
+      else if (out.Bad.length < 5) out.Bad.push(b.item.name + ' ' + got + ' want ' + css(sliceColor('cpu', b.item, v.theme.dark)) + ' x ' + b.x0.toFixed(1) + '-' + b.x1.toFixed(1) + ' y ' + b.y + '+' + b.h + ' sum ' + b.item.summary + ' thr ' + b.item.thread);
+    }
+  }
+  return out;
+})()`
+	var whole, zoomed res
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(vs.URL+"/t/"+id),
+		waitJS(spansReady),
+		eval(`new Promise(r => setTimeout(r, 300))`, nil),
+		eval(`new Promise(r => requestAnimationFrame(() => r()))`, nil),
+		eval(check, &whole),
+		eval(`(() => { const v = window.__viewer; const a = v.meta.first + (v.meta.last - v.meta.first) / 2n; v.setView(v.vp.constructor.fromRange(a, a + 2000000n, v.vp.width), 'push'); })()`, nil),
+		waitJS(`window.__viewer.spans.to - window.__viewer.spans.from < 10000000n`),
+		eval(`new Promise(r => setTimeout(r, 300))`, nil),
+		eval(`new Promise(r => requestAnimationFrame(() => r()))`, nil),
+		eval(check, &zoomed),
+	)
+	shot(t, ctx, "spans-real-sched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("whole %+v; zoomed %+v", whole, zoomed)
+	if whole.First != "CPUs" || whole.CPUTracks == 0 || whole.Rows != min(whole.CPUTracks, 20) {
+		t.Errorf("first group %q with %d CPU rows for %d CPU tracks", whole.First, whole.Rows, whole.CPUTracks)
+	}
+	for _, r := range []res{whole, zoomed} {
+		if r.Boxes == 0 || r.Painted != r.Boxes {
+			t.Errorf("%d of %d CPU slices painted: %v", r.Painted, r.Boxes, r.Bad)
+		}
 	}
 }
