@@ -117,3 +117,16 @@ test('sliceMatcher: the query\'s name term, case-insensitive; predicates and cod
   assert.ok(m && m('Demo-Checkout/Order') && !m('futex'));
   assert.equal(S.sliceMatcher('#12 && Reason = 4'), null);
 });
+
+test('sliceFilter: a hidden Start type hides its activity slices, sys_enter the syscalls', () => {
+  const types = [
+    { provider: 'Demo-Checkout', name: 'OrderStart' }, { provider: 'Demo-Checkout', name: 'OrderStop' },
+    { provider: 'Lib', name: 'Request/Start' }, { provider: 'raw_syscalls', name: 'sys_enter' }, { provider: 'sched', name: 'sched_switch' },
+  ];
+  assert.equal(S.sliceFilter(types, new Set()), null);
+  assert.equal(S.sliceFilter(types, new Set([1, 4])), null);
+  const f = S.sliceFilter(types, new Set([0, 2]));
+  assert.ok(f && f('activities', 'Demo-Checkout/Order') && f('activities', 'Lib/Request') && !f('activities', 'Demo-Checkout/Cache') && !f('syscalls', 'read'));
+  const g = S.sliceFilter(types, new Set([3]));
+  assert.ok(g && g('syscalls', 'read') && !g('activities', 'Demo-Checkout/Order'));
+});

@@ -12,7 +12,7 @@ import { defaultState } from './urlstate.js';
 import { fullView } from './navigate.js';
 import { naturalOrder, currentOrder, layoutRows, clampTop } from './tracks.js';
 import { groupRows } from './groups.js';
-import { sliceMatcher } from './spans.js';
+import { sliceMatcher, sliceFilter } from './spans.js';
 
 /** @typedef {import('./source.js').Meta} Meta */
 /** @typedef {import('./source.js').Frame} Frame */
@@ -235,6 +235,7 @@ export class Model {
       selSlice: this.selSlice,
       selDerived: this.selDerived,
       sliceMatch: this.query ? sliceMatcher(this.query) : null,
+      sliceHidden: sliceFilter(this.trace.types, this.hideTypes),
       flows: this.flows,
       allFlows: this.flowsAll ? this.allFlows : [],
     };

@@ -85,6 +85,7 @@ const STRIPS = 2; // pixel strips per track: density, ticks
  * @property {{track: number, slice: number} | null} [selSlice]
  * @property {number} [selDerived]    the selected derived row's track, -1 for none
  * @property {((name: string) => boolean) | null} [sliceMatch]  slices the search highlights
+ * @property {((track: string, name: string) => boolean) | null} [sliceHidden]  slices the type filter hides
  * @property {{ref: string, time: bigint, track: number}[]} [flows]  the selected event's related events
  * @property {{time: bigint, track: number}[][]} [allFlows]  chains of related events in view
  */

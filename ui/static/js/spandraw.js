@@ -67,6 +67,7 @@ export function drawSpanRows(rd, s, shown) {
     ctx.textAlign = 'left';
     for (const b of boxes) {
       const it = b.item;
+      if (s.sliceHidden && s.sliceHidden(dt.name, it.name)) continue;
       ctx.globalAlpha = it.summary ? 0.75 : 1;
       ctx.fillStyle = sliceColor(dt.kind, it, th.dark);
       const w = Math.max(1, b.x1 - b.x0);

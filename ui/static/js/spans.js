@@ -326,3 +326,28 @@ export function nameHash(s) {
   for (let i = 0; i < s.length; i++) h = ((h << 5) + h + s.charCodeAt(i)) >>> 0;
   return h % 1000;
 }
+
+/**
+ * Which slices the event-type filter hides: an activity (named
+ * `provider/task`, trace/clr.TaskName) when its Start event type
+ * (`task` + "Start" or "/Start") is hidden, and a thread's syscall
+ * slices when sys_enter is. Other derived tracks stay: a CPU track is
+ * the scheduler's view, not one event type's.
+ * @param {{provider: string, name: string}[]} types @param {Set<number>} hidden
+ * @returns {((track: string, name: string) => boolean) | null}  null when nothing is hidden
+ */
+export function sliceFilter(types, hidden) {
+  if (!hidden.size) return null;
+  /** @type {Set<string>} */
+  const tasks = new Set();
+  let syscalls = false;
+  for (const id of hidden) {
+    const t = types[id];
+    if (!t) continue;
+    if (t.name === 'sys_enter') syscalls = true;
+    const task = t.name.endsWith('/Start') ? t.name.slice(0, -6) : t.name.endsWith('Start') ? t.name.slice(0, -5) : '';
+    if (task) tasks.add(t.provider ? `${t.provider}/${task}` : task);
+  }
+  if (!tasks.size && !syscalls) return null;
+  return (track, name) => (syscalls && track === 'syscalls') || tasks.has(name);
+}
