@@ -217,6 +217,37 @@ func TestServerGroupCollapse(t *testing.T) {
 	if collapsed != 1 {
 		t.Errorf("%d rows with the one group collapsed, want its header alone", collapsed)
 	}
+
+	// H on a derived row (its name clicked) hides it; the URL keeps it
+	// (xd) and a reload restores the view without it.
+	var d struct {
+		X, Y  float64
+		Track int
+	}
+	err = chromedp.Run(ctx, eval(`(async () => { const { rowKind } = await import('/static/js/groups.js'); const v = window.__viewer, r = v.ui.canvas.getBoundingClientRect();
+  const i = v.rows.findIndex((r) => rowKind(r).kind === 'derived');
+  return {X: r.left + 30, Y: r.top + 38 + (i - v.top) * v.rowH + v.rowH / 2, Track: rowKind(v.rows[i]).id}; })()`, &d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var search string
+	var rows int
+	err = chromedp.Run(ctx,
+		chromedp.MouseClickXY(d.X, d.Y),
+		chromedp.KeyEvent("h"),
+		waitJS(`window.__viewer.rows.length === `+itoa(before-1)),
+		waitJS(`location.search.includes('xd=')`),
+		eval(`location.search`, &search),
+		chromedp.Reload(),
+		waitJS(spansReady),
+		eval(`window.__viewer.rows.length`, &rows),
+	)
+	if err != nil {
+		t.Fatalf("hiding derived track %d: %v (URL %q)", d.Track, err, search)
+	}
+	if !strings.Contains(search, "xd="+itoa(d.Track)) || rows != before-1 {
+		t.Errorf("after hiding derived track %d: URL %q, %d rows after a reload, want xd=%d and %d rows", d.Track, search, rows, d.Track, before-1)
+	}
 }
 
 // TestServerActivitySlices: the demo trace shows the request activities
