@@ -335,8 +335,8 @@ export class App {
     const vp = m.vp;
     const f = m.spans;
     const key = ids.join(',');
+    // The frame held (or the one asked for) covers the view at its zoom: nothing to ask.
     if (f && this.spansAsked.startsWith(key + '|') && f.from <= vp.start && f.to >= vp.end &&
-      Math.abs(Math.log2(Number(f.to - f.from) / Math.max(1, f.res * f.buckets))) < 2 &&
       Math.abs(Math.log2(this.spansRes / vp.nsPerPx)) < 0.01) return;
     if (ids.length === 0) return;
     const pad = BigInt(Math.round(vp.span * PAD));
