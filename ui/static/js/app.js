@@ -187,10 +187,12 @@ export class App {
     ui.progressText.textContent = '';
     if (!ui.title.textContent) ui.title.textContent = meta.name;
     ui.info.textContent = `${meta.format} · ${meta.events.toLocaleString()} events · ${meta.tracks.length} tracks`;
+    // Before the model takes the trace: until the view state is applied
+    // nothing may draw or ask for frames.
+    await this.loadDerived(meta);
     this.m.setMeta(meta);
     if (meta.error) panels.banner(`The trace is damaged: ${meta.error}. Events up to the dashed line are shown.`);
     this.types.build(this.theme);
-    await this.loadDerived();
     this.renderer.resize();
     this.m.vp = fullView(meta, this.plotWidth());
     this.applyState(this.initial, false);
@@ -234,11 +236,11 @@ export class App {
   /**
    * Learns the trace's derived tracks (one spans request over the whole
    * trace, one pixel wide: the tracks come with it).
+   * @param {import('./source.js').Meta} meta
    */
-  async loadDerived() {
+  async loadDerived(meta) {
     const src = this.source;
     if (!src.spans) return;
-    const meta = this.m.trace;
     try {
       const f = await src.spans({ from: meta.first, to: meta.last + 1n, width: 1, tracks: null });
       this.m.derived = [...f.tracks.values()].map((t) => t.track);
