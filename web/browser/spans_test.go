@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"viewer/render"
 	"viewer/trace"
@@ -321,6 +322,28 @@ func TestServerActivitySlices(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("details lack %q:\n%s", w, text)
 		}
+	}
+	// → selects the next slice of the track, ← the previous again.
+	var next, back struct{ Slice int }
+	err = chromedp.Run(ctx,
+		chromedp.Focus("#timeline", chromedp.ByID),
+		chromedp.KeyEvent(kb.ArrowRight),
+		waitJS(`window.__viewer.sliceDetails.slice !== `+itoa(hit.Slice)),
+		eval(`({Slice: window.__viewer.sliceDetails.slice})`, &next),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Run(ctx,
+		chromedp.KeyEvent(kb.ArrowLeft),
+		waitJS(`window.__viewer.sliceDetails.slice !== `+itoa(next.Slice)),
+		eval(`({Slice: window.__viewer.sliceDetails.slice})`, &back),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Slice <= hit.Slice || back.Slice != hit.Slice {
+		t.Errorf("→ then ← from slice %d: %d then %d", hit.Slice, next.Slice, back.Slice)
 	}
 }
 

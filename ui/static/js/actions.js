@@ -29,6 +29,10 @@ export function actions(app) {
   };
   /** @param {number} d */
   const stepEvent = (d) => {
+    if (m.selDerived >= 0) {
+      app.stepSlice(d);
+      return;
+    }
     const track = m.selEvent ? m.selEvent.track : m.selTrack;
     if (track < 0) {
       moveTrack(1);

@@ -133,6 +133,7 @@ export class App {
     this.sliceSeq = 0;
     this.flowsSeq = 0;
     this.selFlowsSeq = 0;
+    this.flowsTimer = 0;
     this.spansRes = 0;
   }
 
@@ -301,6 +302,10 @@ export class App {
     const near = m.rows.slice(lo, m.top + n + EXTRA_ROWS);
     const tracks = near.filter((r) => r >= 0);
     this.requestSpans(near);
+    if (m.flowsAll) {
+      clearTimeout(this.flowsTimer);
+      this.flowsTimer = setTimeout(() => this.requestAllFlows(), SPANS_DEBOUNCE_MS);
+    }
     const hidden = [...m.hideTypes].sort((a, b) => a - b);
     const tk = tracks.join(',');
     const hk = hidden.join(',');
@@ -350,7 +355,6 @@ export class App {
     clearTimeout(this.spansTimer);
     this.spansTimer = setTimeout(() => {
       this.spanFrames.push(q);
-      if (m.flowsAll) this.requestAllFlows();
     }, m.spans ? SPANS_DEBOUNCE_MS : 0);
   }
 
@@ -479,6 +483,31 @@ export class App {
     } catch (e) {
       this.panels.status(`flows: ${errText(e)}`);
     }
+  }
+
+  /**
+   * Selects the next (d 1) or previous (d -1) whole slice of the selected
+   * derived row in the frame held, from the selected slice or the view's
+   * edge. @param {number} d
+   */
+  stepSlice(d) {
+    const m = this.m;
+    const st = m.spans?.tracks.get(m.selDerived);
+    if (!st) return;
+    const cur = m.selSlice && m.selSlice.track === m.selDerived ? st.items.find((it) => it.slice === m.selSlice?.slice) : undefined;
+    const from = cur ? cur.start : m.vp.time(d > 0 ? 0 : m.vp.width);
+    /** @type {import('./spans.js').SpanItem | undefined} */
+    let best;
+    for (const it of st.items) {
+      if (it.summary || it === cur) continue;
+      if (d > 0 ? it.start > from || (it.start === from && cur && it.slice > cur.slice) : it.start < from) {
+        if (!best || (d > 0 ? it.start < best.start : it.start > best.start)) best = it;
+      }
+    }
+    if (!best) return;
+    const x = m.vp.x(best.start);
+    if (x < 0 || x > m.vp.width) this.setView(centreOn(m.vp, best.start), 'push');
+    this.selectSlice(m.selDerived, best.slice);
   }
 
   /** t snapped to the nearest slice edge in view within a few pixels. @param {bigint} t */
@@ -661,6 +690,7 @@ export class App {
       }
     }
     m.selSlice = null;
+    m.selDerived = -1;
     this.panels.showDetails(d);
     this.loadFlows(d.ref);
     if (opt.push) this.pushURL();

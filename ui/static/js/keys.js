@@ -35,7 +35,7 @@ export const KEYS = [
   { code: 'KeyG', keys: 'G', action: 'shorter', help: 'more tracks on screen (shorter rows)' },
   { code: 'ArrowUp', keys: '↑', action: 'trackUp', help: 'select the track above' },
   { code: 'ArrowDown', keys: '↓', action: 'trackDown', help: 'select the track below' },
-  { code: 'ArrowLeft', keys: '←', action: 'eventPrev', help: 'select the previous event on the selected track' },
+  { code: 'ArrowLeft', keys: '←', action: 'eventPrev', help: 'select the previous event on the selected track (the previous slice on a selected derived track)' },
   { code: 'ArrowRight', keys: '→', action: 'eventNext', help: 'select the next event on the selected track' },
   { code: 'Enter', keys: 'Enter', action: 'togglePopup', help: 'toggle the detail box of the selected event' },
   { code: 'KeyB', keys: 'B', action: 'mark', help: 'time ruler: measure from the selected event (B again clears)' },

@@ -41,6 +41,14 @@ export function drawSpanRows(rd, s, shown) {
   const th = s.theme;
   const f = s.spans ?? null;
   let states = false;
+  /** @type {Map<string, string>} colours by kind and thread or name, for this frame */
+  const colors = new Map();
+  const colorOf = (/** @type {string} */ kind, /** @type {import('./spans.js').SpanItem} */ it) => {
+    const key = kind === 'cpu' ? 'c' + it.thread : kind + ':' + it.name;
+    let c = colors.get(key);
+    if (c === undefined) colors.set(key, (c = sliceColor(kind, it, th.dark)));
+    return c;
+  };
   for (let r = 0; r < shown.length; r++) {
     const k = rowKind(shown[r]);
     const y0 = ROWS_Y + r * s.rowH;
@@ -69,7 +77,7 @@ export function drawSpanRows(rd, s, shown) {
       const it = b.item;
       if (s.sliceHidden && s.sliceHidden(dt.name, it.name)) continue;
       ctx.globalAlpha = it.summary ? 0.75 : 1;
-      ctx.fillStyle = sliceColor(dt.kind, it, th.dark);
+      ctx.fillStyle = colorOf(dt.kind, it);
       const w = Math.max(1, b.x1 - b.x0);
       ctx.fillRect(b.x0, y0 + b.y, w, b.h);
       ctx.globalAlpha = 1;
