@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"viewer/trace"
@@ -327,6 +330,28 @@ type SpanSlice struct {
 // them all).
 const MaxSpanItems = 1 << 21
 
+// Bytes returns the memory the index holds beside the set's slices (its
+// lanes and counter pyramids), and the slices' own (32 bytes each).
+func (s *Spans) Bytes() (index, slices int64) {
+	for _, ls := range s.lanes {
+		for _, l := range ls {
+			index += int64(cap(l.idx))*4 + int64(cap(l.starts)+cap(l.coarse)+cap(l.maxEnd)+cap(l.cum))*8 + 128
+			for _, w := range l.wide {
+				index += int64(cap(w)) * 8
+			}
+		}
+	}
+	for _, c := range s.counters {
+		if c != nil {
+			index += int64(cap(c.time)+cap(c.value)) * 8
+			for i := range c.min {
+				index += int64(cap(c.min[i])+cap(c.max[i])) * 8
+			}
+		}
+	}
+	return index, int64(s.set.Len()) * 32
+}
+
 // Set returns the derived tracks the index answers for.
 func (s *Spans) Set() *span.Set { return s.set }
 
@@ -342,7 +367,8 @@ func (s *Spans) Query(ctx context.Context, vp SpanViewport) (*SpanSlice, error) 
 
 // QueryInto is Query into out, reusing the storage of its items (as
 // Index.QueryInto does): the items of an earlier answer in out are
-// overwritten.
+// overwritten. Tracks are split among up to min(GOMAXPROCS,
+// MaxQueryWorkers) goroutines.
 func (s *Spans) QueryInto(ctx context.Context, vp SpanViewport, out *SpanSlice) error {
 	if len(vp.Tracks) > MaxTracks || (vp.Width+1)*len(vp.Tracks) > MaxCells {
 		return errors.Join(ErrViewport, fmt.Errorf("%d derived tracks of %d px are too many", len(vp.Tracks), vp.Width))
@@ -351,48 +377,73 @@ func (s *Spans) QueryInto(ctx context.Context, vp SpanViewport, out *SpanSlice) 
 	if err != nil {
 		return err
 	}
-	old := out.Tracks[:cap(out.Tracks)]
-	out.Start, out.Res, out.Buckets, out.Tracks = start, res, buckets, out.Tracks[:0]
+	out.Start, out.Res, out.Buckets = start, res, buckets
+	// Every entry up to the capacity keeps the storage of an earlier
+	// answer's items.
+	out.Tracks = out.Tracks[:cap(out.Tracks)]
+	if n := len(vp.Tracks) - len(out.Tracks); n > 0 {
+		out.Tracks = append(out.Tracks, make([]SpanTrack, n)...)
+	}
+	out.Tracks = out.Tracks[:len(vp.Tracks)]
 	end := start + trace.Time(int64(buckets)*res)
-	total := 0
-	for k, id := range vp.Tracks {
-		st := SpanTrack{Track: id, Items: []SpanItem{}}
-		if k < len(old) && old[k].Items != nil {
-			st.Items, st.Counters = old[k].Items[:0], old[k].Counters[:0]
-		}
-		if id >= 0 && int(id) < len(s.lanes) {
+	var budget atomic.Int64
+	workers := max(1, min(runtime.GOMAXPROCS(0), MaxQueryWorkers, len(vp.Tracks)/tracksPerWorker))
+	errs := make([]error, workers)
+	part := func(w int) {
+		for k := w * len(vp.Tracks) / workers; k < (w+1)*len(vp.Tracks)/workers; k++ {
+			id := vp.Tracks[k]
+			st := &out.Tracks[k]
+			st.Track = id
+			if st.Items == nil {
+				st.Items = []SpanItem{}
+			}
+			st.Items, st.Counters = st.Items[:0], st.Counters[:0]
+			if id < 0 || int(id) >= len(s.lanes) {
+				continue
+			}
 			for i := range s.lanes[id] {
 				var err error
-				if st.Items, err = s.lanes[id][i].query(ctx, st.Items, start, end, res, &total); err != nil {
-					return err
+				if st.Items, err = s.lanes[id][i].query(ctx, st.Items, start, end, res, &budget); err != nil {
+					errs[w] = err
+					return
 				}
 			}
 			if c := s.counters[id]; c != nil {
 				st.Counters = c.query(st.Counters, start, end, res)
 			}
 		}
-		out.Tracks = append(out.Tracks, st)
 	}
-	return nil
+	if workers == 1 {
+		part(0)
+	} else {
+		var wg sync.WaitGroup
+		for w := 1; w < workers; w++ {
+			wg.Go(func() { part(w) })
+		}
+		part(0)
+		wg.Wait()
+	}
+	return errors.Join(errs...)
 }
 
-func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, res int64, total *int) ([]SpanItem, error) {
+func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, res int64, budget *atomic.Int64) ([]SpanItem, error) {
 	n := l.n
 	i := l.reach(vs)
 	steps := 0
+	defer func() { budget.Add(int64(steps & 1023)) }()
 	w := -1 // the next slice at least a bucket long from i on, once known
 	for i < n {
 		siStart, siEnd := l.start(i), l.end(i)
 		if siStart >= ve {
 			break
 		}
-		if steps++; steps&4095 == 0 {
+		if steps++; steps&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return items, err
 			}
-		}
-		if *total++; *total > MaxSpanItems {
-			return items, errors.Join(ErrViewport, fmt.Errorf("more than %d derived items", MaxSpanItems))
+			if budget.Add(1024) > MaxSpanItems {
+				return items, errors.Join(ErrViewport, fmt.Errorf("more than %d derived items", MaxSpanItems))
+			}
 		}
 		if l.maxEnd != nil && siEnd <= vs {
 			i++ // an overlapped lane: a slice that ended before the view
