@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sort"
@@ -61,10 +62,19 @@ type lane struct {
 	depth  uint16
 	n      int
 	idx    []int32      // indexes into the track's slices; nil when the lane is all of them
-	starts []trace.Time // of the lane's slices
 	coarse []trace.Time // every 1<<coarseBits-th start
+	// cells[k] are the time cells of level cellBase+k: for the aligned
+	// cells of 2^(cellBase+k) ns from cell cell0[k] on, the first slice
+	// starting in or after each (see startCells).
+	cells    [][]int32
+	busy     [][]int64 // busy[k][c]: the time slices cover before cell c's start
+	cell0    []int64
+	cellBase int
 	maxEnd []trace.Time // prefix maximum of end; nil when end already is (no overlap)
-	cum    []int64      // cum[i]: total length of slices 0..i-1
+	// pts[i] is slice i's start beside the total length of slices
+	// 0..i-1, side by side so that a bucket's busy time reads one or two
+	// cache lines; pts[n] holds the total.
+	pts []point
 	wide   [][]int64    // wide[k-wideBase][b]: longest slice in block b of 2^k
 }
 
@@ -75,9 +85,15 @@ func (l *lane) at(i int) int32 {
 	return int32(i)
 }
 
-func (l *lane) start(i int) trace.Time { return l.starts[i] }
-func (l *lane) dur(i int) int64        { return l.cum[i+1] - l.cum[i] }
-func (l *lane) end(i int) trace.Time   { return l.starts[i] + trace.Time(l.dur(i)) }
+// point is a slice's start and the total length of the slices before it.
+type point struct {
+	start trace.Time
+	cum   int64
+}
+
+func (l *lane) start(i int) trace.Time { return l.pts[i].start }
+func (l *lane) dur(i int) int64        { return l.pts[i+1].cum - l.pts[i].cum }
+func (l *lane) end(i int) trace.Time   { return l.pts[i].start + trace.Time(l.dur(i)) }
 
 const wideBase = 4
 
@@ -133,8 +149,7 @@ func buildLanes(c *span.Column) []lane {
 
 func (l *lane) finish(c *span.Column) {
 	n := l.n
-	l.cum = make([]int64, n+1)
-	l.starts = make([]trace.Time, n)
+	l.pts = make([]point, n+1)
 	overlap := false
 	var prevEnd trace.Time
 	for i := range n {
@@ -143,8 +158,8 @@ func (l *lane) finish(c *span.Column) {
 			k = int(l.idx[i])
 		}
 		s, e := c.Start(k), c.End(k)
-		l.starts[i] = s
-		l.cum[i+1] = l.cum[i] + int64(e-s)
+		l.pts[i].start = s
+		l.pts[i+1].cum = l.pts[i].cum + int64(e-s)
 		if i > 0 && s < prevEnd {
 			overlap = true
 		}
@@ -160,8 +175,9 @@ func (l *lane) finish(c *span.Column) {
 	}
 	l.coarse = make([]trace.Time, (n+1<<coarseBits-1)>>coarseBits)
 	for c := range l.coarse {
-		l.coarse[c] = l.starts[c<<coarseBits]
+		l.coarse[c] = l.pts[c<<coarseBits].start
 	}
+	l.startCells()
 	for k := wideBase; n>>k > 0; k++ {
 		blocks := make([]int64, n>>k)
 		if k == wideBase {
@@ -191,6 +207,85 @@ func (l *lane) reach(t trace.Time) int {
 	return sort.Search(l.n, func(i int) bool { return l.end(i) > t })
 }
 
+// cellSlices is how many slices a time cell of a lane's finest cell level
+// holds on average; finer buckets are searched (few slices each).
+const cellSlices = 8
+
+// startCells builds the lane's time cells, as the instant tracks have
+// them (cells.go): for every power-of-two resolution from the one whose
+// cells hold about cellSlices slices up to the lane's whole extent, the
+// first slice starting in or after each aligned cell. A viewport bucket
+// is one cell, so a query finds where a bucket's slices end with one
+// read instead of a search, and, beside it, the time the slices cover
+// before each cell, so that a bucket's busy fraction is one difference.
+// About 3 bytes per slice (n/8 + n/16 + … cells of 12 bytes).
+func (l *lane) startCells() {
+	n := l.n
+	if n < 4*cellSlices {
+		return
+	}
+	first, last := l.pts[0].start, l.pts[n-1].start
+	extent := uint64(last-first) + 1
+	base := bits.Len64(extent * cellSlices / uint64(n)) // 2^base ≥ extent·cellSlices/n
+	if extent > 1<<56 || base > 62 {
+		return
+	}
+	for k := base; k <= 62; k++ {
+		c0, c1 := int64(first)>>k, int64(last)>>k+1 // cells [c0, c1] (c1: after the last start)
+		firsts := make([]int32, c1-c0+1)
+		if k == base {
+			i := 0
+			for c := range firsts {
+				t := trace.Time((c0 + int64(c)) << k)
+				for i < n && l.pts[i].start < t {
+					i++
+				}
+				firsts[c] = int32(i)
+			}
+		} else {
+			prev, p0 := l.cells[len(l.cells)-1], l.cell0[len(l.cell0)-1]
+			for c := range firsts {
+				j := 2*(c0+int64(c)) - p0
+				switch {
+				case j < 0:
+					firsts[c] = 0
+				case j >= int64(len(prev)):
+					firsts[c] = int32(n)
+				default:
+					firsts[c] = prev[j]
+				}
+			}
+		}
+		busy := make([]int64, len(firsts))
+		for c := range busy {
+			busy[c] = l.busyUpTo(trace.Time((c0+int64(c))<<k), int(firsts[c]))
+		}
+		l.cells, l.cell0, l.busy = append(l.cells, firsts), append(l.cell0, c0), append(l.busy, busy)
+		if c1-c0 <= 1 {
+			break
+		}
+	}
+	l.cellBase = base
+}
+
+// firstAt returns the first slice starting at or after t, a multiple of
+// 2^level, from the cells; ok is false when the lane has no cells of
+// that level.
+func (l *lane) firstAt(level int, t trace.Time) (int, bool) {
+	k := level - l.cellBase
+	if k < 0 || k >= len(l.cells) {
+		return 0, false
+	}
+	c := int64(t)>>level - l.cell0[k]
+	switch {
+	case c < 0:
+		return 0, true
+	case c >= int64(len(l.cells[k])):
+		return l.n, true
+	}
+	return int(l.cells[k][c]), true
+}
+
 // coarseBits: a lane keeps every 64th start in a small array (coarse), so
 // that finding the end of a bucket holding thousands of slices touches a
 // few cache lines of it and one 64-slice block of starts, not a dozen
@@ -200,15 +295,15 @@ const coarseBits = 6
 // searchStart returns the first index in [lo, hi) whose slice starts at
 // or after t, or hi: galloping from lo, near slices first.
 func (l *lane) searchStart(lo, hi int, t trace.Time) int {
-	if lo >= hi || l.starts[lo] >= t {
+	if lo >= hi || l.pts[lo].start >= t {
 		return lo
 	}
 	// starts[lo] < t. Gallop over the next few slices.
 	prev, j, step := lo, lo+1, 1
-	for j < hi && l.starts[j] < t && step < 1<<coarseBits {
+	for j < hi && l.pts[j].start < t && step < 1<<coarseBits {
 		prev, j, step = j, j+step, step*2
 	}
-	if j < hi && l.starts[j] < t {
+	if j < hi && l.pts[j].start < t {
 		// Far: find the 64-slice block through the coarse starts.
 		prev = j
 		c, ce := j>>coarseBits+1, (hi-1)>>coarseBits+1 // coarse[c] is starts[c<<coarseBits]
@@ -233,7 +328,7 @@ func (l *lane) searchStart(lo, hi int, t trace.Time) int {
 	lo, hi = prev+1, min(j, hi)
 	for lo < hi { // starts[lo-1] < t
 		m := int(uint(lo+hi) >> 1)
-		if l.starts[m] < t {
+		if l.pts[m].start < t {
 			lo = m + 1
 		} else {
 			hi = m
@@ -278,7 +373,7 @@ func (l *lane) busyUpTo(t trace.Time, k int) int64 {
 		return 0
 	}
 	last := k - 1
-	return l.cum[last] + min(int64(t-l.start(last)), l.dur(last))
+	return l.pts[last].cum + min(int64(t-l.start(last)), l.dur(last))
 }
 
 // SpanViewport is a viewport over derived tracks.
@@ -335,7 +430,10 @@ const MaxSpanItems = 1 << 21
 func (s *Spans) Bytes() (index, slices int64) {
 	for _, ls := range s.lanes {
 		for _, l := range ls {
-			index += int64(cap(l.idx))*4 + int64(cap(l.starts)+cap(l.coarse)+cap(l.maxEnd)+cap(l.cum))*8 + 128
+			index += int64(cap(l.idx))*4 + int64(cap(l.coarse)+cap(l.maxEnd)+cap(l.cell0)+2*cap(l.pts))*8 + 128
+			for k, c := range l.cells {
+				index += int64(cap(c))*4 + int64(cap(l.busy[k]))*8
+			}
 			for _, w := range l.wide {
 				index += int64(cap(w)) * 8
 			}
@@ -429,6 +527,7 @@ func (s *Spans) QueryInto(ctx context.Context, vp SpanViewport, out *SpanSlice) 
 func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, res int64, budget *atomic.Int64) ([]SpanItem, error) {
 	n := l.n
 	i := l.reach(vs)
+	level := bits.TrailingZeros64(uint64(res))
 	steps := 0
 	defer func() { budget.Add(int64(steps & 1023)) }()
 	w := -1 // the next slice at least a bucket long from i on, once known
@@ -462,7 +561,13 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		b := floorDiv(int64(max(siStart, vs)-vs), res)
 		bs := vs + trace.Time(b*res)
 		be := bs + trace.Time(res)
-		j := l.searchStart(i+1, w, be) // the first in [i+1, w) starting at or after be
+		// j: the first in [i+1, w) starting at or after be.
+		j, ok := l.firstAt(level, be)
+		if ok {
+			j = min(max(j, i+1), w)
+		} else {
+			j = l.searchStart(i+1, w, be)
+		}
 		// The busy time: prefix sums at the bucket's ends. Without
 		// overlaps the slices starting before bs are those before i (or
 		// up to i when i began before the bucket), and those starting
@@ -484,6 +589,40 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		frac := float32(float64(busy) / float64(res))
 		items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: be, Slice: l.at(i), Count: int32(j - i), Busy: min(max(frac, 0), 1)})
 		i = j
+		if !ok || l.maxEnd != nil || i >= w {
+			continue
+		}
+		// Walk the following buckets through the cells alone, until the
+		// next wide slice: a bucket costs two reads of the cells and two
+		// of their busy times, and no slice is touched.
+		k := level - l.cellBase
+		firsts, busyAt := l.cells[k], l.busy[k]
+		c := int64(bs)>>level - l.cell0[k]
+		for i < w {
+			// The cell slice i starts in: firsts[c] ≤ i < firsts[c+1].
+			for c+1 < int64(len(firsts)) && int(firsts[c+1]) <= i {
+				c++
+			}
+			if c < 0 || c+1 >= int64(len(firsts)) {
+				break // outside the cells: the search path takes over
+			}
+			bs = trace.Time((l.cell0[k] + c) << level)
+			if bs >= ve {
+				return items, nil
+			}
+			if steps++; steps&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return items, err
+				}
+				if budget.Add(1024) > MaxSpanItems {
+					return items, errors.Join(ErrViewport, fmt.Errorf("more than %d derived items", MaxSpanItems))
+				}
+			}
+			j = min(max(int(firsts[c+1]), i+1), w)
+			frac := float32(float64(busyAt[c+1]-busyAt[c]) / float64(res))
+			items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: bs + trace.Time(res), Slice: l.at(i), Count: int32(j - i), Busy: min(max(frac, 0), 1)})
+			i = j
+		}
 	}
 	return items, nil
 }

@@ -197,7 +197,7 @@ func TestSearchStart(t *testing.T) {
 			hi := lo + rng.IntN(n+1-lo)
 			at := trace.Time(rng.Int64N(int64(st) + 2))
 			want := lo
-			for want < hi && l.starts[want] < at {
+			for want < hi && l.start(want) < at {
 				want++
 			}
 			if got := l.searchStart(lo, hi, at); got != want {
