@@ -70,12 +70,12 @@ type lane struct {
 	busy     [][]int64 // busy[k][c]: the time slices cover before cell c's start
 	cell0    []int64
 	cellBase int
-	maxEnd []trace.Time // prefix maximum of end; nil when end already is (no overlap)
+	maxEnd   []trace.Time // prefix maximum of end; nil when end already is (no overlap)
 	// pts[i] is slice i's start beside the total length of slices
 	// 0..i-1, side by side so that a bucket's busy time reads one or two
 	// cache lines; pts[n] holds the total.
-	pts []point
-	wide   [][]int64    // wide[k-wideBase][b]: longest slice in block b of 2^k
+	pts  []point
+	wide [][]int64 // wide[k-wideBase][b]: longest slice in block b of 2^k
 }
 
 func (l *lane) at(i int) int32 {
@@ -107,14 +107,28 @@ type counterIndex struct {
 // NewSpans indexes a finished set of derived tracks.
 func NewSpans(set *span.Set) *Spans {
 	s := &Spans{set: set, lanes: make([][]lane, len(set.Tracks)), counters: make([]*counterIndex, len(set.Tracks))}
-	for id := range set.Tracks {
-		if c := set.Column(span.TrackID(id)); c.Len() > 0 {
-			s.lanes[id] = buildLanes(c)
-		}
-		if sm := set.TrackSamples(span.TrackID(id)); len(sm) > 0 {
-			s.counters[id] = buildCounter(sm)
-		}
+	// Largest first, on every core, as finishTracks does for instants.
+	ids := make([]span.TrackID, len(set.Tracks))
+	for i := range ids {
+		ids[i] = span.TrackID(i)
 	}
+	slices.SortFunc(ids, func(a, b span.TrackID) int { return set.Column(b).Len() - set.Column(a).Len() })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ids)) {
+		wg.Go(func() {
+			for k := next.Add(1) - 1; k < int64(len(ids)); k = next.Add(1) - 1 {
+				id := ids[k]
+				if c := set.Column(id); c.Len() > 0 {
+					s.lanes[id] = buildLanes(c)
+				}
+				if sm := set.TrackSamples(id); len(sm) > 0 {
+					s.counters[id] = buildCounter(sm)
+				}
+			}
+		})
+	}
+	wg.Wait()
 	return s
 }
 
