@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"viewer/trace"
@@ -58,11 +62,20 @@ type lane struct {
 	depth  uint16
 	n      int
 	idx    []int32      // indexes into the track's slices; nil when the lane is all of them
-	starts []trace.Time // of the lane's slices
 	coarse []trace.Time // every 1<<coarseBits-th start
-	maxEnd []trace.Time // prefix maximum of end; nil when end already is (no overlap)
-	cum    []int64      // cum[i]: total length of slices 0..i-1
-	wide   [][]int64    // wide[k-wideBase][b]: longest slice in block b of 2^k
+	// cells[k] are the time cells of level cellBase+k: for the aligned
+	// cells of 2^(cellBase+k) ns from cell cell0[k] on, the first slice
+	// starting in or after each (see startCells).
+	cells    [][]int32
+	busy     [][]int64 // busy[k][c]: the time slices cover before cell c's start
+	cell0    []int64
+	cellBase int
+	maxEnd   []trace.Time // prefix maximum of end; nil when end already is (no overlap)
+	// pts[i] is slice i's start beside the total length of slices
+	// 0..i-1, side by side so that a bucket's busy time reads one or two
+	// cache lines; pts[n] holds the total.
+	pts  []point
+	wide [][]int64 // wide[k-wideBase][b]: longest slice in block b of 2^k
 }
 
 func (l *lane) at(i int) int32 {
@@ -72,9 +85,15 @@ func (l *lane) at(i int) int32 {
 	return int32(i)
 }
 
-func (l *lane) start(i int) trace.Time { return l.starts[i] }
-func (l *lane) dur(i int) int64        { return l.cum[i+1] - l.cum[i] }
-func (l *lane) end(i int) trace.Time   { return l.starts[i] + trace.Time(l.dur(i)) }
+// point is a slice's start and the total length of the slices before it.
+type point struct {
+	start trace.Time
+	cum   int64
+}
+
+func (l *lane) start(i int) trace.Time { return l.pts[i].start }
+func (l *lane) dur(i int) int64        { return l.pts[i+1].cum - l.pts[i].cum }
+func (l *lane) end(i int) trace.Time   { return l.pts[i].start + trace.Time(l.dur(i)) }
 
 const wideBase = 4
 
@@ -88,14 +107,28 @@ type counterIndex struct {
 // NewSpans indexes a finished set of derived tracks.
 func NewSpans(set *span.Set) *Spans {
 	s := &Spans{set: set, lanes: make([][]lane, len(set.Tracks)), counters: make([]*counterIndex, len(set.Tracks))}
-	for id := range set.Tracks {
-		if c := set.Column(span.TrackID(id)); c.Len() > 0 {
-			s.lanes[id] = buildLanes(c)
-		}
-		if sm := set.TrackSamples(span.TrackID(id)); len(sm) > 0 {
-			s.counters[id] = buildCounter(sm)
-		}
+	// Largest first, on every core, as finishTracks does for instants.
+	ids := make([]span.TrackID, len(set.Tracks))
+	for i := range ids {
+		ids[i] = span.TrackID(i)
 	}
+	slices.SortFunc(ids, func(a, b span.TrackID) int { return set.Column(b).Len() - set.Column(a).Len() })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ids)) {
+		wg.Go(func() {
+			for k := next.Add(1) - 1; k < int64(len(ids)); k = next.Add(1) - 1 {
+				id := ids[k]
+				if c := set.Column(id); c.Len() > 0 {
+					s.lanes[id] = buildLanes(c)
+				}
+				if sm := set.TrackSamples(id); len(sm) > 0 {
+					s.counters[id] = buildCounter(sm)
+				}
+			}
+		})
+	}
+	wg.Wait()
 	return s
 }
 
@@ -130,8 +163,7 @@ func buildLanes(c *span.Column) []lane {
 
 func (l *lane) finish(c *span.Column) {
 	n := l.n
-	l.cum = make([]int64, n+1)
-	l.starts = make([]trace.Time, n)
+	l.pts = make([]point, n+1)
 	overlap := false
 	var prevEnd trace.Time
 	for i := range n {
@@ -140,8 +172,8 @@ func (l *lane) finish(c *span.Column) {
 			k = int(l.idx[i])
 		}
 		s, e := c.Start(k), c.End(k)
-		l.starts[i] = s
-		l.cum[i+1] = l.cum[i] + int64(e-s)
+		l.pts[i].start = s
+		l.pts[i+1].cum = l.pts[i].cum + int64(e-s)
 		if i > 0 && s < prevEnd {
 			overlap = true
 		}
@@ -157,8 +189,9 @@ func (l *lane) finish(c *span.Column) {
 	}
 	l.coarse = make([]trace.Time, (n+1<<coarseBits-1)>>coarseBits)
 	for c := range l.coarse {
-		l.coarse[c] = l.starts[c<<coarseBits]
+		l.coarse[c] = l.pts[c<<coarseBits].start
 	}
+	l.startCells()
 	for k := wideBase; n>>k > 0; k++ {
 		blocks := make([]int64, n>>k)
 		if k == wideBase {
@@ -188,6 +221,85 @@ func (l *lane) reach(t trace.Time) int {
 	return sort.Search(l.n, func(i int) bool { return l.end(i) > t })
 }
 
+// cellSlices is how many slices a time cell of a lane's finest cell level
+// holds on average; finer buckets are searched (few slices each).
+const cellSlices = 8
+
+// startCells builds the lane's time cells, as the instant tracks have
+// them (cells.go): for every power-of-two resolution from the one whose
+// cells hold about cellSlices slices up to the lane's whole extent, the
+// first slice starting in or after each aligned cell. A viewport bucket
+// is one cell, so a query finds where a bucket's slices end with one
+// read instead of a search, and, beside it, the time the slices cover
+// before each cell, so that a bucket's busy fraction is one difference.
+// About 3 bytes per slice (n/8 + n/16 + … cells of 12 bytes).
+func (l *lane) startCells() {
+	n := l.n
+	if n < 4*cellSlices {
+		return
+	}
+	first, last := l.pts[0].start, l.pts[n-1].start
+	extent := uint64(last-first) + 1
+	base := bits.Len64(extent * cellSlices / uint64(n)) // 2^base ≥ extent·cellSlices/n
+	if extent > 1<<56 || base > 62 {
+		return
+	}
+	for k := base; k <= 62; k++ {
+		c0, c1 := int64(first)>>k, int64(last)>>k+1 // cells [c0, c1] (c1: after the last start)
+		firsts := make([]int32, c1-c0+1)
+		if k == base {
+			i := 0
+			for c := range firsts {
+				t := trace.Time((c0 + int64(c)) << k)
+				for i < n && l.pts[i].start < t {
+					i++
+				}
+				firsts[c] = int32(i)
+			}
+		} else {
+			prev, p0 := l.cells[len(l.cells)-1], l.cell0[len(l.cell0)-1]
+			for c := range firsts {
+				j := 2*(c0+int64(c)) - p0
+				switch {
+				case j < 0:
+					firsts[c] = 0
+				case j >= int64(len(prev)):
+					firsts[c] = int32(n)
+				default:
+					firsts[c] = prev[j]
+				}
+			}
+		}
+		busy := make([]int64, len(firsts))
+		for c := range busy {
+			busy[c] = l.busyUpTo(trace.Time((c0+int64(c))<<k), int(firsts[c]))
+		}
+		l.cells, l.cell0, l.busy = append(l.cells, firsts), append(l.cell0, c0), append(l.busy, busy)
+		if c1-c0 <= 1 {
+			break
+		}
+	}
+	l.cellBase = base
+}
+
+// firstAt returns the first slice starting at or after t, a multiple of
+// 2^level, from the cells; ok is false when the lane has no cells of
+// that level.
+func (l *lane) firstAt(level int, t trace.Time) (int, bool) {
+	k := level - l.cellBase
+	if k < 0 || k >= len(l.cells) {
+		return 0, false
+	}
+	c := int64(t)>>level - l.cell0[k]
+	switch {
+	case c < 0:
+		return 0, true
+	case c >= int64(len(l.cells[k])):
+		return l.n, true
+	}
+	return int(l.cells[k][c]), true
+}
+
 // coarseBits: a lane keeps every 64th start in a small array (coarse), so
 // that finding the end of a bucket holding thousands of slices touches a
 // few cache lines of it and one 64-slice block of starts, not a dozen
@@ -197,15 +309,15 @@ const coarseBits = 6
 // searchStart returns the first index in [lo, hi) whose slice starts at
 // or after t, or hi: galloping from lo, near slices first.
 func (l *lane) searchStart(lo, hi int, t trace.Time) int {
-	if lo >= hi || l.starts[lo] >= t {
+	if lo >= hi || l.pts[lo].start >= t {
 		return lo
 	}
 	// starts[lo] < t. Gallop over the next few slices.
 	prev, j, step := lo, lo+1, 1
-	for j < hi && l.starts[j] < t && step < 1<<coarseBits {
+	for j < hi && l.pts[j].start < t && step < 1<<coarseBits {
 		prev, j, step = j, j+step, step*2
 	}
-	if j < hi && l.starts[j] < t {
+	if j < hi && l.pts[j].start < t {
 		// Far: find the 64-slice block through the coarse starts.
 		prev = j
 		c, ce := j>>coarseBits+1, (hi-1)>>coarseBits+1 // coarse[c] is starts[c<<coarseBits]
@@ -230,7 +342,7 @@ func (l *lane) searchStart(lo, hi int, t trace.Time) int {
 	lo, hi = prev+1, min(j, hi)
 	for lo < hi { // starts[lo-1] < t
 		m := int(uint(lo+hi) >> 1)
-		if l.starts[m] < t {
+		if l.pts[m].start < t {
 			lo = m + 1
 		} else {
 			hi = m
@@ -275,7 +387,7 @@ func (l *lane) busyUpTo(t trace.Time, k int) int64 {
 		return 0
 	}
 	last := k - 1
-	return l.cum[last] + min(int64(t-l.start(last)), l.dur(last))
+	return l.pts[last].cum + min(int64(t-l.start(last)), l.dur(last))
 }
 
 // SpanViewport is a viewport over derived tracks.
@@ -327,6 +439,31 @@ type SpanSlice struct {
 // them all).
 const MaxSpanItems = 1 << 21
 
+// Bytes returns the memory the index holds beside the set's slices (its
+// lanes and counter pyramids), and the slices' own (32 bytes each).
+func (s *Spans) Bytes() (index, slices int64) {
+	for _, ls := range s.lanes {
+		for _, l := range ls {
+			index += int64(cap(l.idx))*4 + int64(cap(l.coarse)+cap(l.maxEnd)+cap(l.cell0)+2*cap(l.pts))*8 + 128
+			for k, c := range l.cells {
+				index += int64(cap(c))*4 + int64(cap(l.busy[k]))*8
+			}
+			for _, w := range l.wide {
+				index += int64(cap(w)) * 8
+			}
+		}
+	}
+	for _, c := range s.counters {
+		if c != nil {
+			index += int64(cap(c.time)+cap(c.value)) * 8
+			for i := range c.min {
+				index += int64(cap(c.min[i])+cap(c.max[i])) * 8
+			}
+		}
+	}
+	return index, int64(s.set.Len()) * 32
+}
+
 // Set returns the derived tracks the index answers for.
 func (s *Spans) Set() *span.Set { return s.set }
 
@@ -342,7 +479,8 @@ func (s *Spans) Query(ctx context.Context, vp SpanViewport) (*SpanSlice, error) 
 
 // QueryInto is Query into out, reusing the storage of its items (as
 // Index.QueryInto does): the items of an earlier answer in out are
-// overwritten.
+// overwritten. Tracks are split among up to min(GOMAXPROCS,
+// MaxQueryWorkers) goroutines.
 func (s *Spans) QueryInto(ctx context.Context, vp SpanViewport, out *SpanSlice) error {
 	if len(vp.Tracks) > MaxTracks || (vp.Width+1)*len(vp.Tracks) > MaxCells {
 		return errors.Join(ErrViewport, fmt.Errorf("%d derived tracks of %d px are too many", len(vp.Tracks), vp.Width))
@@ -351,48 +489,74 @@ func (s *Spans) QueryInto(ctx context.Context, vp SpanViewport, out *SpanSlice) 
 	if err != nil {
 		return err
 	}
-	old := out.Tracks[:cap(out.Tracks)]
-	out.Start, out.Res, out.Buckets, out.Tracks = start, res, buckets, out.Tracks[:0]
+	out.Start, out.Res, out.Buckets = start, res, buckets
+	// Every entry up to the capacity keeps the storage of an earlier
+	// answer's items.
+	out.Tracks = out.Tracks[:cap(out.Tracks)]
+	if n := len(vp.Tracks) - len(out.Tracks); n > 0 {
+		out.Tracks = append(out.Tracks, make([]SpanTrack, n)...)
+	}
+	out.Tracks = out.Tracks[:len(vp.Tracks)]
 	end := start + trace.Time(int64(buckets)*res)
-	total := 0
-	for k, id := range vp.Tracks {
-		st := SpanTrack{Track: id, Items: []SpanItem{}}
-		if k < len(old) && old[k].Items != nil {
-			st.Items, st.Counters = old[k].Items[:0], old[k].Counters[:0]
-		}
-		if id >= 0 && int(id) < len(s.lanes) {
+	var budget atomic.Int64
+	workers := max(1, min(runtime.GOMAXPROCS(0), MaxQueryWorkers, len(vp.Tracks)/tracksPerWorker))
+	errs := make([]error, workers)
+	part := func(w int) {
+		for k := w * len(vp.Tracks) / workers; k < (w+1)*len(vp.Tracks)/workers; k++ {
+			id := vp.Tracks[k]
+			st := &out.Tracks[k]
+			st.Track = id
+			if st.Items == nil {
+				st.Items = []SpanItem{}
+			}
+			st.Items, st.Counters = st.Items[:0], st.Counters[:0]
+			if id < 0 || int(id) >= len(s.lanes) {
+				continue
+			}
 			for i := range s.lanes[id] {
 				var err error
-				if st.Items, err = s.lanes[id][i].query(ctx, st.Items, start, end, res, &total); err != nil {
-					return err
+				if st.Items, err = s.lanes[id][i].query(ctx, st.Items, start, end, res, &budget); err != nil {
+					errs[w] = err
+					return
 				}
 			}
 			if c := s.counters[id]; c != nil {
 				st.Counters = c.query(st.Counters, start, end, res)
 			}
 		}
-		out.Tracks = append(out.Tracks, st)
 	}
-	return nil
+	if workers == 1 {
+		part(0)
+	} else {
+		var wg sync.WaitGroup
+		for w := 1; w < workers; w++ {
+			wg.Go(func() { part(w) })
+		}
+		part(0)
+		wg.Wait()
+	}
+	return errors.Join(errs...)
 }
 
-func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, res int64, total *int) ([]SpanItem, error) {
+func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, res int64, budget *atomic.Int64) ([]SpanItem, error) {
 	n := l.n
 	i := l.reach(vs)
+	level := bits.TrailingZeros64(uint64(res))
 	steps := 0
+	defer func() { budget.Add(int64(steps & 1023)) }()
 	w := -1 // the next slice at least a bucket long from i on, once known
 	for i < n {
 		siStart, siEnd := l.start(i), l.end(i)
 		if siStart >= ve {
 			break
 		}
-		if steps++; steps&4095 == 0 {
+		if steps++; steps&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return items, err
 			}
-		}
-		if *total++; *total > MaxSpanItems {
-			return items, errors.Join(ErrViewport, fmt.Errorf("more than %d derived items", MaxSpanItems))
+			if budget.Add(1024) > MaxSpanItems {
+				return items, errors.Join(ErrViewport, fmt.Errorf("more than %d derived items", MaxSpanItems))
+			}
 		}
 		if l.maxEnd != nil && siEnd <= vs {
 			i++ // an overlapped lane: a slice that ended before the view
@@ -411,7 +575,13 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		b := floorDiv(int64(max(siStart, vs)-vs), res)
 		bs := vs + trace.Time(b*res)
 		be := bs + trace.Time(res)
-		j := l.searchStart(i+1, w, be) // the first in [i+1, w) starting at or after be
+		// j: the first in [i+1, w) starting at or after be.
+		j, ok := l.firstAt(level, be)
+		if ok {
+			j = min(max(j, i+1), w)
+		} else {
+			j = l.searchStart(i+1, w, be)
+		}
 		// The busy time: prefix sums at the bucket's ends. Without
 		// overlaps the slices starting before bs are those before i (or
 		// up to i when i began before the bucket), and those starting
@@ -433,6 +603,40 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		frac := float32(float64(busy) / float64(res))
 		items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: be, Slice: l.at(i), Count: int32(j - i), Busy: min(max(frac, 0), 1)})
 		i = j
+		if !ok || l.maxEnd != nil || i >= w {
+			continue
+		}
+		// Walk the following buckets through the cells alone, until the
+		// next wide slice: a bucket costs two reads of the cells and two
+		// of their busy times, and no slice is touched.
+		k := level - l.cellBase
+		firsts, busyAt := l.cells[k], l.busy[k]
+		c := int64(bs)>>level - l.cell0[k]
+		for i < w {
+			// The cell slice i starts in: firsts[c] ≤ i < firsts[c+1].
+			for c+1 < int64(len(firsts)) && int(firsts[c+1]) <= i {
+				c++
+			}
+			if c < 0 || c+1 >= int64(len(firsts)) {
+				break // outside the cells: the search path takes over
+			}
+			bs = trace.Time((l.cell0[k] + c) << level)
+			if bs >= ve {
+				return items, nil
+			}
+			if steps++; steps&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return items, err
+				}
+				if budget.Add(1024) > MaxSpanItems {
+					return items, errors.Join(ErrViewport, fmt.Errorf("more than %d derived items", MaxSpanItems))
+				}
+			}
+			j = min(max(int(firsts[c+1]), i+1), w)
+			frac := float32(float64(busyAt[c+1]-busyAt[c]) / float64(res))
+			items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: bs + trace.Time(res), Slice: l.at(i), Count: int32(j - i), Busy: min(max(frac, 0), 1)})
+			i = j
+		}
 	}
 	return items, nil
 }

@@ -25,7 +25,11 @@ type benchSpans struct {
 	QueryTracks    int     `json:"query_tracks"`
 	Slices         int     `json:"slices"`
 	Samples        int     `json:"counter_samples"`
-	DeriveError    string  `json:"derive_error,omitempty"`
+	// IndexBytes is the interval index's memory, SliceBytes the slices'
+	// (render.Spans.Bytes).
+	IndexBytes  int64  `json:"index_bytes"`
+	SliceBytes  int64  `json:"slice_bytes"`
+	DeriveError string `json:"derive_error,omitempty"`
 	// Levels times viewport queries over the derived tracks, as Levels
 	// does for the instant tracks.
 	Levels []benchLevel `json:"levels"`
@@ -65,6 +69,7 @@ func sweepSpans(ctx context.Context, x *render.Index, loadSeconds float64, seed 
 	for id := range set.Tracks {
 		b.Samples += len(set.TrackSamples(span.TrackID(id)))
 	}
+	b.IndexBytes, b.SliceBytes = sp.Bytes()
 	if loadSeconds > 0 {
 		b.DeriveFraction = b.DeriveSeconds / loadSeconds
 	}

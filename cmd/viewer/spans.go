@@ -25,7 +25,11 @@ import (
 func deriver(r trace.Reader) span.Deriver {
 	switch r.Meta().Format {
 	case "nettrace", "netperf":
-		return clr.NewActivities()
+		return span.Join(
+			clr.NewActivities(),
+			// The .NET GC deriver (GC/Start→GC/Stop slices, SuspendEE→
+			// RestartEE pauses, heap counters) joins here.
+		)
 	case "perf":
 		if p, ok := r.(*perf.Reader); ok {
 			eh, dn := eventheader.NewActivities(), clr.NewActivities()
