@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -623,5 +625,76 @@ func TestRealSchedTracks(t *testing.T) {
 		if r.Boxes == 0 || r.Painted != r.Boxes {
 			t.Errorf("%d of %d CPU slices painted: %v", r.Painted, r.Boxes, r.Bad)
 		}
+	}
+}
+
+// TestBinaryDemoDerived builds the viewer binary and opens its demo
+// trace as `viewer serve` shows it (cmd/viewer's deriver list): the
+// request activities are slices under their threads, and every counter
+// track's peak over the whole trace (the spans API's one-bucket answer:
+// the brute-force maximum) tops the page's bands fully zoomed out.
+func TestBinaryDemoDerived(t *testing.T) {
+	ctx := tab(t)
+	bin := filepath.Join(t.TempDir(), "viewer")
+	if out, err := exec.Command("go", "build", "-o", bin, "viewer/cmd/viewer").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	base := serveBinary(t, bin)
+	var id string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/"),
+		waitJS(`document.querySelector('#traces tr[data-id]') !== null`),
+		eval(`document.querySelector('#traces tr[data-id]').dataset.id`, &id),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type track struct {
+		Kind, Name string
+		Items      int
+		PageHi     float64
+		APIHi      float64
+		Names      []string
+	}
+	var got []track
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(base+"/t/"+id),
+		waitJS(spansReady),
+		eval(`new Promise(r => setTimeout(r, 300))`, nil),
+		eval(`(async () => {
+  const { counterBands } = await import('/static/js/spans.js');
+  const v = window.__viewer;
+  const whole = await v.source.spans({ from: v.meta.first, to: v.meta.last + 1n, width: 1, tracks: null });
+  const all = await v.source.spans({ from: v.vp.start, to: v.vp.end, width: Math.round(v.vp.width), tracks: null });
+  const out = [];
+  for (const d of v.derived) {
+    const st = all.tracks.get(d.id), w = whole.tracks.get(d.id);
+    let pageHi = 0, apiHi = 0;
+    if (d.kind === 'counter') {
+      pageHi = counterBands(st.counters, all.start, all.res, v.vp).hi;
+      apiHi = Math.max(...w.counters.map((c) => c.max));
+    }
+    out.push({Kind: d.kind, Name: d.name, Items: st.items.length + st.counters.length, PageHi: pageHi, APIHi: apiHi,
+      Names: [...new Set(st.items.map((i) => i.name))].slice(0, 5)});
+  }
+  return out;
+})()`, &got),
+	)
+	shot(t, ctx, "binary-demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	activities := 0
+	for _, tr := range got {
+		t.Logf("%+v", tr)
+		if tr.Kind == "slices" && tr.Name == "activities" && tr.Items > 0 && slices.ContainsFunc(tr.Names, func(n string) bool { return strings.HasPrefix(n, "Demo-Checkout/") }) {
+			activities++
+		}
+		if tr.Kind == "counter" && (tr.PageHi != tr.APIHi || tr.APIHi == 0) {
+			t.Errorf("counter %q: the page's bands top at %v zoomed out, the trace's maximum is %v", tr.Name, tr.PageHi, tr.APIHi)
+		}
+	}
+	if activities < 4 {
+		t.Errorf("%d threads show request activity slices, want the demo's 4 workers", activities)
 	}
 }
