@@ -35,12 +35,19 @@ import (
 // `viewer serve` derives perf.data files.
 func newSchedServer(t testing.TB) *viewerServer {
 	t.Helper()
+	return newSchedServerN(t, 4000, 2, 3)
+}
+
+// newSchedServerN serves a GenerateSched recording of n samples on cpus
+// processors running threads threads each.
+func newSchedServerN(t testing.TB, n int64, cpus, threads int) *viewerServer {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "sched.data")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := perftest.GenerateSched(f, 4000, 2, 3); err != nil {
+	if err := perftest.GenerateSched(f, n, cpus, threads); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
