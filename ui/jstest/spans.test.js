@@ -130,3 +130,11 @@ test('sliceFilter: a hidden Start type hides its activity slices, sys_enter the 
   const g = S.sliceFilter(types, new Set([3]));
   assert.ok(g && g('syscalls', 'read') && !g('activities', 'Demo-Checkout/Order'));
 });
+
+test('counterBands: the value held from before the range fills the columns up to the first sample', () => {
+  const { bands, lo, hi } = S.counterBands([{ bucket: 5, count: 1, min: 3, max: 9, last: 9 }], 0n, 10, vp(0n, 10, 10), 4);
+  assert.deepEqual(bands.map((b) => [b.x, b.min, b.max]), [[0, 4, 4], [1, 4, 4], [2, 4, 4], [3, 4, 4], [4, 4, 4], [5, 3, 9], [6, 9, 9], [7, 9, 9], [8, 9, 9], [9, 9, 9]]);
+  assert.equal(lo, 3);
+  assert.equal(hi, 9);
+  assert.equal(S.counterBands([], 0n, 10, vp(0n, 10, 3), 7).bands.length, 3); // no sample in view: the held value across
+});

@@ -577,12 +577,16 @@ func TestRealSchedTracks(t *testing.T) {
 		CPUTracks, Rows int
 		Boxes, Painted  int
 		Bad             []string
+		CounterCols     int
+		Width           float64
 	}
 	check := `(async () => {` + pixelJS + `
-  const { layoutItems } = await import('/static/js/spans.js');
+  const { layoutItems, counterBands } = await import('/static/js/spans.js');
   const { sliceColor } = await import('/static/js/spandraw.js');
   const { rowKind } = await import('/static/js/groups.js');
-  const out = {First: v.groups[0]?.name ?? '', CPUTracks: v.derived.filter((d) => d.kind === 'cpu').length, Rows: 0, Boxes: 0, Painted: 0, Bad: []};
+  const out = {First: v.groups[0]?.name ?? '', CPUTracks: v.derived.filter((d) => d.kind === 'cpu').length, Rows: 0, Boxes: 0, Painted: 0, Bad: [], CounterCols: 0, Width: v.vp.width};
+  for (const [id, st] of v.spans.tracks) if (st.track.kind === 'counter')
+    out.CounterCols = Math.max(out.CounterCols, counterBands(st.counters, v.spans.start, v.spans.res, v.vp, v.spans.enter.get(id)).bands.length);
   const L = v.labelW();
   const n = Math.min(v.rows.length, v.top + v.rowsVisible());
   for (let row = v.top; row < n; row++) {
@@ -627,6 +631,11 @@ func TestRealSchedTracks(t *testing.T) {
 	t.Logf("whole %+v; zoomed %+v", whole, zoomed)
 	if whole.First != "CPUs" || whole.CPUTracks == 0 || whole.Rows != min(whole.CPUTracks, 20) {
 		t.Errorf("first group %q with %d CPU rows for %d CPU tracks", whole.First, whole.Rows, whole.CPUTracks)
+	}
+	// The busy-CPUs counter holds its value between samples: zoomed in
+	// between two of them it still covers the width.
+	if zoomed.CounterCols < int(zoomed.Width)*9/10 {
+		t.Errorf("zoomed in, the counter covers %d of %v columns", zoomed.CounterCols, zoomed.Width)
 	}
 	for _, r := range []res{whole, zoomed} {
 		if r.Boxes == 0 || r.Painted != r.Boxes {

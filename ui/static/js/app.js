@@ -119,7 +119,7 @@ export class App {
     this.spansAsked = '';
     this.spansTimer = 0;
     this.spanFrames = new LatestWins(
-      (/** @type {import('./source.js').SpanQuery} */ q) => /** @type {NonNullable<Source['spans']>} */ (this.source.spans)(q),
+      (/** @type {import('./source.js').SpanQuery} */ q) => this.spansWithEntry(q),
       (/** @type {import('./spans.js').SpanFrame} */ f) => {
         this.m.spans = f;
         this.spanDraws++;
@@ -356,6 +356,29 @@ export class App {
     this.spansTimer = setTimeout(() => {
       this.spanFrames.push(q);
     }, m.spans ? SPANS_DEBOUNCE_MS : 0);
+  }
+
+  /**
+   * A spans frame, with the values its counter tracks hold when its range
+   * begins (the last sample before it: one more request, one bucket
+   * wide, over the trace up to the range), so a counter zoomed in between
+   * two samples is still drawn.
+   * @param {import('./source.js').SpanQuery} q
+   */
+  async spansWithEntry(q) {
+    const src = this.source;
+    const spans = (/** @type {import('./source.js').SpanQuery} */ x) => /** @type {NonNullable<Source['spans']>} */ (src.spans).call(src, x);
+    const f = await spans(q);
+    const first = this.m.trace.first;
+    const counters = [...f.tracks.values()].filter((t) => t.track.kind === 'counter').map((t) => t.track.id);
+    if (counters.length && q.from > first) {
+      const before = await spans({ from: first, to: q.from, width: 1, tracks: counters });
+      for (const [id, t] of before.tracks) {
+        const c = t.counters[t.counters.length - 1];
+        if (c) f.enter.set(id, c.last);
+      }
+    }
+    return f;
   }
 
   /** The chains of related events in view (the flows toggle). */

@@ -112,7 +112,7 @@ export function drawSpanRows(rd, s, shown) {
  */
 function drawCounter(rd, s, st, f, y0) {
   const ctx = rd.ctx;
-  const { bands, lo, hi } = counterBands(st.counters, f.start, f.res, s.vp);
+  const { bands, lo, hi } = counterBands(st.counters, f.start, f.res, s.vp, f.enter.get(st.track.id));
   const [r, g, b] = rgbOf(nameHash(st.track.name), s.theme.dark);
   const base = counterY(Math.min(0, lo), lo, hi, s.rowH);
   ctx.fillStyle = `rgb(${r} ${g} ${b} / 0.35)`;

@@ -49,6 +49,7 @@
  * @property {bigint} to
  * @property {number} total     derived tracks of the trace
  * @property {Map<number, SpanTrack>} tracks
+ * @property {Map<number, number>} enter  a counter track's value held when the range begins (its last sample before), when known
  */
 
 /** The kinds of derived track, in the order they follow their trace track. */
@@ -121,7 +122,7 @@ export function parseSpans(j, from, to) {
   }
   return {
     start: big(j?.start), res: Number(j?.res) || 1, buckets: Number(j?.buckets) || 0,
-    from, to, total: Number(j?.total_tracks) || 0, tracks,
+    from, to, total: Number(j?.total_tracks) || 0, tracks, enter: new Map(),
   };
 }
 
@@ -210,9 +211,10 @@ export function itemAt(boxes, x, y, tol = 2) {
  * one, so peaks never vanish zoomed out and a flat stretch stays drawn.
  * @param {CounterItem[]} counters @param {bigint} start  bucket 0's start
  * @param {number} res @param {{start: bigint, nsPerPx: number, width: number}} vp
+ * @param {number} [enter]  the value held when the frame's range begins, if known
  * @returns {{bands: Band[], lo: number, hi: number}}
  */
-export function counterBands(counters, start, res, vp) {
+export function counterBands(counters, start, res, vp, enter) {
   /** @type {Band[]} */
   const bands = [];
   let lo = Infinity;
@@ -220,8 +222,12 @@ export function counterBands(counters, start, res, vp) {
   const off = Number(start - vp.start);
   const W = Math.ceil(vp.width);
   /** @type {number | null} */
-  let held = null;
+  let held = enter ?? null;
   let heldX = 0;
+  if (held !== null) {
+    lo = held;
+    hi = held;
+  }
   const fill = (/** @type {number} */ to) => {
     if (held === null) return;
     for (let x = Math.max(0, heldX); x < Math.min(W, to); x++) bands.push({ x, min: held, max: held });
