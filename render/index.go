@@ -61,9 +61,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"viewer/trace"
 	"viewer/trace/export"
+	"viewer/trace/span"
 )
 
 // Options configure Build.
@@ -79,6 +81,10 @@ type Options struct {
 	// names stack frames afterwards: Details symbolizes with it, and
 	// Stats counts the sample frames it resolves.
 	Symbols SymbolSource
+	// Derive, when not nil, sees every event while the trace is read and
+	// derives slice and counter tracks (trace/span); Index.Spans indexes
+	// them (spans.go).
+	Derive span.Deriver
 }
 
 // SymbolSource learns names for stack addresses from a trace's own events
@@ -165,6 +171,10 @@ type Index struct {
 	// stackTypes counts the events that carry a stack, by TypeID (index
 	// 0 holds OtherType and events without a type).
 	stackTypes []int64
+	deriving   *deriving // until reading ends; nil without Options.Derive
+	spans      *Spans
+	deriveTime time.Duration
+	deriveErr  error
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -181,6 +191,9 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 		return nil, err
 	}
 	x := &Index{r: r, meta: r.Meta(), spill: sp, none: &track{}, symbols: opts.Symbols}
+	if opts.Derive != nil {
+		x.deriving = &deriving{d: opts.Derive, b: span.NewBuilder()}
+	}
 	if err := x.read(ctx, opts.Progress); err != nil {
 		sp.close()
 		return nil, err
@@ -320,6 +333,7 @@ func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
 		}
 		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type, stack: e.Stack})
 	}
+	x.observe(evs)
 }
 
 func (x *Index) read(ctx context.Context, progress func(Progress)) error {
@@ -367,6 +381,7 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 			x.frames = &export.FrameCount{Total: frames, Resolved: resolved}
 		}
 	}
+	x.finishDerive()
 	finishTracks(all)
 	x.collectMarkers()
 	if progress != nil {

@@ -17,6 +17,7 @@ import (
 	"viewer/render"
 	"viewer/trace"
 	"viewer/trace/export"
+	"viewer/trace/span"
 )
 
 // index is a trace read to its end and indexed for drawing, with its
@@ -144,6 +145,7 @@ type indexer struct {
 	stats   *statsCache // the indexed traces' statistics
 	formats []trace.Format
 	symbols func(r trace.Reader) render.SymbolSource // Config.Symbols
+	derive  func(r trace.Reader) span.Deriver        // Config.Derive
 	spill   string                                   // directory of the render indexes' spill files
 	log     *slog.Logger
 	sem     chan struct{} // builds run one at a time: the machine is small
@@ -410,9 +412,14 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	if ix.symbols != nil {
 		symbols = ix.symbols(r)
 	}
+	var derive span.Deriver
+	if ix.derive != nil {
+		derive = ix.derive(r)
+	}
 	x, err := render.Build(ctx, sr, render.Options{
 		SpillDir: ix.spill,
 		Symbols:  symbols,
+		Derive:   derive,
 		Progress: func(rp render.Progress) {
 			now := time.Now()
 			if now.Sub(last) < ix.every && !rp.Done {

@@ -39,6 +39,8 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/{id}/stacks/events", s.handleStackEvents)
 		r.Get("/{id}/stacks/samples", s.handleStackSamples)
 		r.Get("/{id}/stacks/speedscope", s.handleStackSpeedscope)
+		r.Get("/{id}/spans", s.handleSpans)
+		r.Get("/{id}/spans/{track}/{slice}", s.handleSpan)
 		r.Get("/{id}/ws", s.handleSocket)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

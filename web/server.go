@@ -47,6 +47,7 @@ import (
 
 	"viewer/render"
 	"viewer/trace"
+	"viewer/trace/span"
 )
 
 // DefaultMaxUpload is the default upload limit.
@@ -66,6 +67,10 @@ type Config struct {
 	// render.SymbolSource); nil, or a nil result, leaves stacks as
 	// addresses.
 	Symbols func(r trace.Reader) render.SymbolSource
+	// Derive returns, for the trace r reads (the format's own reader),
+	// what derives its slice tracks while it is indexed (see
+	// render.Options.Derive); nil, or a nil result, derives none.
+	Derive func(r trace.Reader) span.Deriver
 	// Static holds the browser's files (ui.Static()).
 	Static fs.FS
 	// MaxUpload bounds an upload in bytes; 0 means DefaultMaxUpload.
@@ -201,6 +206,7 @@ func New(cfg Config) (*Server, error) {
 		stats:    newStatsCache(lib),
 		formats:  cfg.Formats,
 		symbols:  cfg.Symbols,
+		derive:   cfg.Derive,
 		spill:    filepath.Join(cfg.DataDir, tmpDir),
 		resident: cfg.ResidentIndexes,
 		budget:   cfg.MemoryBudget,

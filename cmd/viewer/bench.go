@@ -18,6 +18,7 @@ import (
 
 	"viewer/render"
 	"viewer/trace"
+	"viewer/trace/span"
 	"viewer/trace/synth"
 	"viewer/trace/wrap"
 )
@@ -45,6 +46,9 @@ type benchReport struct {
 	IndexBytesPerEv    float64      `json:"index_bytes_per_event"`
 	ReadError          string       `json:"read_error,omitempty"`
 	Levels             []benchLevel `json:"levels"`
+	// Spans is the derived tracks' part (bench_spans.go); absent when
+	// nothing was derived.
+	Spans *benchSpans `json:"spans,omitempty"`
 }
 
 // benchLevel is the timing of the viewports of one zoom level.
@@ -81,11 +85,23 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Uint64("seed", 1, "seed of the synthetic trace and of the viewport sweep")
 	spillDir := fs.String("spill", "", "directory of the index spill file (default: the system's temporary directory)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load (reading and indexing) to `FILE`")
+	generateSchedN := fs.Int64("generate-sched", 0, "index a generated perf.data scheduler recording of `N` events (written to a temporary file) instead of a FILE")
+	noDerive := fs.Bool("no-derive", false, "do not derive slice tracks (to compare load times)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var r trace.Reader
 	var source string
+	var derive span.Deriver
+	if *generateSchedN > 0 && *generate == 0 && fs.NArg() == 0 {
+		name, err := generateSched(*spillDir, *generateSchedN)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(name)
+		fs.Parse([]string{name})
+		source = "generate-sched " + strconv.FormatInt(*generateSchedN, 10)
+	}
 	switch {
 	case *generate > 0 && fs.NArg() == 0:
 		r = synth.New(synth.Config{Events: *generate, Tracks: *tracks, Seed: *seed})
@@ -96,7 +112,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer f.Close()
-		r, source = f, fs.Arg(0)
+		r = f
+		if source == "" {
+			source = fs.Arg(0)
+		}
+		if !*noDerive {
+			derive = deriver(f.Reader)
+		}
 	default:
 		fs.Usage()
 		return fmt.Errorf("bench takes one FILE or --generate N")
@@ -116,7 +138,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	start := time.Now()
-	x, err := render.Build(ctx, r, render.Options{SpillDir: *spillDir})
+	x, err := render.Build(ctx, r, render.Options{SpillDir: *spillDir, Derive: derive})
 	if *cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -154,6 +176,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if rep.Levels, err = sweep(ctx, x, ids, *seed); err != nil {
 			return err
 		}
+	}
+	if rep.Spans, err = sweepSpans(ctx, x, rep.LoadSeconds, *seed); err != nil {
+		return err
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

@@ -11,6 +11,7 @@
 //	viewer report gc|exceptions FILE   .NET GC and exception tables
 //	viewer stacks [--collapsed] FILE   sampled stacks, aggregated
 //	viewer bench FILE | --generate N   index and query benchmark
+//	viewer spans [--summary] FILE      derived slices as JSON Lines
 //
 // See README.md for the flags and output schemas.
 package main
@@ -119,6 +120,7 @@ func commands() []command {
 		{"export", "[--format F] [--where Q] FILE  events as Chrome trace events (or JSON Lines)", runExport},
 		{"report", "gc|exceptions [--json|--csv] FILE  .NET GC and exception tables", runReport},
 		{"bench", "FILE | --generate N  index and query benchmark", runBench},
+		{"spans", "[--summary [--json]] FILE  derived slices (scheduling, syscalls, activities)", runSpans},
 	}
 }
 

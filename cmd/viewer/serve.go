@@ -94,6 +94,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		DataDir:    *dataDir,
 		Formats:    formats(),
 		Symbols:    symbolSource,
+		Derive:     deriver,
 		Static:     ui.Static(),
 		MaxUpload:  *maxUpload,
 		AllowHosts: hosts,

@@ -1,0 +1,240 @@
+package render
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"viewer/trace"
+	"viewer/trace/span"
+)
+
+// randomSet makes derived tracks with random slices: track 0 a CPU-like
+// lane of back-to-back slices of wildly mixed lengths, track 1 nested
+// slices at depths 0..2 with overlaps, track 2 a counter.
+func randomSet(rng *rand.Rand, n int) *span.Set {
+	b := span.NewBuilder()
+	cpu := b.Track(span.Track{Kind: span.KindCPU, Name: "CPU 0", Of: trace.NoTrack})
+	nest := b.Track(span.Track{Kind: span.KindSlices, Name: "activities", Of: trace.NoTrack})
+	ctr := b.Track(span.Track{Kind: span.KindCounter, Name: "heap", Of: trace.NoTrack})
+	name := b.Name("x")
+	t := trace.Time(0)
+	for range n {
+		d := trace.Time(1 + rng.IntN(10))
+		if rng.IntN(50) == 0 {
+			d = trace.Time(rng.IntN(100000))
+		}
+		gap := trace.Time(rng.IntN(3))
+		b.Add(span.Slice{Start: t, End: t + d, Track: cpu, Name: name})
+		t += d + gap
+	}
+	for range n / 4 {
+		s := trace.Time(rng.IntN(int(t)))
+		b.Add(span.Slice{Start: s, End: s + trace.Time(rng.IntN(2000)), Track: nest, Name: name, Depth: uint16(rng.IntN(3))})
+	}
+	for i := range n {
+		b.AddSample(span.Sample{Time: trace.Time(i * int(t) / n), Track: ctr, Value: float64(rng.IntN(1000))})
+	}
+	b.See(0)
+	b.See(t)
+	return b.Finish()
+}
+
+// TestSpansQueryBruteForce checks viewport queries over derived tracks
+// against brute force at many zooms: every slice at least a bucket long
+// that reaches into the view is returned whole, once; the counts add up
+// to the slices that reach into the view; a summary's busy fraction is
+// the coverage of its bucket (in a lane without overlaps); counters carry
+// the min and max of each bucket, including the value entering it.
+func TestSpansQueryBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	set := randomSet(rng, 20000)
+	s := NewSpans(set)
+	cpu := set.TrackSlices(0)
+	last := cpu[len(cpu)-1].End
+	for q := range 300 {
+		width := 1 + rng.IntN(1500)
+		win := trace.Time(1 + rng.Int64N(int64(last)+1))
+		if q%3 == 0 {
+			win = trace.Time(1 + rng.IntN(5000))
+		}
+		vs := trace.Time(rng.Int64N(int64(last)+1)) - win/2
+		vp := SpanViewport{Start: vs, End: vs + win, Width: width, Tracks: []span.TrackID{0, 1, 2}}
+		got, err := s.Query(context.Background(), vp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs, qe := got.Start, got.Start+trace.Time(int64(got.Buckets)*got.Res)
+		for ti, tr := range got.Tracks[:2] {
+			all := set.TrackSlices(span.TrackID(ti))
+			want := map[int32]bool{}
+			count := 0
+			for k, x := range all {
+				if x.End > qs && x.Start < qe {
+					count++
+					if int64(x.End-x.Start) >= got.Res {
+						want[int32(k)] = true
+					}
+				}
+			}
+			n := 0
+			for _, it := range tr.Items {
+				n += int(it.Count)
+				if !it.Summary {
+					if !want[it.Slice] {
+						t.Fatalf("query %d track %d: slice %d returned twice or not wide (res %d)", q, ti, it.Slice, got.Res)
+					}
+					delete(want, it.Slice)
+					continue
+				}
+				if ti == 0 {
+					var cover int64
+					for _, x := range all {
+						lo, hi := max(x.Start, it.Start), min(x.End, it.End)
+						if hi > lo {
+							cover += int64(hi - lo)
+						}
+					}
+					if wantBusy := float64(cover) / float64(got.Res); math.Abs(float64(it.Busy)-wantBusy) > 1e-4 {
+						t.Fatalf("query %d: bucket at %d busy %.5f, brute force %.5f", q, it.Start, it.Busy, wantBusy)
+					}
+				}
+			}
+			if len(want) > 0 {
+				t.Fatalf("query %d track %d: %d wide slices missing", q, ti, len(want))
+			}
+			if ti == 0 && n != count {
+				t.Fatalf("query %d: counts add up to %d, %d slices reach into the view", q, n, count)
+			}
+			if ti == 0 && len(tr.Items) > 3*(got.Buckets+1) {
+				t.Fatalf("query %d: %d items for %d buckets", q, len(tr.Items), got.Buckets)
+			}
+		}
+		samples := set.TrackSamples(2)
+		items := got.Tracks[2].Counters
+		type mm struct {
+			lo, hi float64
+			n      int
+		}
+		buckets := map[int64]*mm{}
+		var order []int64
+		for i, x := range samples {
+			if x.Time < qs || x.Time >= qe {
+				continue
+			}
+			b := int64(x.Time-got.Start) / got.Res
+			m := buckets[b]
+			if m == nil {
+				m = &mm{lo: x.Value, hi: x.Value}
+				if i > 0 {
+					m.lo, m.hi = min(x.Value, samples[i-1].Value), max(x.Value, samples[i-1].Value)
+				}
+				buckets[b] = m
+				order = append(order, b)
+			}
+			m.n++
+			m.lo, m.hi = min(m.lo, x.Value), max(m.hi, x.Value)
+		}
+		k := 0
+		for _, b := range order {
+			m := buckets[b]
+			if k >= len(items) || items[k].Bucket != int32(b) || items[k].Min != m.lo || items[k].Max != m.hi || int(items[k].Count) != m.n {
+				t.Fatalf("query %d bucket %d: counter item %+v, brute force %+v", q, b, items[min(k, len(items)-1)], *m)
+			}
+			k++
+		}
+		if k != len(items) {
+			t.Fatalf("query %d: %d counter items, brute force %d", q, len(items), k)
+		}
+	}
+}
+
+// BenchmarkSpansQuery: a full view of 50 CPU-like tracks of 40,000
+// slices each, 2000 pixels wide: every bucket of every track is a
+// summary.
+func BenchmarkSpansQuery(b *testing.B) {
+	bl := span.NewBuilder()
+	var ids []span.TrackID
+	for k := range 50 {
+		id := bl.Track(span.Track{Kind: span.KindCPU, Name: "CPU", CPU: int32(k), Of: trace.NoTrack})
+		ids = append(ids, id)
+		t := trace.Time(0)
+		for i := range 40000 {
+			bl.Add(span.Slice{Start: t, End: t + 900 + trace.Time(i%200), Track: id})
+			t += 1000 + trace.Time(i%300)
+		}
+	}
+	s := NewSpans(bl.Finish())
+	vp := SpanViewport{Start: 0, End: 50_000_000, Width: 2000, Tracks: ids}
+	var out SpanSlice
+	for b.Loop() {
+		if err := s.QueryInto(context.Background(), vp, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSearchStart checks the galloping search through the coarse starts
+// against a linear scan, on lanes with long runs of equal starts.
+func TestSearchStart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50 {
+		n := 1 + rng.IntN(5000)
+		b := span.NewBuilder()
+		tr := b.Track(span.Track{Kind: span.KindCPU, Name: "x", Of: trace.NoTrack})
+		st := trace.Time(0)
+		for range n {
+			if rng.IntN(4) == 0 {
+				st += trace.Time(rng.IntN(50))
+			}
+			b.Add(span.Slice{Start: st, End: st + 1, Track: tr})
+		}
+		l := buildLanes(b.Finish().Column(tr))[0]
+		for range 200 {
+			lo := rng.IntN(n + 1)
+			hi := lo + rng.IntN(n+1-lo)
+			at := trace.Time(rng.Int64N(int64(st) + 2))
+			want := lo
+			for want < hi && l.start(want) < at {
+				want++
+			}
+			if got := l.searchStart(lo, hi, at); got != want {
+				t.Fatalf("searchStart(%d, %d, %d) = %d, want %d (n %d)", lo, hi, at, got, want, n)
+			}
+		}
+	}
+}
+
+// TestSpansQueryParallel: a query over many tracks, split among workers,
+// answers each track as a query of that track alone does, and a reused
+// SpanSlice holds no items of the previous answer.
+func TestSpansQueryParallel(t *testing.T) {
+	set := randomSet(rand.New(rand.NewPCG(7, 8)), 5000)
+	s := NewSpans(set)
+	var ids []span.TrackID
+	for k := range 64 {
+		ids = append(ids, span.TrackID(k%3))
+	}
+	vp := SpanViewport{Start: 0, End: 1 << 20, Width: 700, Tracks: ids}
+	var all SpanSlice
+	for _, v := range []SpanViewport{{Start: 5, End: 1 << 16, Width: 300, Tracks: ids[:5]}, vp} {
+		if err := s.QueryInto(context.Background(), v, &all); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(all.Tracks) != len(ids) {
+		t.Fatalf("%d tracks answered, %d asked", len(all.Tracks), len(ids))
+	}
+	for k, id := range ids {
+		one, err := s.Query(context.Background(), SpanViewport{Start: vp.Start, End: vp.End, Width: vp.Width, Tracks: []span.TrackID{id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := all.Tracks[k], one.Tracks[0]
+		if got.Track != id || !slices.Equal(got.Items, want.Items) || !slices.Equal(got.Counters, want.Counters) {
+			t.Fatalf("track %d (%d): %d items, alone %d", k, id, len(got.Items), len(want.Items))
+		}
+	}
+}

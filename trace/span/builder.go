@@ -1,0 +1,192 @@
+package span
+
+import (
+	"cmp"
+	"errors"
+	"io"
+	"slices"
+
+	"viewer/trace"
+)
+
+// Builder collects what derivers derive. The zero Builder is not ready:
+// use [NewBuilder].
+type Builder struct {
+	set    Set
+	tracks map[Track]TrackID
+	names  map[string]NameID
+	first  trace.Time
+	last   trace.Time
+	seen   bool
+	// Slices and samples are kept per track until Finish: growing one
+	// slice of millions would copy it again and again, and most derivers
+	// add a track's slices in start order, which Finish then need not
+	// sort.
+	per     []perTrack
+	nslices int
+	nsample int
+}
+
+type perTrack struct {
+	slices   Column
+	samples  []Sample
+	unsorted bool // slices were not added in (start, depth) order
+	unsamp   bool // samples were not added in time order
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder() *Builder {
+	return &Builder{
+		set:    Set{Args: [][]trace.Field{nil}},
+		tracks: map[Track]TrackID{},
+		names:  map[string]NameID{},
+	}
+}
+
+// See records that the trace reached time t; the driver of derivation
+// calls it for every event before the derivers see it.
+func (b *Builder) See(t trace.Time) {
+	if !b.seen {
+		b.first, b.seen = t, true
+	}
+	if t > b.last || b.last < b.first {
+		b.last = t
+	}
+}
+
+// First returns the time of the trace's first event (0 before any).
+func (b *Builder) First() trace.Time { return b.first }
+
+// Last returns the time of the latest event seen so far.
+func (b *Builder) Last() trace.Time { return b.last }
+
+// Track returns the id of a derived track, adding it on first use; -1
+// when the Builder holds MaxTracks tracks already.
+func (b *Builder) Track(t Track) TrackID {
+	if id, ok := b.tracks[t]; ok {
+		return id
+	}
+	if len(b.set.Tracks) >= MaxTracks {
+		b.set.Dropped++
+		return -1
+	}
+	id := TrackID(len(b.set.Tracks))
+	b.set.Tracks = append(b.set.Tracks, t)
+	b.per = append(b.per, perTrack{slices: Column{track: id}})
+	b.tracks[t] = id
+	return id
+}
+
+// Name returns the id of a slice name, adding it on first use.
+func (b *Builder) Name(s string) NameID {
+	if id, ok := b.names[s]; ok {
+		return id
+	}
+	id := NameID(len(b.set.Names))
+	b.set.Names = append(b.set.Names, s)
+	b.names[s] = id
+	return id
+}
+
+// Args stores an argument list and returns its id (NoArgs for an empty
+// one). The Builder keeps f: the caller must not change it afterwards.
+func (b *Builder) Args(f []trace.Field) ArgsID {
+	if len(f) == 0 || len(b.set.Args) >= MaxSlices {
+		return NoArgs
+	}
+	b.set.Args = append(b.set.Args, f)
+	return ArgsID(len(b.set.Args) - 1)
+}
+
+// Add adds a slice. A slice on no track (a negative id, as Track returns
+// past its limit) or past MaxSlices is counted as dropped; an end before
+// the start is moved to the start; depth is capped at MaxDepth.
+func (b *Builder) Add(s Slice) {
+	if s.Track < 0 || int(s.Track) >= len(b.per) || b.nslices >= MaxSlices {
+		b.set.Dropped++
+		return
+	}
+	if s.End < s.Start {
+		s.End = s.Start
+	}
+	s.Depth = min(s.Depth, MaxDepth)
+	p := &b.per[s.Track]
+	if p.slices.n > 0 && !p.unsorted {
+		if l := p.slices.last(); s.Start < l.start || s.Start == l.start && s.Depth < l.depth {
+			p.unsorted = true
+		}
+	}
+	p.slices.push(s)
+	b.nslices++
+}
+
+// AddSample adds a counter sample.
+func (b *Builder) AddSample(s Sample) {
+	if s.Track < 0 || int(s.Track) >= len(b.per) || b.nsample >= MaxSlices {
+		b.set.Dropped++
+		return
+	}
+	p := &b.per[s.Track]
+	if n := len(p.samples); n > 0 && s.Time < p.samples[n-1].Time {
+		p.unsamp = true
+	}
+	p.samples = append(p.samples, s)
+	b.nsample++
+}
+
+// Finish sorts what was built and returns it; the Builder must not be
+// used afterwards.
+func (b *Builder) Finish() *Set {
+	s := &b.set
+	s.slices = make([]Column, len(b.per))
+	s.samples = make([][]Sample, len(b.per))
+	s.nslices = b.nslices
+	for i := range b.per {
+		p := &b.per[i]
+		if p.unsorted {
+			p.slices.sort()
+		}
+		if p.unsamp {
+			slices.SortStableFunc(p.samples, func(x, y Sample) int { return cmp.Compare(x.Time, y.Time) })
+		}
+		s.slices[i], s.samples[i] = p.slices, slices.Clip(p.samples)
+		b.per[i] = perTrack{}
+	}
+	b.tracks, b.names, b.per = nil, nil, nil
+	return s
+}
+
+// Derive reads r to its end, shows every event to d and returns what it
+// derived. Like render.Build, it keeps what was derived before a damaged
+// part of the trace: err is the reader's error other than io.EOF, with
+// the Set of the events before it.
+func Derive(r trace.Reader, d Deriver) (*Set, error) {
+	b := NewBuilder()
+	var err error
+	for {
+		var e trace.Event
+		if e, err = r.ReadEvent(); err != nil {
+			break
+		}
+		b.See(e.Time)
+		if d != nil {
+			d.Observe(r, e, b)
+		}
+	}
+	if d != nil {
+		d.Finish(r, b)
+	}
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return b.Finish(), err
+}
+
+// NameBytes is Name for a name held in bytes; it allocates only for a
+// name not seen before.
+func (b *Builder) NameBytes(s []byte) NameID {
+	if id, ok := b.names[string(s)]; ok {
+		return id
+	}
+	return b.Name(string(s))
+}

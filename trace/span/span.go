@@ -1,0 +1,245 @@
+// Package span is the format-neutral model of derived tracks: what a
+// trace says happened over time (a request, a syscall, a thread running on
+// a CPU, a thread waiting) rather than the instants its events fired at.
+//
+// # Design
+//
+// Derived tracks are computed while a trace is indexed, from the same
+// events the index reads, in one pass. Knowledge of what pairs with what
+// lives in the format's room: trace/perf knows sched_switch and
+// sys_enter/sys_exit (perf.NewSched), trace/clr knows EventSource
+// Start/Stop activities (clr.NewActivities), trace/perf/eventheader knows
+// EventHeader activity opcodes. Each is a [Deriver]: it is shown every
+// event in reading order (and may ask the reader for the event's details
+// or, inside its own package, for raw payload bytes) and writes slices and
+// counter samples into a [Builder]. Several derivers combine with
+// [Join]. Who picks the derivers of a trace is the assembler
+// (cmd/viewer's deriver function), exactly as it picks the SymbolSource:
+// render.Options.Derive takes the result, render.Build feeds it on the
+// reading goroutine and keeps the finished [Set] beside the index, and
+// render's interval index (render/spans.go) answers viewport queries over
+// it with a level of detail. A deriver for .NET GC pauses and GC slices
+// plugs in the same way: a Deriver in trace/clr, added to the list
+// cmd/viewer's deriver function joins for .NET traces.
+//
+// The model is pointer-light so that millions of slices cost the garbage
+// collector nothing to scan: a [Slice] names its track, name and
+// arguments by dense ids into the [Set]'s tables, and each track keeps
+// its slices in a [Column] of fixed-size chunks, 32 bytes a slice, that
+// is never copied as it grows.
+//
+// Slices whose end (or start) the trace does not hold are kept, flagged
+// [OpenEnd] (or [OpenStart]) and bounded by the last (or first) event of
+// the trace: they are shown, never dropped.
+//
+// # Security
+//
+// Derivers see untrusted traces. A [Builder] holds at most [MaxSlices]
+// slices and [MaxTracks] tracks; past that it drops what comes and counts
+// it ([Set].Dropped), so a hostile trace cannot grow the model without
+// bound beyond what its events already cost.
+package span
+
+import (
+	"strconv"
+
+	"viewer/trace"
+)
+
+// TrackID identifies a derived track: an index into [Set].Tracks.
+type TrackID int32
+
+// NameID identifies a slice name: an index into [Set].Names.
+type NameID int32
+
+// ArgsID identifies a slice's argument list: an index into [Set].Args;
+// NoArgs is the empty list.
+type ArgsID int32
+
+// NoArgs is the empty argument list.
+const NoArgs ArgsID = 0
+
+// Kind says what a derived track shows. The set may grow.
+type Kind uint8
+
+const (
+	KindBad     Kind = iota
+	KindSlices       // nested intervals: activities, requests, syscalls
+	KindCPU          // the thread running on one processor
+	KindState        // one thread's scheduling state over time
+	KindCounter      // a numeric value over time
+)
+
+var kindNames = [...]string{"bad", "slices", "cpu", "state", "counter"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Track is one derived track.
+type Track struct {
+	Kind Kind
+	// Name is the track's display name ("CPU 1", "syscalls", "activities").
+	Name string
+	// Of is the trace track the derived one belongs under (the thread of
+	// a state or syscall track, the process of a GC track), or
+	// trace.NoTrack (CPU tracks).
+	Of  trace.TrackID
+	CPU int32 // the processor of a KindCPU track, else trace.NoCPU
+}
+
+// Flags say which ends of a slice the trace did not hold.
+type Flags uint8
+
+const (
+	// OpenStart: the slice began before the trace says (a stop without a
+	// start, the thread running on a CPU before its first switch); Start
+	// is the first time the trace knows of.
+	OpenStart Flags = 1 << iota
+	// OpenEnd: the slice had not ended when the trace did; End is the
+	// last time of the trace.
+	OpenEnd
+)
+
+// Slice is one interval of a derived track.
+type Slice struct {
+	Start, End trace.Time
+	Track      TrackID
+	Name       NameID
+	Args       ArgsID
+	// Thread is the trace track the slice is about: the thread running
+	// (CPU tracks) or the thread that started it; trace.NoTrack if none.
+	Thread trace.TrackID
+	Depth  uint16 // nesting depth, 0 at the top
+	Flags  Flags
+}
+
+// Open reports whether an end of the slice is missing.
+func (s Slice) Open() bool { return s.Flags != 0 }
+
+// Sample is one value of a counter track, holding from Time until the
+// track's next sample.
+type Sample struct {
+	Time  trace.Time
+	Track TrackID
+	Value float64
+}
+
+// Limits of a Builder.
+const (
+	MaxSlices = 1 << 28
+	MaxTracks = 1 << 20
+	MaxDepth  = 255 // deeper slices are drawn at MaxDepth
+)
+
+// Set is the finished result of derivation: the derived tracks, each
+// with its slices sorted by start, then depth, and its counter samples
+// sorted by time. A slice is named by its track and its index there.
+type Set struct {
+	Tracks  []Track
+	Names   []string
+	Args    [][]trace.Field // Args[NoArgs] is nil
+	Dropped int64           // slices, samples or tracks past the limits
+	slices  []Column        // by track
+	samples [][]Sample      // by track
+	nslices int
+}
+
+// Name returns a slice's name.
+func (s *Set) Name(id NameID) string {
+	if id < 0 || int(id) >= len(s.Names) {
+		return ""
+	}
+	return s.Names[id]
+}
+
+// ArgList returns an argument list (nil for NoArgs or an unknown id).
+func (s *Set) ArgList(id ArgsID) []trace.Field {
+	if id <= 0 || int(id) >= len(s.Args) {
+		return nil
+	}
+	return s.Args[id]
+}
+
+// Column returns the slices of one track, in start order; nil for an
+// unknown track.
+func (s *Set) Column(t TrackID) *Column {
+	if t < 0 || int(t) >= len(s.slices) {
+		return nil
+	}
+	return &s.slices[t]
+}
+
+// TrackSlices returns a copy of the slices of one track, in start order
+// (Column reads them without copying).
+func (s *Set) TrackSlices(t TrackID) []Slice {
+	if t < 0 || int(t) >= len(s.slices) {
+		return nil
+	}
+	return s.slices[t].appendTo(nil)
+}
+
+// TrackSamples returns the counter samples of one track, in time order.
+func (s *Set) TrackSamples(t TrackID) []Sample {
+	if t < 0 || int(t) >= len(s.samples) {
+		return nil
+	}
+	return s.samples[t]
+}
+
+// Len returns the number of slices of all tracks.
+func (s *Set) Len() int { return s.nslices }
+
+// All returns the slices of every track, by track then start (a copy).
+func (s *Set) All() []Slice {
+	all := make([]Slice, 0, s.nslices)
+	for i := range s.slices {
+		all = s.slices[i].appendTo(all)
+	}
+	return all
+}
+
+// Deriver derives tracks from a trace's events.
+type Deriver interface {
+	// Observe is called with every event in reading order, on the
+	// goroutine that reads the trace (r may be asked for details).
+	Observe(r trace.Reader, e trace.Event, b *Builder)
+	// Finish is called once after the last event: it closes what is
+	// still open (as OpenEnd slices ending at b.Last()).
+	Finish(r trace.Reader, b *Builder)
+}
+
+// Join returns a Deriver that shows every event to each of ds in turn;
+// nil derivers are left out, and Join of none is nil.
+func Join(ds ...Deriver) Deriver {
+	var j joined
+	for _, d := range ds {
+		if d != nil {
+			j = append(j, d)
+		}
+	}
+	switch len(j) {
+	case 0:
+		return nil
+	case 1:
+		return j[0]
+	}
+	return j
+}
+
+type joined []Deriver
+
+func (j joined) Observe(r trace.Reader, e trace.Event, b *Builder) {
+	for _, d := range j {
+		d.Observe(r, e, b)
+	}
+}
+
+func (j joined) Finish(r trace.Reader, b *Builder) {
+	for _, d := range j {
+		d.Finish(r, b)
+	}
+}

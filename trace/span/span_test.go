@@ -1,0 +1,177 @@
+package span
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"viewer/trace"
+)
+
+// TestColumn: slices pushed past several chunks read back in order, and
+// a track added out of order comes out sorted by start then depth, equal
+// ones in the order they were added.
+func TestColumn(t *testing.T) {
+	b := NewBuilder()
+	in := b.Track(Track{Kind: KindCPU, Name: "in order"})
+	out := b.Track(Track{Kind: KindSlices, Name: "out of order"})
+	const n = 3*(1<<columnBits) + 17
+	rng := rand.New(rand.NewPCG(3, 4))
+	var want []Slice
+	for i := range n {
+		b.Add(Slice{Start: trace.Time(i), End: trace.Time(i + 1), Track: in, Name: NameID(i % 7)})
+		s := Slice{Start: trace.Time(rng.IntN(500)), End: 1000, Track: out, Depth: uint16(rng.IntN(3)), Args: ArgsID(i)}
+		b.Add(s)
+		want = append(want, s)
+	}
+	set := b.Finish()
+	if set.Len() != 2*n {
+		t.Fatalf("Len %d, want %d", set.Len(), 2*n)
+	}
+	c := set.Column(in)
+	for i := range n {
+		if s := c.At(i); s.Start != trace.Time(i) || s.Track != in || s.Name != NameID(i%7) || c.End(i) != trace.Time(i+1) {
+			t.Fatalf("slice %d: %+v", i, s)
+		}
+	}
+	slices.SortStableFunc(want, func(x, y Slice) int {
+		if x.Start != y.Start {
+			return int(x.Start - y.Start)
+		}
+		return int(x.Depth) - int(y.Depth)
+	})
+	if got := set.TrackSlices(out); !slices.Equal(got, want) {
+		t.Fatalf("out-of-order track not sorted stably")
+	}
+	if got := set.All(); len(got) != 2*n || got[0].Track != in || got[n].Track != out {
+		t.Fatalf("All: %d slices", len(got))
+	}
+	if set.Column(-1) != nil || set.TrackSlices(99) != nil || set.TrackSamples(99) != nil {
+		t.Fatal("unknown tracks answer something")
+	}
+}
+
+// TestBuilderBounds: slices on no track are dropped and counted, an end
+// before the start becomes the start, depth is capped, and samples come
+// out in time order per track.
+func TestBuilderBounds(t *testing.T) {
+	b := NewBuilder()
+	tr := b.Track(Track{Kind: KindSlices, Name: "a"})
+	if b.Track(Track{Kind: KindSlices, Name: "a"}) != tr {
+		t.Fatal("the same track twice got two ids")
+	}
+	b.Add(Slice{Start: 10, End: 5, Track: tr, Depth: 1000})
+	b.Add(Slice{Start: 1, End: 2, Track: -1})
+	b.Add(Slice{Start: 1, End: 2, Track: 7})
+	ctr := b.Track(Track{Kind: KindCounter, Name: "c"})
+	for _, tm := range []trace.Time{5, 3, 9, 1} {
+		b.AddSample(Sample{Time: tm, Track: ctr, Value: float64(tm)})
+	}
+	b.AddSample(Sample{Time: 1, Track: 9})
+	if b.Args(nil) != NoArgs {
+		t.Error("an empty argument list got an id")
+	}
+	a := b.Args([]trace.Field{{Name: "x", Value: trace.IntValue(1)}})
+	if b.NameBytes([]byte("n")) != b.Name("n") {
+		t.Error("NameBytes and Name disagree")
+	}
+	set := b.Finish()
+	if set.Dropped != 3 {
+		t.Errorf("Dropped %d, want 3", set.Dropped)
+	}
+	s := set.TrackSlices(tr)
+	if len(s) != 1 || s[0].End != 10 || s[0].Depth != MaxDepth {
+		t.Errorf("slices %+v", s)
+	}
+	var times []trace.Time
+	for _, x := range set.TrackSamples(ctr) {
+		times = append(times, x.Time)
+	}
+	if !slices.Equal(times, []trace.Time{1, 3, 5, 9}) {
+		t.Errorf("samples at %v", times)
+	}
+	if len(set.ArgList(a)) != 1 || set.ArgList(NoArgs) != nil || set.ArgList(99) != nil || set.Name(99) != "" {
+		t.Error("table lookups")
+	}
+}
+
+// TestActivities pairs starts and stops by task and id, nests by parent
+// on the same track, and keeps unpaired ends as open slices.
+func TestActivities(t *testing.T) {
+	b := NewBuilder()
+	b.See(0)
+	t1 := b.Track(Track{Kind: KindSlices, Name: "t1"})
+	t2 := b.Track(Track{Kind: KindSlices, Name: "t2"})
+	var a Activities
+	id := func(s string) []byte { return []byte(s) }
+	a.Stop(b, t1, 1, 5, "q", "Q", id("x"), nil)                            // no start: open start
+	a.Start(b, t1, 1, 10, "r", "R", id("r1"), nil, nil)                    // R 10-100
+	a.Start(b, t1, 1, 20, "q", "Q", id("q1"), id("r1"), nil)               // Q 20-30 depth 1
+	a.Start(b, t2, 2, 25, "q", "Q", id("q2"), id("r1"), nil)               // another track: depth 0
+	a.Stop(b, t1, 1, 30, "q", "Q", id("q1"), nil)                          //
+	a.Stop(b, t2, 2, 40, "q", "Q", id("q2"), nil)                          //
+	a.Start(b, t1, 1, 50, "q", "Q", id("q3"), id("r1"), nil)               // never stops
+	a.Stop(b, t1, 1, 100, "r", "R", id("r1"), []trace.Field{{Name: "ok"}}) //
+	b.See(120)
+	a.Finish(b)
+	set := b.Finish()
+	var got []string
+	for _, s := range set.All() {
+		var args []string
+		for _, f := range set.ArgList(s.Args) {
+			args = append(args, f.Name)
+		}
+		got = append(got, fmt.Sprintf("%s %s %d-%d d%d f%d %v", set.Tracks[s.Track].Name, set.Name(s.Name), s.Start, s.End, s.Depth, s.Flags, args))
+	}
+	want := []string{
+		"t1 Q 0-5 d0 f1 []", "t1 R 10-100 d0 f0 [end.ok]", "t1 Q 20-30 d1 f0 []", "t1 Q 50-120 d1 f2 []",
+		"t2 Q 25-40 d0 f0 []",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+type counting struct{ seen, finished int }
+
+func (c *counting) Observe(trace.Reader, trace.Event, *Builder) { c.seen++ }
+func (c *counting) Finish(trace.Reader, *Builder)               { c.finished++ }
+
+// TestJoin: every joined deriver sees every event and one Finish.
+func TestJoin(t *testing.T) {
+	if Join() != nil || Join(nil, nil) != nil {
+		t.Error("Join of nothing is not nil")
+	}
+	a, c := &counting{}, &counting{}
+	if Join(nil, a) != Deriver(a) {
+		t.Error("Join of one is not that one")
+	}
+	d, b := Join(a, nil, c), NewBuilder()
+	for range 3 {
+		d.Observe(nil, trace.Event{}, b)
+	}
+	d.Finish(nil, b)
+	if *a != (counting{3, 1}) || *c != (counting{3, 1}) {
+		t.Errorf("joined derivers saw %+v and %+v", *a, *c)
+	}
+}
+
+// TestActivitiesBound: starts that never stop, all with one id, stop
+// being kept past MaxOpenActivities and are counted as dropped.
+func TestActivitiesBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million starts")
+	}
+	b := NewBuilder()
+	tr := b.Track(Track{Kind: KindSlices, Name: "t"})
+	var a Activities
+	for i := range MaxOpenActivities + 10 {
+		a.Start(b, tr, 0, trace.Time(i), "x", "X", []byte("same"), nil, nil)
+	}
+	a.Finish(b)
+	set := b.Finish()
+	if set.Dropped != 10 || set.Len() != MaxOpenActivities {
+		t.Errorf("Dropped %d, %d slices", set.Dropped, set.Len())
+	}
+}
