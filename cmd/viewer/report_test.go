@@ -71,47 +71,7 @@ func TestReportGC(t *testing.T) {
 		if err := json.Unmarshal(viewerOut(t, "report", "gc", "--json", path), &rep); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		lines := dumpLines(t, "dump", "--where", "@provider = Microsoft-Windows-DotNETRuntime and @event in (GC/Start, GC/SuspendEEStart, GC/RestartEEStop)", path)
-		type thread struct{ pid, tid int64 }
-		inForce := map[thread]int64{} // suspension start by the thread that began it
-		var starts []dumpLine
-		var pauses []*int64
-		waiting := map[thread][]int{}
-		for _, l := range lines {
-			th := thread{l.PID, l.TID}
-			switch l.Event {
-			case "GC/SuspendEEStart":
-				inForce[th] = l.Time
-			case "GC/RestartEEStop":
-				for _, i := range waiting[th] {
-					p := l.Time - *pauses[i]
-					pauses[i] = &p
-				}
-				delete(waiting, th)
-				delete(inForce, th)
-			case "GC/Start":
-				starts = append(starts, l)
-				pauses = append(pauses, nil)
-				by, ok := th, false
-				if _, ok = inForce[th]; !ok {
-					for k, at := range inForce {
-						if k.pid == l.PID && (!ok || at > inForce[by] || at == inForce[by] && k.tid < by.tid) {
-							by, ok = k, true
-						}
-					}
-				}
-				if ok {
-					at := inForce[by]
-					pauses[len(pauses)-1] = &at // the start, until the restart
-					waiting[by] = append(waiting[by], len(pauses)-1)
-				}
-			}
-		}
-		for _, w := range waiting { // never restarted: no pause
-			for _, i := range w {
-				pauses[i] = nil
-			}
-		}
+		starts, pauses := gcsFromDump(t, path)
 		if len(rep.GCs) != len(starts) {
 			t.Errorf("%s: %d GC rows, %d GC/Start events", filepath.Base(path), len(rep.GCs), len(starts))
 			continue
@@ -135,6 +95,55 @@ func TestReportGC(t *testing.T) {
 	if withGCs == 0 {
 		t.Error("no real trace has GC/Start events")
 	}
+}
+
+// gcsFromDump works out a trace's GCs from its `viewer dump`, without
+// the clr package: its GC/Start events, and for each the pause it ran in
+// (nil when none): from the GC/SuspendEEStart in force when it started
+// (its own thread's, else the latest in its process) to the
+// GC/RestartEEStop of the thread that began that suspension.
+func gcsFromDump(t *testing.T, path string) (starts []dumpLine, pauses []*int64) {
+	t.Helper()
+	lines := dumpLines(t, "dump", "--where", "@provider = Microsoft-Windows-DotNETRuntime and @event in (GC/Start, GC/SuspendEEStart, GC/RestartEEStop)", path)
+	type thread struct{ pid, tid int64 }
+	inForce := map[thread]int64{} // suspension start by the thread that began it
+	waiting := map[thread][]int{}
+	for _, l := range lines {
+		th := thread{l.PID, l.TID}
+		switch l.Event {
+		case "GC/SuspendEEStart":
+			inForce[th] = l.Time
+		case "GC/RestartEEStop":
+			for _, i := range waiting[th] {
+				p := l.Time - *pauses[i]
+				pauses[i] = &p
+			}
+			delete(waiting, th)
+			delete(inForce, th)
+		case "GC/Start":
+			starts = append(starts, l)
+			pauses = append(pauses, nil)
+			by, ok := th, false
+			if _, ok = inForce[th]; !ok {
+				for k, at := range inForce {
+					if k.pid == l.PID && (!ok || at > inForce[by] || at == inForce[by] && k.tid < by.tid) {
+						by, ok = k, true
+					}
+				}
+			}
+			if ok {
+				at := inForce[by]
+				pauses[len(pauses)-1] = &at // the start, until the restart
+				waiting[by] = append(waiting[by], len(pauses)-1)
+			}
+		}
+	}
+	for _, w := range waiting { // never restarted: no pause
+		for _, i := range w {
+			pauses[i] = nil
+		}
+	}
+	return starts, pauses
 }
 
 // TestReportExceptions checks that `viewer report exceptions --json`

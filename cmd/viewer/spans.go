@@ -21,20 +21,17 @@ import (
 // deriver returns what derives slice tracks from the trace r reads (r is
 // the format's own reader): EventSource activities for .NET traces;
 // scheduling, syscalls, EventHeader and .NET activities for perf.data; nil for
-// formats nothing derives from. A .NET GC deriver joins the .NET list.
+// formats nothing derives from. .NET traces (and .NET user_events in
+// perf.data) also get their GC tracks.
 func deriver(r trace.Reader) span.Deriver {
 	switch r.Meta().Format {
 	case "nettrace", "netperf":
-		return span.Join(
-			clr.NewActivities(),
-			// The .NET GC deriver (GC/Start→GC/Stop slices, SuspendEE→
-			// RestartEE pauses, heap counters) joins here.
-		)
+		return span.Join(clr.NewActivities(), clr.NewGCTracks())
 	case "perf":
 		if p, ok := r.(*perf.Reader); ok {
-			eh, dn := eventheader.NewActivities(), clr.NewActivities()
-			eh.Only, dn.Only = p.IsEventHeader, p.IsDotNet
-			return span.Join(perf.NewSched(p), eh, dn)
+			eh, dn, gc := eventheader.NewActivities(), clr.NewActivities(), clr.NewGCTracks()
+			eh.Only, dn.Only, gc.Only = p.IsEventHeader, p.IsDotNet, p.IsDotNet
+			return span.Join(perf.NewSched(p), eh, dn, gc)
 		}
 	}
 	return nil

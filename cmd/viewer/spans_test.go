@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -347,6 +348,9 @@ func TestSpansDemoActivities(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
 			t.Fatal(err)
 		}
+		if !strings.HasSuffix(s.Track, "/activities") {
+			continue // the GC track (TestSpansGC)
+		}
 		if s.Open != "" {
 			t.Errorf("open slice %+v", s)
 		}
@@ -356,5 +360,92 @@ func TestSpansDemoActivities(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("viewer spans: %d slices, the dump's pairs: %d; first got %q, want %q", len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+	}
+}
+
+// TestSpansGC checks the GC tracks of `viewer spans` on the demo and on
+// every real .NET trace against the trace's dump, read without the clr
+// package (gcsFromDump): one "GC gen G" slice per GC/Start, at its time,
+// with the generation, reason and number of the event as arguments and
+// the pause the dump works out; and one "pause" slice per suspension a GC
+// ran in, as long as that pause.
+func TestSpansGC(t *testing.T) {
+	paths := []string{"demo.nettrace"}
+	for _, p := range realTraces(t) {
+		if ext := filepath.Ext(p); ext == ".nettrace" || ext == ".netperf" {
+			paths = append(paths, p)
+		}
+	}
+	withGCs := 0
+	for _, path := range paths {
+		name := filepath.Base(path)
+		starts, pauses := gcsFromDump(t, path)
+		type gcSlice struct {
+			Track   string                     `json:"track"`
+			Kind    string                     `json:"kind"`
+			Name    string                     `json:"name"`
+			StartNS int64                      `json:"start_ns"`
+			EndNS   int64                      `json:"end_ns"`
+			Depth   int                        `json:"depth"`
+			Args    map[string]json.RawMessage `json:"args"`
+		}
+		var gcs []gcSlice
+		pauseSlices := map[int64]bool{}
+		for _, l := range bytes.Split(bytes.TrimSpace(viewerOut(t, "spans", path)), []byte("\n")) {
+			var s gcSlice
+			if len(l) == 0 {
+				continue
+			}
+			if err := json.Unmarshal(l, &s); err != nil {
+				t.Fatal(err)
+			}
+			if s.Kind != "slices" || !strings.HasPrefix(s.Track, "GC") {
+				continue
+			}
+			switch {
+			case s.Name == "pause" && s.Depth == 0:
+				pauseSlices[s.EndNS-s.StartNS] = true
+			case strings.HasPrefix(s.Name, "GC gen ") && s.Depth == 1:
+				gcs = append(gcs, s)
+			default:
+				t.Errorf("%s: unexpected GC track slice %+v", name, s)
+			}
+		}
+		if len(gcs) != len(starts) {
+			t.Errorf("%s: %d GC slices, %d GC/Start events", name, len(gcs), len(starts))
+			continue
+		}
+		if len(gcs) > 0 {
+			withGCs++
+		}
+		wantPauses := map[int64]bool{}
+		for i, g := range gcs {
+			s := starts[i]
+			arg := func(k string) string {
+				var v string
+				if json.Unmarshal(g.Args[k], &v) == nil {
+					return v
+				}
+				return string(g.Args[k])
+			}
+			if g.StartNS != s.Time || g.Name != "GC gen "+s.field("Depth") || arg("Generation") != s.field("Depth") ||
+				arg("Reason") != s.field("Reason") || arg("Number") != s.field("Count") {
+				t.Errorf("%s: GC slice %d is %+v, its GC/Start %+v", name, i, g, s)
+			}
+			switch p := pauses[i]; {
+			case p == nil && g.Args["PauseNs"] != nil:
+				t.Errorf("%s: GC %d has a pause of %s ns, the dump none", name, i, g.Args["PauseNs"])
+			case p != nil && arg("PauseNs") != itoa(*p):
+				t.Errorf("%s: GC %d pause %s ns, the dump says %d ns", name, i, g.Args["PauseNs"], *p)
+			case p != nil:
+				wantPauses[*p] = true
+			}
+		}
+		if !maps.Equal(pauseSlices, wantPauses) {
+			t.Errorf("%s: pause slices last %v ns, the GCs' pauses %v ns", name, slices.Sorted(maps.Keys(pauseSlices)), slices.Sorted(maps.Keys(wantPauses)))
+		}
+	}
+	if withGCs < 2 {
+		t.Errorf("%d traces with GCs (the demo and at least one real one expected)", withGCs)
 	}
 }

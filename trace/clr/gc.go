@@ -64,6 +64,7 @@ const MaxGCs = 1 << 20
 // PauseStart and PauseEnd).
 type GCs struct {
 	rows    []GC
+	orphans []GCStop
 	procs   map[int64]*gcProcess
 	Dropped int64 // GCs beyond MaxGCs
 }
@@ -159,6 +160,8 @@ func (g *GCs) Observe(r trace.Reader, e trace.Event) {
 		if i, ok := p.lastByNumb[n]; ok {
 			g.rows[i].End, g.rows[i].HasEnd = e.Time, true
 			delete(p.lastByNumb, n)
+		} else if len(g.orphans) < MaxGCs {
+			g.orphans = append(g.orphans, GCStop{PID: pid, Track: e.Track, Number: n, Time: e.Time})
 		}
 	case gcHeapStats:
 		var after, promoted uint64
@@ -196,6 +199,19 @@ func (p *gcProcess) suspension(t trace.TrackID) (trace.TrackID, bool) {
 	}
 	return best, found
 }
+
+// GCStop is a GC/Stop event whose GC/Start the trace does not hold (the
+// GC began before the trace did).
+type GCStop struct {
+	PID    int64
+	Track  trace.TrackID
+	Number int64
+	Time   trace.Time
+}
+
+// Orphans returns the GC/Stop events that matched no GC/Start, in time
+// order. The slice is the table's own.
+func (g *GCs) Orphans() []GCStop { return g.orphans }
 
 // Rows returns the GCs in the order they started. The slice is the
 // table's own: read it, do not keep it across Observe calls.

@@ -48,6 +48,9 @@ const (
 	mdSample
 	mdMethodDCEnd
 	mdModuleDCEnd
+	mdSuspendEE
+	mdRestartEE
+	mdHeapStats
 )
 
 const (
@@ -147,6 +150,9 @@ func write(buf *bytes.Buffer) error {
 		nettracetest.Metadata{ID: mdGCStart, Provider: runtime, EventID: 1, Version: 2, Level: 4, Keywords: 1},
 		nettracetest.Metadata{ID: mdGCStop, Provider: runtime, EventID: 2, Version: 1, Level: 4, Keywords: 1},
 		nettracetest.Metadata{ID: mdAllocTick, Provider: runtime, EventID: 10, Version: 3, Level: 5, Keywords: 1},
+		nettracetest.Metadata{ID: mdSuspendEE, Provider: runtime, EventID: 9, Version: 1, Level: 4, Keywords: 1},
+		nettracetest.Metadata{ID: mdRestartEE, Provider: runtime, EventID: 3, Version: 1, Level: 4, Keywords: 1},
+		nettracetest.Metadata{ID: mdHeapStats, Provider: runtime, EventID: 4, Version: 2, Level: 4, Keywords: 1},
 		nettracetest.Metadata{ID: mdException, Provider: runtime, EventID: 80, Version: 1, Level: 2, Keywords: 0x8000},
 		nettracetest.Metadata{ID: mdSample, Provider: profiler, EventID: 0, Level: 4},
 		nettracetest.Metadata{ID: mdMethodDCEnd, Provider: rundown, EventID: 144, Version: 1, Level: 4, Keywords: 0x30},
@@ -223,13 +229,35 @@ func write(buf *bytes.Buffer) error {
 		emit(t, mdOrderStop, start+dur, 0, label, payload(int64(order), float64(items)*19.99, status))
 	}
 
-	// Garbage collections on the GC thread.
+	// Garbage collections on the GC thread. Their suspensions and heap
+	// statistics draw from a generator of their own, so that the events
+	// after them stay as they were before the demo had them.
+	heap := rand.New(rand.NewPCG(2026, 2))
 	for n := range 24 {
 		at := int64(n)*duration/24 + rng.Int64N(50e6)
 		emit(gc, mdGCStart, at, 0, 0, enc(runtime, 1, 2, map[string]any{
 			"Count": uint64(n + 1), "Depth": uint64(n % 3 / 2), "Reason": uint64([]int{0, 0, 0, 1, 4}[n%5]), "Type": uint64(n % 2), "ClrInstanceID": uint64(9),
 		}))
-		emit(gc, mdGCStop, at+int64(1e6+rng.IntN(4e6)), 0, 0, enc(runtime, 2, 1, map[string]any{"Count": uint64(n + 1), "Depth": uint64(n % 3 / 2), "ClrInstanceID": uint64(9)}))
+		stop := at + int64(1e6+rng.IntN(4e6))
+		emit(gc, mdGCStop, stop, 0, 0, enc(runtime, 2, 1, map[string]any{"Count": uint64(n + 1), "Depth": uint64(n % 3 / 2), "ClrInstanceID": uint64(9)}))
+		// The suspension the GC runs in, and the heap it leaves: growing
+		// slowly, with one GC that leaves a heap four times the others'
+		// (a peak the counter track must keep at every zoom).
+		emit(gc, mdSuspendEE, at-int64(50e3+heap.IntN(100e3)), 0, 0, enc(runtime, 9, 1, map[string]any{"Reason": uint64(1), "Count": uint64(n + 1), "ClrInstanceID": uint64(9)}))
+		gen0 := uint64(8<<20 + n*(256<<10))
+		if n == 17 {
+			gen0 *= 4
+		}
+		emit(gc, mdHeapStats, stop+10e3, 0, 0, enc(runtime, 4, 2, map[string]any{
+			"GenerationSize0": gen0, "TotalPromotedSize0": uint64(1<<20 + heap.IntN(1<<18)),
+			"GenerationSize1": uint64(4 << 20), "TotalPromotedSize1": uint64(512 << 10),
+			"GenerationSize2": uint64(16 << 20), "TotalPromotedSize2": uint64(0),
+			"GenerationSize3": uint64(2 << 20), "TotalPromotedSize3": uint64(0),
+			"GenerationSize4": uint64(1 << 20), "TotalPromotedSize4": uint64(0),
+			"FinalizationPromotedSize": uint64(0), "FinalizationPromotedCount": uint64(0),
+			"PinnedObjectCount": uint64(3), "SinkBlockCount": uint64(12), "GCHandleCount": uint64(200), "ClrInstanceID": uint64(9),
+		}))
+		emit(gc, mdRestartEE, stop+int64(20e3+heap.IntN(50e3)), 0, 0, enc(runtime, 3, 1, map[string]any{"ClrInstanceID": uint64(9)}))
 	}
 
 	// The sample profiler: every millisecond, a sample of each thread,
