@@ -646,9 +646,11 @@ func TestRealSchedTracks(t *testing.T) {
 
 // TestBinaryDemoDerived builds the viewer binary and opens its demo
 // trace as `viewer serve` shows it (cmd/viewer's deriver list): the
-// request activities are slices under their threads, and every counter
-// track's peak over the whole trace (the spans API's one-bucket answer:
-// the brute-force maximum) tops the page's bands fully zoomed out.
+// request activities are slices under their threads, the GC track shows
+// GC and pause slices, and every counter track (the GC heap size) has
+// its peak over the whole trace (the spans API's one-bucket answer: the
+// brute-force maximum) on top of the page's bands fully zoomed out, its
+// column painted up to the row's top.
 func TestBinaryDemoDerived(t *testing.T) {
 	ctx := tab(t)
 	bin := filepath.Join(t.TempDir(), "viewer")
@@ -671,6 +673,8 @@ func TestBinaryDemoDerived(t *testing.T) {
 		PageHi     float64
 		APIHi      float64
 		Names      []string
+		Shown      bool
+		PeakPaint  bool
 	}
 	var got []track
 	err = chromedp.Run(ctx,
@@ -678,20 +682,27 @@ func TestBinaryDemoDerived(t *testing.T) {
 		waitJS(spansReady),
 		eval(`new Promise(r => setTimeout(r, 300))`, nil),
 		eval(`(async () => {
-  const { counterBands } = await import('/static/js/spans.js');
-  const v = window.__viewer;
+  const { counterBands, counterY } = await import('/static/js/spans.js');
+  const { derivedRow } = await import('/static/js/groups.js');
+  `+pixelJS+`
   const whole = await v.source.spans({ from: v.meta.first, to: v.meta.last + 1n, width: 1, tracks: null });
   const all = await v.source.spans({ from: v.vp.start, to: v.vp.end, width: Math.round(v.vp.width), tracks: null });
   const out = [];
   for (const d of v.derived) {
     const st = all.tracks.get(d.id), w = whole.tracks.get(d.id);
-    let pageHi = 0, apiHi = 0;
+    let pageHi = 0, apiHi = 0, peakPaint = false;
+    const row = v.rows.indexOf(derivedRow(d.id));
     if (d.kind === 'counter') {
-      pageHi = counterBands(st.counters, all.start, all.res, v.vp).hi;
+      const f = v.spans, pst = f.tracks.get(d.id);
+      const cb = counterBands(pst.counters, f.start, f.res, v.vp, f.enter.get(d.id));
+      pageHi = cb.hi;
       apiHi = Math.max(...w.counters.map((c) => c.max));
+      const peak = cb.bands.reduce((a, b) => (b.max > a.max ? b : a));
+      const got = px(v.labelW() + peak.x + 0.5, rowY(row) + counterY(cb.hi, cb.lo, cb.hi, v.rowH) + 1);
+      peakPaint = row >= v.top && !near(got, css(v.theme.bg)) && !near(got, css(v.theme.rowAlt));
     }
     out.push({Kind: d.kind, Name: d.name, Items: st.items.length + st.counters.length, PageHi: pageHi, APIHi: apiHi,
-      Names: [...new Set(st.items.map((i) => i.name))].slice(0, 5)});
+      Names: [...new Set(st.items.map((i) => i.name))].sort().slice(0, 5), Shown: row >= v.top && row < v.top + v.rowsVisible(), PeakPaint: peakPaint});
   }
   return out;
 })()`, &got),
@@ -700,8 +711,17 @@ func TestBinaryDemoDerived(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	activities := 0
+	activities, gc, heap := 0, false, false
 	for _, tr := range got {
+		if tr.Kind == "slices" && strings.HasPrefix(tr.Name, "GC") && tr.Shown && slices.Contains(tr.Names, "GC gen 0") && slices.Contains(tr.Names, "pause") {
+			gc = true
+		}
+		if tr.Kind == "counter" && strings.Contains(tr.Name, "heap") && tr.Shown {
+			heap = true
+			if !tr.PeakPaint {
+				t.Errorf("counter %q: the peak's column is not painted at the row's top", tr.Name)
+			}
+		}
 		t.Logf("%+v", tr)
 		if tr.Kind == "slices" && tr.Name == "activities" && tr.Items > 0 && slices.ContainsFunc(tr.Names, func(n string) bool { return strings.HasPrefix(n, "Demo-Checkout/") }) {
 			activities++
@@ -712,5 +732,8 @@ func TestBinaryDemoDerived(t *testing.T) {
 	}
 	if activities < 4 {
 		t.Errorf("%d threads show request activity slices, want the demo's 4 workers", activities)
+	}
+	if !gc || !heap {
+		t.Errorf("GC slices (GC gen 0, pause) shown: %v; a heap-size counter shown: %v", gc, heap)
 	}
 }
