@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -269,6 +270,7 @@ func TestServerActivitySlices(t *testing.T) {
 	ctx := tab(t)
 	var hit struct {
 		X, Y         float64
+		X0, X1       float64
 		Track, Slice int
 		Name         string
 		Rows         int
@@ -294,7 +296,7 @@ func TestServerActivitySlices(t *testing.T) {
     rows++;
     for (const b of layoutItems(st.items, st.depths, v.vp, v.rowH))
       if (!best && !b.item.summary && b.x1 - b.x0 > 10 && b.x0 > 0 && b.x1 < v.vp.width)
-        best = {X: r.left + L + (b.x0 + b.x1) / 2, Y: r.top + 38 + (row - v.top) * v.rowH + b.y + b.h / 2, Track: k.id, Slice: b.item.slice, Name: b.item.name};
+        best = {X0: r.left + L + b.x0, X1: r.left + L + b.x1, X: r.left + L + (b.x0 + b.x1) / 2, Y: r.top + 38 + (row - v.top) * v.rowH + b.y + b.h / 2, Track: k.id, Slice: b.item.slice, Name: b.item.name};
   }
   return {...(best ?? {X: 0, Y: 0, Track: -1, Slice: -1, Name: ''}), Rows: rows};
 })()`, &hit),
@@ -320,6 +322,8 @@ func TestServerActivitySlices(t *testing.T) {
 	var sl struct {
 		Name       string `json:"name"`
 		DurationNS int64  `json:"duration_ns"`
+		Start      int64  `json:"start"`
+		End        int64  `json:"end"`
 		Args       []struct{ Name, Value string }
 	}
 	getJSON(t, fmt.Sprintf("%s/api/traces/%s/spans/%d/%d", vs.URL, id, hit.Track, hit.Slice), &sl)
@@ -331,6 +335,20 @@ func TestServerActivitySlices(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("details lack %q:\n%s", w, text)
 		}
+	}
+	// The ruler (right drag) from 3 px inside the slice's start to 3 px
+	// inside its end snaps to both edges: it measures the slice exactly.
+	var ruler struct{ T0, T1 string }
+	err = chromedp.Run(ctx,
+		drag(hit.X0+3, hit.X1-3, hit.Y, input.Right, 0),
+		waitJS(`window.__viewer.ruler !== null`),
+		eval(`({T0: String(window.__viewer.ruler.t0), T1: String(window.__viewer.ruler.t1)})`, &ruler),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ruler.T0 != fmt.Sprint(sl.Start) || ruler.T1 != fmt.Sprint(sl.End) {
+		t.Errorf("the ruler measures %s to %s, want the slice's edges %d to %d", ruler.T0, ruler.T1, sl.Start, sl.End)
 	}
 	// → selects the next slice of the track, ← the previous again.
 	var next, back struct{ Slice int }
