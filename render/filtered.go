@@ -1,0 +1,154 @@
+package render
+
+import (
+	"context"
+
+	"viewer/trace"
+)
+
+// FilterMask is a filter evaluated once over a whole index: per track,
+// a [Bitmap] of the events that match. A viewport filtered by it costs
+// what the plain viewport costs plus a rank per item (QueryFilteredInto),
+// however many events the filter had to decode.
+type FilterMask struct {
+	tracks map[trace.TrackID]*Bitmap
+	counts map[trace.TrackID]int64
+	total  int64
+	// Complete is false when the evaluation stopped early (its context
+	// ended or its budget ran out): events not reached count as not
+	// matching.
+	Complete bool
+}
+
+// Count returns the matching events of a track.
+func (m *FilterMask) Count(id trace.TrackID) int64 { return m.counts[id] }
+
+// Total returns the matching events of every track.
+func (m *FilterMask) Total() int64 { return m.total }
+
+// Counts returns the matching events per track (tracks without matches
+// are absent). The map is the mask's own: do not change it.
+func (m *FilterMask) Counts() map[trace.TrackID]int64 { return m.counts }
+
+// Bitmap returns the set of a track's matching events, nil when none
+// matches.
+func (m *FilterMask) Bitmap(id trace.TrackID) *Bitmap { return m.tracks[id] }
+
+// Bytes returns the memory the mask holds.
+func (m *FilterMask) Bytes() int64 {
+	n := int64(64)
+	for _, b := range m.tracks {
+		n += b.Bytes() + 32
+	}
+	return n
+}
+
+// EvaluateFilter decides f for every event of the index, track by track,
+// as [Index.Count] does (type, track and time conditions on the resident
+// index, the rest decoding what it names, within f.Budget). When it stops
+// early it returns the mask made so far (Complete false) with the
+// context's error or [ErrBudget]; other errors (a filter that does not
+// compile, a spill read) return a nil mask.
+func (x *Index) EvaluateFilter(ctx context.Context, f Filter) (*FilterMask, error) {
+	m := &FilterMask{tracks: map[trace.TrackID]*Bitmap{}, counts: map[trace.TrackID]int64{}}
+	q, err := x.newQuery(f)
+	if err != nil {
+		return nil, err
+	}
+	if q == nil { // nothing can match
+		m.Complete = true
+		return m, nil
+	}
+	rr := &runReader{s: x.spill}
+	checks := 0
+	for _, tid := range x.Tracks() {
+		tr := x.track(tid)
+		n := tr.times.len()
+		if n == 0 {
+			continue
+		}
+		var b *Bitmap
+		c := cursor{t: tr, track: tid, want: &q.tf, rr: rr}
+		for step := false; c.advance(ctx, x, false, step); step = true {
+			if checks++; checks&1023 == 0 && ctx.Err() != nil {
+				break
+			}
+			match, err := q.check(rr, EventID{Track: tid, Index: int32(c.i)}, c.tm)
+			if err != nil {
+				m.add(tid, b)
+				if Stopped(err) {
+					return m, err
+				}
+				return nil, err
+			}
+			if match {
+				if b == nil {
+					b = NewBitmap(n)
+				}
+				b.Set(c.i)
+			}
+		}
+		m.add(tid, b)
+		if err := ctx.Err(); err != nil {
+			return m, err
+		}
+	}
+	m.Complete = true
+	return m, nil
+}
+
+// add keeps a track's bitmap, if any.
+func (m *FilterMask) add(id trace.TrackID, b *Bitmap) {
+	if b == nil {
+		return
+	}
+	b.Finish()
+	if c := b.Count(); c > 0 {
+		m.tracks[id] = b
+		m.counts[id] = int64(c)
+		m.total += int64(c)
+	}
+}
+
+// QueryFilteredInto answers a viewport with only the events m holds: it
+// runs [Index.QueryInto] and narrows every item to its matching events by
+// two ranks of the track's bitmap (an item's events are the index range
+// [First, First+Count)), so its cost is the plain query's, O(pixels ×
+// tracks) beyond it. An item keeps only when some of its events match;
+// its Count becomes theirs and First the first of them; a lone match is
+// an individual event at its own time and type, and several that are
+// not the whole bucket take the type of the first match.
+func (x *Index) QueryFilteredInto(ctx context.Context, vp Viewport, m *FilterMask, s *Slice) error {
+	if err := x.QueryInto(ctx, vp, s); err != nil {
+		return err
+	}
+	for k := range s.Tracks {
+		ts := &s.Tracks[k]
+		b := m.tracks[ts.Track]
+		if b == nil {
+			ts.Items = ts.Items[:0]
+			continue
+		}
+		t := x.track(ts.Track)
+		out := ts.Items[:0]
+		for _, it := range ts.Items {
+			lo := int(it.First)
+			r := b.Rank(lo)
+			c := b.Rank(lo+int(it.Count)) - r
+			if c == 0 {
+				continue
+			}
+			if c < int(it.Count) {
+				f := b.Select(r)
+				it.First, it.Count = int32(f), int32(c)
+				it.Type = typeOf(t.types.at(f))
+				if c == 1 {
+					it.Time = t.times.at(f)
+				}
+			}
+			out = append(out, it)
+		}
+		ts.Items = out
+	}
+	return nil
+}
