@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"slices"
 
 	"viewer/trace"
 )
@@ -151,4 +152,100 @@ func (x *Index) QueryFilteredInto(ctx context.Context, vp Viewport, m *FilterMas
 		ts.Items = out
 	}
 	return nil
+}
+
+// Seek returns the position just before the k-th (from 0) event the
+// mask holds on the given tracks (every track when empty) from time lo
+// on, in the order of search (time, then track id, then index), so that
+// [Index.Hits] from it yields that event first: random access into an
+// events table of the mask, O(tracks · log n · log span). ok is false
+// when the mask holds no more than k such events.
+func (x *Index) Seek(m *FilterMask, tracks []trace.TrackID, lo trace.Time, k int64) (from Position, ok bool) {
+	if k < 0 {
+		return Position{}, false
+	}
+	if len(tracks) == 0 {
+		tracks = x.Tracks()
+	}
+	ids := slices.Clone(tracks)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	type part struct {
+		id   trace.TrackID
+		t    *track
+		b    *Bitmap
+		base int // rank of the first event at lo or later
+	}
+	var parts []part
+	for _, id := range ids {
+		t, b := x.track(id), m.tracks[id]
+		if t == nil || b == nil {
+			continue
+		}
+		parts = append(parts, part{id, t, b, b.Rank(t.lowerBound(lo, 0))})
+	}
+	// before(T): the events at lo..T-1.
+	before := func(T trace.Time) int64 {
+		var c int64
+		for _, p := range parts {
+			c += int64(p.b.Rank(p.t.lowerBound(T, 0)) - p.base)
+		}
+		return c
+	}
+	_, last := x.Span()
+	hiT := max(lo, last) + 1
+	if hiT > MaxTime || before(hiT) <= k {
+		return Position{}, false
+	}
+	// The least T with before(T+1) > k: the k-th event's time.
+	a, b := lo, hiT-1
+	for a < b {
+		mid := a + (b-a)/2
+		if before(mid+1) > k {
+			b = mid
+		} else {
+			a = mid + 1
+		}
+	}
+	skip := k - before(a)
+	for _, p := range parts {
+		i0, i1 := p.t.lowerBound(a, 0), p.t.lowerBound(a+1, 0)
+		r0 := p.b.Rank(i0)
+		n := int64(p.b.Rank(i1) - r0)
+		if skip < n {
+			e := p.b.Select(r0 + int(skip))
+			return Position{Time: a, ID: EventID{Track: p.id, Index: int32(e - 1)}}, true
+		}
+		skip -= n
+	}
+	return Position{}, false
+}
+
+// CountMasked returns the events the mask holds in [lo, hi] on the given
+// tracks (every track when empty), by two ranks per track.
+func (x *Index) CountMasked(m *FilterMask, tracks []trace.TrackID, lo, hi trace.Time) int64 {
+	if hi < lo {
+		return 0
+	}
+	if len(tracks) == 0 {
+		tracks = x.Tracks()
+	}
+	ids := slices.Clone(tracks)
+	slices.Sort(ids)
+	var c int64
+	for i, id := range ids {
+		t, b := x.track(id), m.tracks[id]
+		if t == nil || b == nil || i > 0 && ids[i-1] == id {
+			continue
+		}
+		i0 := t.lowerBound(lo, 0)
+		i1 := i0
+		if hi < MaxTime {
+			i1 = t.lowerBound(hi+1, i0)
+		} else {
+			i1 = t.times.len()
+		}
+		c += int64(b.Rank(i1) - b.Rank(i0))
+	}
+	return c
 }

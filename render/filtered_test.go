@@ -119,3 +119,57 @@ func TestEvaluateFilterBudget(t *testing.T) {
 		t.Fatalf("unbounded: err %v, %d of %d", err, full.Total(), x.Events())
 	}
 }
+
+// TestSeek checks random access into a mask's events table against the
+// k-th hit of a search from the range's start.
+func TestSeek(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for round := range 20 {
+		cfg := randomConfig(rng)
+		cfg.MeanGap = 3 // many events at one time
+		x := build(t, cfg)
+		f, _ := randomTypeFilter(rng, cfg)
+		m, err := x.EvaluateFilter(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last := x.Span()
+		lo := first + trace.Time(rng.Int64N(int64(last-first)/2+1))
+		var tracks []trace.TrackID
+		for _, id := range x.Tracks() {
+			if rng.IntN(2) == 0 {
+				tracks = append(tracks, id)
+			}
+		}
+		g := f
+		g.Tracks = tracks
+		var all []Position
+		for p, err := range x.Hits(context.Background(), g, At(lo), false) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, p)
+		}
+		if n := x.CountMasked(m, tracks, lo, last); n != int64(len(all)) {
+			t.Fatalf("round %d: CountMasked %d, want %d", round, n, len(all))
+		}
+		for k := range len(all) + 2 {
+			from, ok := x.Seek(m, tracks, lo, int64(k))
+			if ok != (k < len(all)) {
+				t.Fatalf("round %d: Seek(%d) ok %v with %d rows", round, k, ok, len(all))
+			}
+			if !ok {
+				continue
+			}
+			for p, err := range x.Hits(context.Background(), g, from, false) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p != all[k] {
+					t.Fatalf("round %d: row %d: %+v, want %+v", round, k, p, all[k])
+				}
+				break
+			}
+		}
+	}
+}

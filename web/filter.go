@@ -148,11 +148,8 @@ const (
 // cache is answered and not kept.
 func filterCacheBytes(budget int64) int64 { return min(budget/8, maxFilterCache) }
 
-// filterMask parses q and returns its mask on idx, evaluating it under
-// the search budgets (a search slot, the query timeout, MaxSearchDecodes)
-// when it is not cached. It writes the error reply itself and returns
-// ok false then; a mask cut off by its budget is returned with
-// complete false.
+// filterMask parses q and returns its mask on idx (writing the error
+// reply itself, ok false, when it cannot); see maskOf.
 func (s *Server) filterMask(w http.ResponseWriter, r *http.Request, e Entry, idx *index) (m *render.FilterMask, ok bool) {
 	q := r.URL.Query().Get("q")
 	if strings.TrimSpace(q) == "" || len(q) > MaxFilterLen {
@@ -164,13 +161,23 @@ func (s *Server) filterMask(w http.ResponseWriter, r *http.Request, e Entry, idx
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil, false
 	}
+	return s.maskOf(w, r, e, idx, q, f)
+}
+
+// maskOf returns the mask of the parsed query q (f, without tracks) on
+// idx, evaluating it under the search budgets (a search slot, the query
+// timeout, MaxSearchDecodes) when it is not cached; a mask cut off by its
+// budget is returned with Complete false. It writes the error reply
+// itself and returns ok false then.
+func (s *Server) maskOf(w http.ResponseWriter, r *http.Request, e Entry, idx *index, q string, f render.Filter) (m *render.FilterMask, ok bool) {
 	f.Budget = MaxSearchDecodes
+	f.Tracks = nil
 	ctx, done, ok := s.searchSlot(w, r)
 	if !ok {
 		return nil, false
 	}
 	defer done()
-	m, err = s.filters.get(ctx, filterKey{e.ID, q}, idx, func() (*render.FilterMask, error) {
+	m, err := s.filters.get(ctx, filterKey{e.ID, q}, idx, func() (*render.FilterMask, error) {
 		// The evaluation serves every request waiting for it: it ends
 		// with its budget, not with the client that started it.
 		ectx, cancel := context.WithTimeout(s.ctx, s.res.timeout)
