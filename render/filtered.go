@@ -113,45 +113,49 @@ func (m *FilterMask) add(id trace.TrackID, b *Bitmap) {
 
 // QueryFilteredInto answers a viewport with only the events m holds: it
 // runs [Index.QueryInto] and narrows every item to its matching events by
-// two ranks of the track's bitmap (an item's events are the index range
-// [First, First+Count)), so its cost is the plain query's, O(pixels ×
-// tracks) beyond it. An item keeps only when some of its events match;
+// ranks of the track's bitmap (an item's events are the index range
+// [First, First+Count), and the next item mostly starts where it ends, so
+// about one rank per item), so its cost is the plain query's plus
+// O(pixels × tracks). An item stays only when some of its events match;
 // its Count becomes theirs and First the first of them; a lone match is
 // an individual event at its own time and type, and several that are
 // not the whole bucket take the type of the first match.
 func (x *Index) QueryFilteredInto(ctx context.Context, vp Viewport, m *FilterMask, s *Slice) error {
-	if err := x.QueryInto(ctx, vp, s); err != nil {
-		return err
+	return x.queryInto(ctx, vp, s, m)
+}
+
+// narrow narrows the items of track t from items[from:] (QueryFilteredInto)
+// and returns items cut to the ones kept.
+func (m *FilterMask) narrow(t *track, id trace.TrackID, items []Item, from int) []Item {
+	b := m.tracks[id]
+	if b == nil {
+		return items[:from]
 	}
-	for k := range s.Tracks {
-		ts := &s.Tracks[k]
-		b := m.tracks[ts.Track]
-		if b == nil {
-			ts.Items = ts.Items[:0]
+	out := items[:from]
+	end, rend := -1, 0 // the previous item's end and its rank: the next item usually starts there
+	for _, it := range items[from:] {
+		lo := int(it.First)
+		r := rend
+		if lo != end {
+			r = b.Rank(lo)
+		}
+		end = lo + int(it.Count)
+		rend = b.Rank(end)
+		c := rend - r
+		if c == 0 {
 			continue
 		}
-		t := x.track(ts.Track)
-		out := ts.Items[:0]
-		for _, it := range ts.Items {
-			lo := int(it.First)
-			r := b.Rank(lo)
-			c := b.Rank(lo+int(it.Count)) - r
-			if c == 0 {
-				continue
+		if c < int(it.Count) {
+			f := b.Select(r)
+			it.First, it.Count = int32(f), int32(c)
+			it.Type = typeOf(t.types.at(f))
+			if c == 1 {
+				it.Time = t.times.at(f)
 			}
-			if c < int(it.Count) {
-				f := b.Select(r)
-				it.First, it.Count = int32(f), int32(c)
-				it.Type = typeOf(t.types.at(f))
-				if c == 1 {
-					it.Time = t.times.at(f)
-				}
-			}
-			out = append(out, it)
 		}
-		ts.Items = out
+		out = append(out, it)
 	}
-	return nil
+	return out
 }
 
 // Seek returns the position just before the k-th (from 0) event the
