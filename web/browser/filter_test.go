@@ -292,16 +292,22 @@ func TestServerEventsTableScrolls(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m struct {
+		Idle    []float64
 		Deltas  []float64
 		Work    []float64
 		Rows    int
 		Last    int
 		Missing int
 	}
-	// A screen per frame for 3 s, then a jump to 3/4 and waiting for its rows.
+	// A second of frames doing nothing (what the machine allows now), a
+	// screen per frame for 3 s, then a jump to 3/4 and waiting for its rows.
 	err := chromedp.Run(ctx, eval(`new Promise((done) => {
-  const t = window.__viewer.area.table, sc = t.scroller, deltas = [], work = [];
+  const t = window.__viewer.area.table, sc = t.scroller, deltas = [], work = [], idle = [];
   let last = performance.now(), n = 0;
+  const rest = (now) => {
+    idle.push(now - last); last = now;
+    if (idle.length < 60) requestAnimationFrame(rest); else requestAnimationFrame(step);
+  };
   const step = (now) => {
     deltas.push(now - last); last = now;
     const w0 = performance.now();
@@ -315,34 +321,39 @@ func TestServerEventsTableScrolls(t *testing.T) {
       const wait = () => {
         const rows = [...document.querySelectorAll('.et-row:not([hidden])')];
         const missing = rows.filter((r) => !r.dataset.ev).length;
-        if (missing === 0) done({Deltas: deltas.slice(2), Work: work, Rows: document.querySelectorAll('.et-row').length, Last: Number(rows[0].dataset.row), Missing: 0});
+        if (missing === 0) done({Idle: idle.slice(2), Deltas: deltas.slice(2), Work: work, Rows: document.querySelectorAll('.et-row').length, Last: Number(rows[0].dataset.row), Missing: 0});
         else setTimeout(wait, 50);
       };
       wait();
     }
   };
-  requestAnimationFrame((now) => { last = now; requestAnimationFrame(step); });
+  requestAnimationFrame((now) => { last = now; requestAnimationFrame(rest); });
 })`, &m))
 	if err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(m.Idle)
 	slices.Sort(m.Deltas)
 	slices.Sort(m.Work)
 	p95 := m.Deltas[len(m.Deltas)*95/100]
-	w95 := m.Work[len(m.Work)*95/100]
-	t.Logf("scrolling 1M rows: rAF delta p50 %.1f ms, p95 %.1f ms, max %.1f ms; render work p95 %.2f ms, max %.2f ms; %d row elements; jumped to row %d",
-		m.Deltas[len(m.Deltas)/2], p95, m.Deltas[len(m.Deltas)-1], w95, m.Work[len(m.Work)-1], m.Rows, m.Last)
+	idle95 := m.Idle[len(m.Idle)*95/100]
+	w50, w95 := m.Work[len(m.Work)/2], m.Work[len(m.Work)*95/100]
+	t.Logf("scrolling 1M rows: rAF delta p50 %.1f ms, p95 %.1f ms, max %.1f ms (idle page: p95 %.1f ms); render work p50 %.2f ms, p95 %.2f ms, max %.2f ms; %d row elements; jumped to row %d",
+		m.Deltas[len(m.Deltas)/2], p95, m.Deltas[len(m.Deltas)-1], idle95, w50, w95, m.Work[len(m.Work)-1], m.Rows, m.Last)
 	if m.Rows > 120 {
 		t.Errorf("%d row elements in the DOM for a 1M-row table, want only those in view", m.Rows)
 	}
 	if m.Last < events/2 {
 		t.Errorf("the jump to 3/4 shows row %d", m.Last)
 	}
-	if w95 > 16 {
-		t.Errorf("render work p95 %.1f ms per frame, want ≤ 16", w95)
+	if w50 > 8 {
+		t.Errorf("render work p50 %.1f ms per frame, want ≤ 8", w50)
 	}
-	if p95 > 50 {
-		t.Errorf("frame time p95 %.1f ms while scrolling, want ≤ 16 (50 allowed for a loaded headless run)", p95)
+	// Frames: at 60 Hz a frame is 16.7 ms; scrolling may cost one more
+	// frame at p95 than the idle page does on this machine now (a loaded
+	// headless run drops frames doing nothing).
+	if limit := max(idle95, 1000.0/60) + 1000.0/60 + 1; p95 > limit {
+		t.Errorf("frame time p95 %.1f ms while scrolling, want ≤ %.1f (the idle page's p95 %.1f ms + a frame)", p95, limit, idle95)
 	}
 	// The rows shown are the API's, and a click selects the event.
 	var shown struct {

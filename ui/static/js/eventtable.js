@@ -62,7 +62,7 @@ export class EventsTable {
     this.total = 0;
     this.desc = false;
     this.gen = 0;
-    /** @type {Map<number, {rows: TableRow[], cols: string[]}>} by display page */
+    /** @type {Map<number, {rows: TableRow[], cols: string[], index: Map<string, number>}>} by display page */
     this.pages = new Map();
     /** @type {Set<number>} */
     this.loading = new Set();
@@ -148,7 +148,7 @@ export class EventsTable {
       const rows = /** @type {TableRow[]} */ (Array.isArray(j.rows) ? j.rows : []);
       const cols = /** @type {string[]} */ (Array.isArray(j.columns) ? j.columns.map(String) : []);
       if (this.desc && this.total > 0) rows.reverse();
-      this.pages.set(p, { rows, cols });
+      this.pages.set(p, { rows, cols, index: new Map(cols.map((c, j) => [c, j])) });
       if (this.pages.size > CACHE_PAGES) this.pages.delete(/** @type {number} */ (this.pages.keys().next().value));
       let grew = false;
       for (const c of cols) if (!this.columns.includes(c) && this.columns.length < 256) { this.columns.push(c); grew = true; }
@@ -206,35 +206,46 @@ export class EventsTable {
       if (r.dataset.key === key) continue;
       r.dataset.key = key;
       r.dataset.row = String(k);
-      clear(r);
+      // The row's cells are kept and refilled (time, track, event,
+      // label, the fields): no elements made while scrolling.
+      const cells = this.cellsOf(r);
       if (!row) {
         r.dataset.ev = '';
-        const c = el('span', { className: 'et-loading' });
-        c.textContent = '…';
-        r.append(c);
+        for (const c of cells) c.textContent = '';
+        cells[0].textContent = '…';
+        cells[0].title = '';
         continue;
       }
       r.dataset.ev = row.ev;
       const t = BigInt(row.time);
-      const time = el('span', { className: 'et-time', title: absTitle(t, meta.wall ?? '') });
-      time.textContent = relTime(t, meta.first);
-      const track = el('span');
-      track.textContent = meta.tracks[row.track]?.name ?? String(row.track);
-      const ev = el('span');
-      ev.textContent = row.event;
-      const label = el('span');
-      label.textContent = row.label;
-      r.append(time, track, ev, label);
-      const byName = new Map((pg?.cols ?? []).map((c, j) => [c, j]));
-      for (const c of this.columns) {
-        const s = el('span');
-        const j = byName.get(c);
+      cells[0].textContent = relTime(t, meta.first);
+      cells[0].title = absTitle(t, meta.wall ?? '');
+      cells[1].textContent = meta.tracks[row.track]?.name ?? String(row.track);
+      cells[2].textContent = row.event;
+      cells[3].textContent = row.label;
+      const byName = pg?.index;
+      for (let c = 0; c < this.columns.length; c++) {
+        const j = byName?.get(this.columns[c]);
         const v = j === undefined ? null : row.values[j];
-        s.textContent = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-        r.append(s);
+        cells[4 + c].textContent = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
       }
     }
     this.want(pagesOf(first, last, PAGE_ROWS));
+  }
+
+  /**
+   * A row's cells, made once per column layout.
+   * @param {HTMLElement} r @returns {HTMLElement[]}
+   */
+  cellsOf(r) {
+    const want = 4 + this.columns.length;
+    const have = /** @type {HTMLElement[]} */ ([...r.children]);
+    if (have.length === want) return have;
+    clear(r);
+    const cells = [];
+    for (let i = 0; i < want; i++) cells.push(el('span', { className: i === 0 ? 'et-time' : '' }));
+    r.append(...cells);
+    return cells;
   }
 
   /** Queues the pages in view (dropping the ones scrolled past). @param {number[]} pages */
