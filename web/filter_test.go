@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -142,5 +145,47 @@ func TestFilterCache(t *testing.T) {
 	c.drop(tr)
 	if c.bytes != 0 || c.lru.Len() != 0 {
 		t.Errorf("after drop: %d bytes, %d entries", c.bytes, c.lru.Len())
+	}
+
+	// Requests that come while a mask is evaluated wait for it.
+	release := make(chan struct{})
+	var slow atomic.Int32
+	slowEval := func() (*render.FilterMask, error) { slow.Add(1); <-release; return mask(), nil }
+	var wg sync.WaitGroup
+	got := make([]*render.FilterMask, 4)
+	for i := range got {
+		wg.Go(func() { got[i], _ = c.get(ctx, filterKey{tr, "slow"}, idx, slowEval) })
+	}
+	for slow.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	if slow.Load() != 1 {
+		t.Errorf("%d evaluations for 4 requests at once, want 1", slow.Load())
+	}
+	for i, m := range got {
+		if m != got[0] || m == nil {
+			t.Errorf("request %d got mask %p, want %p", i, m, got[0])
+		}
+	}
+	// A waiter whose context ends gives up.
+	block := make(chan struct{})
+	defer close(block)
+	go c.get(ctx, filterKey{tr, "stuck"}, idx, func() (*render.FilterMask, error) { <-block; return mask(), nil })
+	for {
+		c.mu.Lock()
+		_, ok := c.m[filterKey{tr, "stuck"}]
+		c.mu.Unlock()
+		if ok {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if _, err := c.get(short, filterKey{tr, "stuck"}, idx, eval); err == nil {
+		t.Error("a waiter outlived its context")
 	}
 }

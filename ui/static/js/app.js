@@ -421,7 +421,9 @@ export class App {
   /** A click in the plot: toggle the event's box, or select the track. @param {number} x @param {number} track */
   click(x, track) {
     const m = this.m;
-    const ref = hitTest(m.frame, m.vp, track, x, m.hideTypes, m.mode);
+    // With the filter hiding the other events, only the drawn ones are hit.
+    const f = this.filter.query && this.filter.mode === 'hide' ? this.filter.frame : m.frame;
+    const ref = hitTest(f, m.vp, track, x, m.hideTypes, m.mode);
     if (ref) this.selectRef(ref, { push: true, reveal: false, popup: true });
     else this.selectTrack(m.selTrack === track ? -1 : track, false);
   }
