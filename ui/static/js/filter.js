@@ -2,8 +2,8 @@
 // TimelineFilter: the filter box (Q), whose query dims or hides the events
 // it does not match on every track. The server evaluates a query once into
 // per-track bitmaps (web/PROTOCOL.md §3, filter); the filter then asks for
-// a filtered frame beside every plain one (latest wins, the pending one
-// aborted), which the renderer draws over the plain frame drawn dimmed, or
+// a filtered frame beside every plain one (latest wins: one in flight,
+// only the newest pending kept, as for plain frames), which the renderer draws over the plain frame drawn dimmed, or
 // alone when the mode is "hide". The matching events per track replace
 // the track counts in the name column. Query and mode are URL state (w, wm).
 
@@ -11,6 +11,7 @@
 
 import { el } from './dom.js';
 import { errText } from './panels.js';
+import { LatestWins } from './source.js';
 
 /**
  * @typedef {object} FilterCounts
@@ -55,11 +56,16 @@ export class TimelineFilter {
     /** @type {import('./source.js').Frame | null} */
     this.frame = null;
     this.seq = 0;
-    this.frameSeq = 0;
-    /** @type {AbortController | null} */
-    this.inflight = null;
-    /** @type {import('./source.js').ViewRequest | null} */
-    this.pending = null;
+    /** Filtered frames, one in flight (cancelling the running one would starve a drag). */
+    this.frames = new LatestWins(
+      (/** @type {{q: string, req: import('./source.js').ViewRequest}} */ a) => /** @type {FilterSource} */ (/** @type {unknown} */ (this.source)).filterView(a.q, a.req),
+      (/** @type {import('./source.js').Frame} */ f, /** @type {{q: string}} */ a) => {
+        if (a.q !== this.query) return;
+        this.frame = f;
+        this.host.schedule();
+      },
+      (/** @type {unknown} */ e) => this.host.status(`filter: ${errText(e)}`),
+    );
     this.box = /** @type {HTMLInputElement} */ (el('input', {
       type: 'search', id: 'where', placeholder: 'filter events: Reason = 4, GC and not Stop',
       title: 'filter the timeline by a query (Q): the events it does not match are dimmed or hidden',
@@ -141,25 +147,12 @@ export class TimelineFilter {
   }
 
   /**
-   * Asks for the filtered frame of a plain request (latest wins: a
-   * running one is aborted, as a REST request can be).
+   * Asks for the filtered frame of a plain request.
    * @param {import('./source.js').ViewRequest} req
    */
   request(req) {
     if (!this.query || !canFilter(this.source)) return;
-    this.inflight?.abort();
-    const ac = new AbortController();
-    this.inflight = ac;
-    const q = this.query;
-    const seq = ++this.frameSeq;
-    this.source.filterView(q, req, ac.signal).then((f) => {
-      if (seq !== this.frameSeq || q !== this.query) return;
-      this.frame = f;
-      this.host.schedule();
-    }, (e) => {
-      if (ac.signal.aborted || seq !== this.frameSeq) return;
-      this.host.status(`filter “${q}”: ${errText(e)}`);
-    });
+    this.frames.push({ q: this.query, req });
   }
 
   /** Adds the filter to what the renderer draws. @param {import('./render.js').Scene} s */
