@@ -38,6 +38,8 @@ import { DetailsPane } from './detailspane.js';
 import { Tip } from './tip.js';
 import { loadPrefs, savePrefs, clampLabelW } from './prefs.js';
 import { progressText, shownPercent } from './progress.js';
+import { TimelineFilter } from './filter.js';
+import { AreaTables } from './areatable.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Frame} Frame */
@@ -77,7 +79,7 @@ export class App {
     this.failed = '';
     /** @type {{percent: number, events: number} | null} the progress the canvas shows, percent as drawn */
     this.progressDrawn = null;
-    this.url = new UrlSync(() => this.m.state());
+    this.url = new UrlSync(() => this.filter.addState(this.m.state()));
     this.panels = new Panels(this.m, this.ui);
     this.search = new Search(this.m, this.ui, source, {
       schedule: () => this.schedule(),
@@ -86,6 +88,29 @@ export class App {
       banner: (t) => this.panels.banner(t),
       select: (ref, opt) => this.selectRef(ref, opt),
       overviewWidth: () => this.plotWidth(),
+    });
+    // The timeline filter (filter.js) and the area-selection panel
+    // (areatable.js, with the events table).
+    this.filter = new TimelineFilter(this.ui.hitCount, source, {
+      refresh: () => {
+        this.asked = null;
+        this.request();
+        this.schedule();
+      },
+      schedule: () => this.schedule(),
+      pushURL: () => this.pushURL(),
+      status: (t) => this.panels.status(t),
+      banner: (t) => this.panels.banner(t),
+    });
+    this.area = new AreaTables(root, source, {
+      m: this.m,
+      filterQuery: () => this.filter.query,
+      search: (q) => {
+        this.ui.search.value = q;
+        this.search.run(q, true).then(() => this.pushURL());
+      },
+      select: (ref) => this.selectRef(ref, { push: true, reveal: true, popup: false, center: true }),
+      status: (t) => this.panels.status(t),
     });
     this.types = new TypeSelector(this.m, this.ui, this.renderer, () => {
       this.request();
@@ -165,6 +190,7 @@ export class App {
     this.applyState(this.initial, false);
     bindInput(this);
     this.search.bind();
+    this.filter.bind();
     this.types.bind();
     this.url.onPop((st) => this.applyState(st, true));
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
@@ -265,6 +291,7 @@ export class App {
     const end = vp.end + pad;
     this.asked = { start, end, nsPerPx: vp.nsPerPx, tracks: tk, hidden: hk };
     this.frames.push({ start, end, width, tracks, hidden, mode: m.mode });
+    this.filter.request({ start, end, width, tracks, hidden, mode: m.mode });
   }
 
   /** Draws on the next animation frame. */
@@ -288,11 +315,12 @@ export class App {
       return;
     }
     const t0 = performance.now();
-    this.renderer.draw(m.scene(this.labelW(), this.theme));
+    this.renderer.draw(this.filter.decorate(m.scene(this.labelW(), this.theme)));
     this.lastDrawMs = performance.now() - t0;
     this.draws++;
     this.ui.range.textContent = rangeText(m.vp, m.meta);
     if (this.stacks.isOpen) this.stacks.check();
+    if (this.area.isOpen) this.area.check();
   }
 
   // ---- state and URL --------------------------------------------------
@@ -305,6 +333,7 @@ export class App {
     const m = this.m;
     m.apply(st, this.plotWidth());
     this.ui.filter.value = st.filter;
+    this.filter.apply(st.where, st.whereMode);
     this.types.sync();
     this.layout();
     if (st.q !== m.query) {
@@ -392,7 +421,9 @@ export class App {
   /** A click in the plot: toggle the event's box, or select the track. @param {number} x @param {number} track */
   click(x, track) {
     const m = this.m;
-    const ref = hitTest(m.frame, m.vp, track, x, m.hideTypes, m.mode);
+    // With the filter hiding the other events, only the drawn ones are hit.
+    const f = this.filter.query && this.filter.mode === 'hide' ? this.filter.frame : m.frame;
+    const ref = hitTest(f, m.vp, track, x, m.hideTypes, m.mode);
     if (ref) this.selectRef(ref, { push: true, reveal: false, popup: true });
     else this.selectTrack(m.selTrack === track ? -1 : track, false);
   }

@@ -52,6 +52,8 @@ export const KEYS = [
   { code: 'KeyN', keys: 'N', action: 'searchNext', help: 'next search hit (wraps around)' },
   { code: 'KeyN', shift: true, keys: 'Shift+N', action: 'searchPrev', help: 'previous search hit' },
   { code: 'KeyL', keys: 'L', action: 'focusFilter', help: 'filter tracks by name' },
+  { code: 'KeyQ', keys: 'Q', action: 'focusWhere', help: 'filter events by a query: the others are dimmed (or hidden)' },
+  { code: 'KeyO', keys: 'O', action: 'toggleArea', help: 'area tables: counts per type and track, a field histogram, the events table' },
   { code: 'KeyY', keys: 'Y', action: 'focusTypes', help: 'event-type selector' },
   { code: 'KeyK', keys: 'K', action: 'copyLink', help: 'copy a link to this view' },
   { code: 'KeyX', keys: 'X', action: 'toggleStacks', help: 'stacks panel: flame graph, call trees, callers/callees of the selection' },
