@@ -141,6 +141,12 @@ func (x *Index) Query(ctx context.Context, vp Viewport) (*Slice, error) {
 // QueryInto is Query writing into s, reusing its memory. Tracks are
 // split among up to min(GOMAXPROCS, MaxQueryWorkers) goroutines.
 func (x *Index) QueryInto(ctx context.Context, vp Viewport, s *Slice) error {
+	return x.queryInto(ctx, vp, s, nil)
+}
+
+// queryInto is QueryInto, each track's items narrowed to the events of m
+// when m is not nil (QueryFilteredInto).
+func (x *Index) queryInto(ctx context.Context, vp Viewport, s *Slice, m *FilterMask) error {
 	res, start, nb, err := Resolution(vp)
 	if err != nil {
 		return err
@@ -165,6 +171,9 @@ func (x *Index) QueryInto(ctx context.Context, vp Viewport, s *Slice) error {
 			offs[k] = len(items)
 			if t := x.track(vp.Tracks[k]); t != nil {
 				items = t.query(items, start, end, shift, nb)
+				if m != nil {
+					items = m.narrow(t, vp.Tracks[k], items, offs[k])
+				}
 			}
 		}
 		s.bufs[w] = items

@@ -154,6 +154,7 @@ func (s *Server) delete(e Entry) error {
 	err := s.lib.Delete(e.ID)
 	s.res.closeTrace(e.ID, CloseTraceDeleted, "the trace was deleted")
 	s.ix.drop(e.ID)
+	s.filters.drop(e.ID)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.log.Error("deleting trace", "trace", e.ID, "err", err)
 		return fmt.Errorf("could not delete the trace: %w", err)

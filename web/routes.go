@@ -35,6 +35,8 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/{id}/search", s.handleSearch)
 		r.Get("/{id}/counts", s.handleCounts)
 		r.Get("/{id}/table", s.handleTable)
+		r.Get("/{id}/filter", s.handleFilter)
+		r.Get("/{id}/filter/viewport", s.handleFilterViewport)
 		r.Get("/{id}/stacks", s.handleStacks)
 		r.Get("/{id}/stacks/events", s.handleStackEvents)
 		r.Get("/{id}/stacks/samples", s.handleStackSamples)

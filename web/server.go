@@ -135,6 +135,8 @@ type Server struct {
 	res *resources
 	// uploads holds a token per upload being received (Config.MaxUploads).
 	uploads chan struct{}
+	// filters holds the timeline filters' evaluated masks (filter.go).
+	filters *filterCache
 	// accepted, when set (by tests), is called by a session's reader with
 	// the seq of each request it has queued.
 	accepted func(seq uint32)
@@ -197,6 +199,7 @@ func New(cfg Config) (*Server, error) {
 		shutdown: make(chan struct{}),
 		res:      newResources(cfg),
 		uploads:  make(chan struct{}, cfg.MaxUploads),
+		filters:  newFilterCache(filterCacheBytes(cfg.MemoryBudget)),
 	}
 	for _, h := range cfg.AllowHosts {
 		s.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
@@ -209,7 +212,7 @@ func New(cfg Config) (*Server, error) {
 		derive:   cfg.Derive,
 		spill:    filepath.Join(cfg.DataDir, tmpDir),
 		resident: cfg.ResidentIndexes,
-		budget:   cfg.MemoryBudget,
+		budget:   cfg.MemoryBudget - filterCacheBytes(cfg.MemoryBudget), // the filter cache keeps the rest
 		every:    progressEvery,
 		minFree:  cfg.MinFreeDisk,
 		log:      log,

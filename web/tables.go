@@ -224,6 +224,8 @@ func (s *Server) handleCounts(w http.ResponseWriter, r *http.Request) {
 
 // tableReply is the reply of GET /api/traces/{id}/table.
 type tableReply struct {
+	// Total is the selection's rows, given with `row` (random access).
+	Total   *int64     `json:"total,omitempty"`
 	Columns []string   `json:"columns"`
 	Rows    []tableRow `json:"rows"`
 	More    bool       `json:"more"`
@@ -285,12 +287,36 @@ func (s *Server) handleTable(w http.ResponseWriter, r *http.Request) {
 			from = pos
 		}
 	}
+	out := tableReply{Columns: []string{}, Rows: []tableRow{}}
+	if rs := q.Get("row"); rs != "" {
+		// Random access (filter.go): the selection's query evaluated into
+		// a cached mask, the row found by ranks.
+		k, err := strconv.ParseInt(rs, 10, 64)
+		if err != nil || k < 0 || q.Get("after") != "" {
+			writeError(w, http.StatusBadRequest, "row: not a row number (and not with after)")
+			return
+		}
+		m, ok := s.maskOf(w, r, e, idx, q.Get("q"), sel.f)
+		if !ok {
+			return
+		}
+		total := idx.x.CountMasked(m, sel.f.Tracks, sel.lo, sel.hi)
+		out.Total = &total
+		if !m.Complete {
+			out.CutOff, out.Notice = true, s.filterNotice()
+		}
+		pos, ok := idx.x.Seek(m, sel.f.Tracks, sel.lo, k)
+		if !ok || k >= total {
+			writeJSON(w, http.StatusOK, out)
+			return
+		}
+		from = pos
+	}
 	ctx, done, ok := s.searchSlot(w, r)
 	if !ok {
 		return
 	}
 	defer done()
-	out := tableReply{Columns: []string{}, Rows: []tableRow{}}
 	col := map[string]int{}
 	m := idx.x.Meta()
 	for pos, err := range idx.x.Hits(ctx, sel.f, from, false) {

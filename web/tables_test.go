@@ -148,8 +148,32 @@ func TestCountsAndTable(t *testing.T) {
 				t.Fatalf("%q: row %d is %+v, want %+v", c.q, i, r, want[i])
 			}
 		}
+		// Random access: a page from row k is the rows from k.
+		params.Del("after")
+		params.Set("limit", "3")
+		for _, k := range []int{0, 1, len(rows) / 3, len(rows) / 2, len(rows) - 1, len(rows)} {
+			params.Set("row", fmt.Sprint(k))
+			resp, b := ts.do("GET", "/api/traces/"+id+"/table?"+params.Encode(), nil)
+			var tab tableReply
+			if resp.StatusCode != 200 || json.Unmarshal(b, &tab) != nil || tab.Total == nil {
+				t.Fatalf("%q: table row %d: %d %.300s", c.q, k, resp.StatusCode, b)
+			}
+			if *tab.Total != int64(len(rows)) {
+				t.Errorf("%q: total %d, want %d", c.q, *tab.Total, len(rows))
+			}
+			want := rows[min(k, len(rows)):min(k+3, len(rows))]
+			if len(tab.Rows) != len(want) {
+				t.Fatalf("%q: row %d: %d rows, want %d", c.q, k, len(tab.Rows), len(want))
+			}
+			for i, r := range tab.Rows {
+				if r.Ev != want[i].Ev {
+					t.Errorf("%q: row %d+%d: %v, want %v", c.q, k, i, r.Ev, want[i].Ev)
+				}
+			}
+		}
+		params.Del("row")
 	}
-	for _, bad := range []string{"q=(a", "from=x", "tracks=1,x", "limit=0", "after=zz"} {
+	for _, bad := range []string{"q=(a", "from=x", "tracks=1,x", "limit=0", "after=zz", "row=-1", "row=x", "row=1&after=0:1"} {
 		if resp, _ := ts.do("GET", "/api/traces/"+id+"/table?"+bad, nil); resp.StatusCode != 400 {
 			t.Errorf("%s: status %d, want 400", bad, resp.StatusCode)
 		}

@@ -56,6 +56,10 @@ type View struct {
 	Mode        Mode           `json:"mode"`
 	Query       string         `json:"q"`      // search query
 	Filter      string         `json:"filter"` // track-name filter
+	// Where is the timeline filter's query (PROTOCOL.md §3, filter);
+	// WhereMode is "dim" or "hide": what becomes of the other events.
+	Where     string `json:"where"`
+	WhereMode string `json:"where_mode"`
 
 	// The stacks panel (PROTOCOL.md §6): open or closed, its view, the
 	// time range and tracks it aggregates, the event carrying the stacks

@@ -65,6 +65,9 @@ var viewParams = []ViewParam{
 	{Key: "mode", Field: "mode", State: "mode", Kind: kindEnum, Values: []string{string(ModeEvent), string(ModeSummary)}, at: func(v *View) any { return (*string)(&v.Mode) }},
 	{Key: "q", Field: "q", State: "q", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.Query }},
 	{Key: "f", Field: "filter", State: "filter", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.Filter }},
+	// The timeline filter: a query whose non-matching events are dimmed or hidden.
+	{Key: "w", Field: "where", State: "where", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.Where }},
+	{Key: "wm", Field: "where_mode", State: "whereMode", Kind: kindEnum, Values: []string{"dim", "hide"}, at: func(v *View) any { return &v.WhereMode }},
 	// The stacks panel (flame graph, call trees, callers/callees).
 	{Key: "sp", Field: "stacks", State: "stacks", Kind: kindEnum, Values: []string{"closed", "open"}, at: func(v *View) any { return &v.Stacks }},
 	{Key: "sv", Field: "stacks_view", State: "stacksView", Kind: kindEnum, Values: StacksViews, at: func(v *View) any { return &v.StacksView }},

@@ -490,7 +490,7 @@ func TestServerCounterPeak(t *testing.T) {
 
 // TestServerFlowArrows: selecting a request event of the demo draws
 // arrows to the other events of its activity, the ones GET /flows lists;
-// O draws the arrows between all related events in view.
+// Shift+F draws the arrows between all related events in view.
 func TestServerFlowArrows(t *testing.T) {
 	vs := newActivityServer(t)
 	id := vs.demo(t)
@@ -542,7 +542,7 @@ func TestServerFlowArrows(t *testing.T) {
   return n;
 })()`, &heads),
 		chromedp.Focus("#timeline", chromedp.ByID),
-		chromedp.KeyEvent("o"),
+		chromedp.KeyEvent("F", chromedp.KeyModifiers(input.ModifierShift)),
 		waitJS(`window.__viewer.allFlows.length > 0`),
 		eval(`window.__viewer.allFlows.length`, &chains),
 	)
@@ -561,7 +561,7 @@ func TestServerFlowArrows(t *testing.T) {
 		t.Errorf("%d arrow heads drawn, want one per related event (%d)", heads, len(api)-1)
 	}
 	if chains < 2 {
-		t.Errorf("O: %d chains of related events in view, want the requests in view", chains)
+		t.Errorf("Shift+F: %d chains of related events in view, want the requests in view", chains)
 	}
 }
 

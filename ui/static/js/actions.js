@@ -138,6 +138,8 @@ export function actions(app) {
 
     focusSearch: () => { app.ui.search.focus(); app.ui.search.select(); },
     focusFilter: () => { app.ui.filter.focus(); app.ui.filter.select(); },
+    focusWhere: () => app.filter.focus(),
+    toggleArea: () => app.area.toggle(),
     focusTypes: () => app.ui.typesAll.focus(),
     focusDetails: () => {
       if (!app.pane.open) app.pane.toggle();

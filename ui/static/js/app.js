@@ -40,6 +40,8 @@ import { Tip } from './tip.js';
 import { loadPrefs, savePrefs, clampLabelW } from './prefs.js';
 import { progressText, shownPercent } from './progress.js';
 import { DerivedTracks } from './derived.js';
+import { TimelineFilter } from './filter.js';
+import { AreaTables } from './areatable.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Frame} Frame */
@@ -78,7 +80,7 @@ export class App {
     this.failed = '';
     /** @type {{percent: number, events: number} | null} the progress the canvas shows, percent as drawn */
     this.progressDrawn = null;
-    this.url = new UrlSync(() => this.m.state());
+    this.url = new UrlSync(() => this.filter.addState(this.m.state()));
     this.panels = new Panels(this.m, this.ui);
     this.search = new Search(this.m, this.ui, source, {
       schedule: () => this.schedule(),
@@ -87,6 +89,29 @@ export class App {
       banner: (t) => this.panels.banner(t),
       select: (ref, opt) => this.selectRef(ref, opt),
       overviewWidth: () => this.plotWidth(),
+    });
+    // The timeline filter (filter.js) and the area-selection panel
+    // (areatable.js, with the events table).
+    this.filter = new TimelineFilter(this.ui.hitCount, source, {
+      refresh: () => {
+        this.asked = null;
+        this.request();
+        this.schedule();
+      },
+      schedule: () => this.schedule(),
+      pushURL: () => this.pushURL(),
+      status: (t) => this.panels.status(t),
+      banner: (t) => this.panels.banner(t),
+    });
+    this.area = new AreaTables(root, source, {
+      m: this.m,
+      filterQuery: () => this.filter.query,
+      search: (q) => {
+        this.ui.search.value = q;
+        this.search.run(q, true).then(() => this.pushURL());
+      },
+      select: (ref) => this.selectRef(ref, { push: true, reveal: true, popup: false, center: true }),
+      status: (t) => this.panels.status(t),
     });
     this.types = new TypeSelector(this.m, this.ui, this.renderer, () => {
       this.request();
@@ -176,6 +201,7 @@ export class App {
     this.applyState(this.initial, false);
     bindInput(this);
     this.search.bind();
+    this.filter.bind();
     this.types.bind();
     this.url.onPop((st) => this.applyState(st, true));
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
@@ -283,6 +309,7 @@ export class App {
     const end = vp.end + pad;
     this.asked = { start, end, nsPerPx: vp.nsPerPx, tracks: tk, hidden: hk };
     this.frames.push({ start, end, width, tracks, hidden, mode: m.mode });
+    this.filter.request({ start, end, width, tracks, hidden, mode: m.mode });
   }
 
 
@@ -330,11 +357,12 @@ export class App {
       return;
     }
     const t0 = performance.now();
-    this.renderer.draw(m.scene(this.labelW(), this.theme));
+    this.renderer.draw(this.filter.decorate(m.scene(this.labelW(), this.theme)));
     this.lastDrawMs = performance.now() - t0;
     this.draws++;
     this.ui.range.textContent = rangeText(m.vp, m.meta);
     if (this.stacks.isOpen) this.stacks.check();
+    if (this.area.isOpen) this.area.check();
   }
 
   // ---- state and URL --------------------------------------------------
@@ -347,6 +375,7 @@ export class App {
     const m = this.m;
     m.apply(st, this.plotWidth());
     this.ui.filter.value = st.filter;
+    this.filter.apply(st.where, st.whereMode);
     this.types.sync();
     this.layout();
     if (st.q !== m.query) {
@@ -435,7 +464,9 @@ export class App {
   /** A click in the plot: toggle the event's box, or select the track. @param {number} x @param {number} track */
   click(x, track) {
     const m = this.m;
-    const ref = hitTest(m.frame, m.vp, track, x, m.hideTypes, m.mode);
+    // With the filter hiding the other events, only the drawn ones are hit.
+    const f = this.filter.query && this.filter.mode === 'hide' ? this.filter.frame : m.frame;
+    const ref = hitTest(f, m.vp, track, x, m.hideTypes, m.mode);
     if (ref) this.selectRef(ref, { push: true, reveal: false, popup: true });
     else this.selectTrack(m.selTrack === track ? -1 : track, false);
   }

@@ -178,6 +178,56 @@ export class WsSource {
     });
   }
 
+  /**
+   * The timeline filter's matching events per track (GET /filter).
+   * @param {string} query
+   * @returns {Promise<import('./filter.js').FilterCounts>}
+   */
+  async filterCounts(query) {
+    const { json: j } = await fetch(`/api/traces/${this.id}/filter?q=${encodeURIComponent(query)}`).then(jsonOrError);
+    /** @type {Map<number, number>} */
+    const tracks = new Map();
+    for (const t of Array.isArray(j.tracks) ? j.tracks : []) tracks.set(Number(t.track), Number(t.count));
+    return { total: Number(j.total ?? 0), tracks, complete: !!j.complete, notice: String(j.notice ?? '') };
+  }
+
+  /**
+   * A viewport of only the filter's events (GET /filter/viewport, a wire
+   * reply frame).
+   * @param {string} query @param {import('./source.js').ViewRequest} want
+   * @param {AbortSignal} [signal]
+   * @returns {Promise<Frame>}
+   */
+  async filterView(query, want, signal) {
+    const q = fitViewport(want);
+    const p = new URLSearchParams({ q: query, start: String(q.start), end: String(q.end), width: String(q.width), tracks: q.tracks.join(',') });
+    const r = await fetch(`/api/traces/${this.id}/filter/viewport?${p}`, { signal });
+    if (!r.ok) await jsonOrError(r);
+    const frame = decodeReply(await r.arrayBuffer(), q).frame;
+    return frame;
+  }
+
+  /**
+   * An area selection's counts, optionally with a field's histogram
+   * (GET /counts); the reply as the server sends it.
+   * @param {URLSearchParams} params
+   * @returns {Promise<any>}
+   */
+  async counts(params) {
+    const { json } = await fetch(`/api/traces/${this.id}/counts?${params}`).then(jsonOrError);
+    return json;
+  }
+
+  /**
+   * A page of an events table (GET /table); the reply as the server sends it.
+   * @param {URLSearchParams} params @param {AbortSignal} [signal]
+   * @returns {Promise<any>}
+   */
+  async table(params, signal) {
+    const { json } = await fetch(`/api/traces/${this.id}/table?${params}`, { signal }).then(jsonOrError);
+    return json;
+  }
+
   /** @param {ArrayBuffer} buf */
   onBinary(buf) {
     let h;

@@ -15,6 +15,9 @@ import { hitMarks, binMarks } from './overview.js';
 import { progressText, shownPercent } from './progress.js';
 import { drawSpanRows, drawSpanLabels, drawFlows } from './spandraw.js';
 
+/** The opacity of the events a timeline filter does not match ("dim" mode, filter.js). */
+export const DIM_ALPHA = 0.22;
+
 /** @typedef {import('./viewport.js').Viewport} Viewport */
 /** @typedef {import('./source.js').Meta} Meta */
 /** @typedef {import('./source.js').Frame} Frame */
@@ -88,6 +91,10 @@ const STRIPS = 2; // pixel strips per track: density, ticks
  * @property {((track: string, name: string) => boolean) | null} [sliceHidden]  slices the type filter hides
  * @property {{ref: string, time: bigint, track: number}[]} [flows]  the selected event's related events
  * @property {{time: bigint, track: number}[][]} [allFlows]  chains of related events in view
+ * @property {Frame | null} [filterFrame] with a timeline filter (filter.js): its matching
+ *           events, drawn over the plain frame drawn dimmed (null: not come yet)
+ * @property {'dim' | 'hide'} [filterMode]  hide: the plain frame is not drawn
+ * @property {Map<number, number>} [trackCounts] the filter's matching events per track, in the name column
  */
 
 /**
@@ -234,7 +241,16 @@ export class Renderer {
     ctx.rect(L, ROWS_Y, plotW, cssH - ROWS_Y);
     ctx.clip();
     ctx.translate(L, 0);
-    this.drawGlyphs(s, shown);
+    if (s.filterFrame !== undefined) {
+      if (s.filterMode !== 'hide') {
+        ctx.globalAlpha = DIM_ALPHA;
+        this.drawGlyphs({ ...s, selEvent: null }, shown);
+        ctx.globalAlpha = 1;
+      }
+      if (s.filterFrame) this.drawGlyphs({ ...s, frame: s.filterFrame }, shown);
+    } else {
+      this.drawGlyphs(s, shown);
+    }
     drawSpanRows(this, s, shown);
     this.drawMarkers(s, shown);
     this.drawHitMarks(s, shown);
@@ -677,7 +693,16 @@ export class Renderer {
       }
       const pin = s.pinned?.has(shown[r]) ? 10 : 0;
       ctx.fillStyle = shown[r] === s.selTrack ? th.sel : th.fg;
-      if (s.rowH >= 9) ctx.fillText(this.fit(t.name, s.labelW - 10 - pin), 6, y + 0.5);
+      // With a timeline filter, the track's matching events at the right.
+      let cw = 0;
+      if (s.trackCounts && s.rowH >= 9) {
+        const c = (s.trackCounts.get(shown[r]) ?? 0).toLocaleString('en-US');
+        cw = this.measure(c) + 6;
+        ctx.textAlign = 'right';
+        ctx.fillText(c, s.labelW - 4 - pin, y + 0.5);
+        ctx.textAlign = 'left';
+      }
+      if (s.rowH >= 9) ctx.fillText(this.fit(t.name, s.labelW - 10 - pin - cw), 6, y + 0.5);
       if (pin) {
         // A small pin mark at the right of a pinned track's label.
         ctx.beginPath();

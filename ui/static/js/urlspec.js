@@ -33,6 +33,8 @@ export const VIEW_PARAMS = Object.freeze([
   {"key":"mode","field":"mode","state":"mode","kind":"enum","values":["event","summary"]},
   {"key":"q","field":"q","state":"q","kind":"text","max":1024},
   {"key":"f","field":"filter","state":"filter","kind":"text","max":1024},
+  {"key":"w","field":"where","state":"where","kind":"text","max":1024},
+  {"key":"wm","field":"where_mode","state":"whereMode","kind":"enum","values":["dim","hide"]},
   {"key":"sp","field":"stacks","state":"stacks","kind":"enum","values":["closed","open"]},
   {"key":"sv","field":"stacks_view","state":"stacksView","kind":"enum","values":["flame","top","bottom","butterfly"]},
   {"key":"sr","field":"stacks_range","state":"stacksRange","kind":"enum","values":["view","all","ruler"]},

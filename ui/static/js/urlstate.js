@@ -29,6 +29,8 @@ export const VERSION = VIEW_VERSION;
  * @property {'event' | 'summary'} mode
  * @property {string} q
  * @property {string} filter
+ * @property {string} where        the timeline filter's query, "" for none
+ * @property {'dim' | 'hide'} whereMode  what becomes of the events it does not match
  * @property {'closed' | 'open'} stacks   the stacks panel
  * @property {'flame' | 'top' | 'bottom' | 'butterfly'} stacksView
  * @property {'view' | 'all' | 'ruler'} stacksRange
