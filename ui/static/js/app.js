@@ -289,9 +289,7 @@ export class App {
     const near = m.rows.slice(lo, m.top + n + EXTRA_ROWS);
     const tracks = near.filter((r) => r >= 0);
     this.requestSpans(near);
-    if (m.flowsAll) {
-      this.dt.flowsSoon();
-    }
+    if (m.flowsAll) this.dt.flowsSoon();
     const hidden = [...m.hideTypes].sort((a, b) => a - b);
     const tk = tracks.join(',');
     const hk = hidden.join(',');
@@ -311,7 +309,6 @@ export class App {
     this.frames.push({ start, end, width, tracks, hidden, mode: m.mode });
     this.filter.request({ start, end, width, tracks, hidden, mode: m.mode });
   }
-
 
   // ---- derived tracks (derived.js) -------------------------------------
 
