@@ -21,6 +21,9 @@ type Method struct {
 	ModuleID uint64
 	Loaded   trace.Time // the method is valid from this time on (Always for rundown)
 	Unloaded trace.Time // and until this time (MaxTime when never unloaded)
+
+	order uint32 // insertion order: ties on Start keep it when sorted
+	dups  uint32 // identical rundown entries folded into this one (see RangesOnly)
 }
 
 // MaxTime is the end of a method that is never unloaded.
@@ -33,24 +36,75 @@ const MaxTime trace.Time = 1<<63 - 1
 type MethodMap struct {
 	methods []Method
 	maxEnd  []uint64 // maxEnd[i] = max end of methods[0..i]
-	sorted  bool
+	sorted  bool     // methods are in (Start, order) order and maxEnd is complete
 	modules map[uint64]string // module id → short name
+	// ranges says names are not kept (RangesOnly); newest holds, by
+	// start address, the index of the newest entry starting there.
+	ranges bool
+	newest map[uint64]int
+	ended  map[uint32]trace.Time // by order: the latest unload of a folded copy
 }
 
 // NewMethodMap returns an empty map.
-func NewMethodMap() *MethodMap { return &MethodMap{modules: map[uint64]string{}} }
+func NewMethodMap() *MethodMap { return &MethodMap{modules: map[uint64]string{}, sorted: true} }
+
+// RangesOnly makes the map keep what Resolve's ok needs and nothing
+// more, for callers that only count resolved frames (`viewer stats`):
+// method and module names are dropped, and identical rundown entries (a
+// trace's start and end rundowns list the same methods) are kept once,
+// with a count, so that Resolve's ok stays what it would be. Call it
+// before adding anything.
+func (m *MethodMap) RangesOnly() {
+	m.ranges = true
+	m.newest = map[uint64]int{}
+	m.ended = map[uint32]trace.Time{}
+}
 
 // AddMethod records a method loaded at t (Always for rundown entries).
+// Methods are kept in the order they come (a rundown lists them in
+// address order): the map is sorted once, by Finish or the first
+// Resolve, and only when an entry came out of order.
 func (m *MethodMap) AddMethod(t trace.Time, start uint64, size uint32, name string, moduleID uint64) {
-	m.methods = append(m.methods, Method{Start: start, Size: size, Name: name, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime})
-	m.sorted = false
+	n := len(m.methods)
+	if m.ranges {
+		name, moduleID = "", 0
+		// An entry identical to the newest one at its address is folded
+		// into it: Unload, which ends the newest, then ends one of the
+		// copies, as it would have ended the entry folded last.
+		if i, ok := m.newest[start]; ok && t == Always {
+			if me := &m.methods[i]; me.Size == size && me.Loaded == Always && me.Unloaded == MaxTime {
+				me.dups++
+				return
+			}
+		}
+		m.newest[start] = n
+	}
+	m.methods = append(m.methods, Method{Start: start, Size: size, Name: name, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime, order: uint32(n)})
+	if m.sorted && n > 0 && start < m.methods[n-1].Start {
+		m.sorted = false
+	}
+	if m.sorted {
+		hi := start + uint64(size)
+		if n > 0 {
+			hi = max(hi, m.maxEnd[n-1])
+		}
+		m.maxEnd = append(m.maxEnd, hi)
+	}
 }
 
 // Unload ends, at t, the validity of the newest method starting at start.
 func (m *MethodMap) Unload(t trace.Time, start uint64) {
 	for i := len(m.methods) - 1; i >= 0; i-- {
 		if me := &m.methods[i]; me.Start == start && me.Unloaded == MaxTime && me.Loaded <= t {
+			if me.dups > 0 { // one of the folded copies ends; the others hold
+				me.dups--
+				m.ended[me.order] = max(m.ended[me.order], t)
+				return
+			}
 			me.Unloaded = t
+			if e, ok := m.ended[me.order]; ok { // valid as long as a copy was
+				me.Unloaded = max(t, e)
+			}
 			return
 		}
 	}
@@ -78,8 +132,16 @@ func (m *MethodMap) sort() {
 	if m.sorted {
 		return
 	}
-	slices.SortStableFunc(m.methods, func(a, b Method) int { return cmp.Compare(a.Start, b.Start) })
-	m.maxEnd = make([]uint64, len(m.methods))
+	slices.SortFunc(m.methods, func(a, b Method) int {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+	if m.ranges { // indexes changed: fold nothing into what came before (only Finish sorts in practice)
+		clear(m.newest)
+	}
+	m.maxEnd = slices.Grow(m.maxEnd[:0], len(m.methods))[:len(m.methods)]
 	var hi uint64
 	for i, me := range m.methods {
 		hi = max(hi, me.Start+uint64(me.Size))
@@ -138,29 +200,113 @@ func MethodName(namespace, name, signature string) string {
 // rundown method enumerations, unloads and module loads, recognized by
 // the event's schema name. Other events are ignored.
 func (m *MethodMap) Observe(t trace.Time, et *trace.EventType, fields []trace.Field) {
-	rundown := strings.HasSuffix(et.Provider, "Rundown")
+	k := kindOf(et)
+	names := k.fields(m.ranges)
+	if len(names) == 0 {
+		return
+	}
+	var vals [maxMethodFields]trace.Value
+	for i, n := range names {
+		vals[i] = fieldMap(fields).get(n)
+	}
+	m.observe(k, t, vals[:len(names)])
+}
+
+// methodEvent is what a runtime event tells a method map: its kind
+// (methodLoad, methodUnload, moduleLoad, or 0 for nothing) and whether
+// it comes from the rundown provider.
+type methodEvent uint8
+
+const (
+	methodLoad methodEvent = 1 + iota
+	methodUnload
+	moduleLoad
+
+	fromRundown methodEvent = 0x80
+)
+
+// kindOf classifies an event type by its schema name.
+func kindOf(et *trace.EventType) methodEvent {
+	var k methodEvent
 	switch et.Name {
 	case "Method/LoadVerbose", "Method/DCStartVerbose", "Method/DCStopVerbose":
-		f := fieldMap(fields)
-		when := t
-		if rundown {
-			when = Always
-		}
-		m.AddMethod(when, f.uint("MethodStartAddress"), uint32(f.uint("MethodSize")),
-			MethodName(f.str("MethodNamespace"), f.str("MethodName"), f.str("MethodSignature")), f.uint("ModuleID"))
+		k = methodLoad
 	case "Method/UnloadVerbose", "Method/Unload":
-		if !rundown {
-			m.Unload(t, fieldMap(fields).uint("MethodStartAddress"))
-		}
+		k = methodUnload
 	case "Loader/ModuleLoad", "Loader/ModuleDCStart", "Loader/ModuleDCStop",
 		"Loader/DomainModuleLoad", "Loader/DomainModuleDCStart", "Loader/DomainModuleDCStop":
-		f := fieldMap(fields)
-		p := f.str("ModuleILPath")
-		if p == "" {
-			p = f.str("ModuleNativePath")
-		}
-		m.AddModule(f.uint("ModuleID"), p)
+		k = moduleLoad
+	default:
+		return 0
 	}
+	if strings.HasSuffix(et.Provider, "Rundown") {
+		k |= fromRundown
+	}
+	return k
+}
+
+// The payload fields each kind of event is read for, in the order
+// observe takes them; a map that keeps ranges only reads a prefix.
+var (
+	loadFields   = []string{"MethodStartAddress", "MethodSize", "ModuleID", "MethodNamespace", "MethodName", "MethodSignature"}
+	unloadFields = []string{"MethodStartAddress"}
+	moduleFields = []string{"ModuleID", "ModuleILPath", "ModuleNativePath"}
+)
+
+const maxMethodFields = 6
+
+// fields returns the payload fields an event of kind k is read for; none
+// when the event does not change the map.
+func (k methodEvent) fields(ranges bool) []string {
+	switch k &^ fromRundown {
+	case methodLoad:
+		if ranges {
+			return loadFields[:2]
+		}
+		return loadFields
+	case methodUnload:
+		if k&fromRundown == 0 {
+			return unloadFields
+		}
+	case moduleLoad:
+		if !ranges {
+			return moduleFields
+		}
+	}
+	return nil
+}
+
+// observe applies an event of kind k at t, given the values of
+// k.fields(m.ranges).
+func (m *MethodMap) observe(k methodEvent, t trace.Time, v []trace.Value) {
+	switch k &^ fromRundown {
+	case methodLoad:
+		when := t
+		if k&fromRundown != 0 {
+			when = Always
+		}
+		var name string
+		var module uint64
+		if len(v) == len(loadFields) {
+			name, module = MethodName(str(v[3]), str(v[4]), str(v[5])), v[2].Uint()
+		}
+		m.AddMethod(when, v[0].Uint(), uint32(v[1].Uint()), name, module)
+	case methodUnload:
+		m.Unload(t, v[0].Uint())
+	case moduleLoad:
+		p := str(v[1])
+		if p == "" {
+			p = str(v[2])
+		}
+		m.AddModule(v[0].Uint(), p)
+	}
+}
+
+func str(v trace.Value) string {
+	if v.Kind() != trace.KindString {
+		return ""
+	}
+	return v.Str()
 }
 
 type fieldMap []trace.Field
@@ -172,15 +318,6 @@ func (f fieldMap) get(name string) trace.Value {
 		}
 	}
 	return trace.Value{}
-}
-
-func (f fieldMap) uint(name string) uint64 { return f.get(name).Uint() }
-func (f fieldMap) str(name string) string {
-	v := f.get(name)
-	if v.Kind() != trace.KindString {
-		return ""
-	}
-	return v.Str()
 }
 
 // ResolveSpan is Resolve that also returns the times [from, to) around t

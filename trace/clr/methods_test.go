@@ -117,3 +117,51 @@ func TestMethodMapResolveSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestRangesOnlyResolvesTheSame builds a full map and a RangesOnly map
+// from the same random adds (many identical rundown entries, unloads of
+// them, entries out of address order) and checks that Resolve's ok agrees
+// everywhere, and that the folding kept the ranges map smaller.
+func TestRangesOnlyResolvesTheSame(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		full, ranges := NewMethodMap(), NewMethodMap()
+		ranges.RangesOnly()
+		for i := range 400 {
+			start := uint64(rng.IntN(40)) * 16
+			size := uint32(8 + 8*rng.IntN(3))
+			load := Always
+			if rng.IntN(4) == 0 {
+				load = trace.Time(rng.IntN(1000))
+			}
+			name := "m" + string(rune('a'+i%26))
+			switch rng.IntN(5) {
+			case 0:
+				at := trace.Time(rng.IntN(1000))
+				full.Unload(at, start)
+				ranges.Unload(at, start)
+			default:
+				full.AddMethod(load, start, size, name, 1)
+				ranges.AddMethod(load, start, size, name, 1)
+			}
+			if i == 300 { // a Resolve in the middle sorts; adding goes on
+				full.Resolve(0, 0)
+				ranges.Resolve(0, 0)
+			}
+		}
+		full.Finish()
+		ranges.Finish()
+		if ranges.Len() >= full.Len() {
+			t.Errorf("seed %d: ranges map holds %d methods, the full one %d: nothing folded", seed, ranges.Len(), full.Len())
+		}
+		for addr := uint64(0); addr < 40*16+32; addr++ {
+			for _, at := range []trace.Time{Always, 0, 250, 500, 999, MaxTime - 1} {
+				_, want := full.Resolve(at, addr)
+				f, got := ranges.Resolve(at, addr)
+				if got != want || f.Func != "" {
+					t.Fatalf("seed %d: Resolve(%d, %#x): ranges map says %v (%q), full map %v", seed, at, addr, got, f.Func, want)
+				}
+			}
+		}
+	}
+}

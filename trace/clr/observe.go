@@ -10,14 +10,28 @@ import (
 // stream by: feed it every event in order with Observe, then use Map.
 type MethodObserver struct {
 	Map      *MethodMap
-	relevant []int8 // per TypeID: 0 not yet seen, 1 method/module event, -1 other
+	relevant []uint8 // per TypeID: 0 not yet seen, else 1 + its methodEvent (1: nothing to read)
+	vals     [maxMethodFields]trace.Value
+}
+
+// FieldReader is implemented by readers that decode chosen top-level
+// payload fields of an event without decoding the others (nettrace): a
+// trace holds a method event per method, and the map needs a few of
+// their fields (only numbers when it keeps ranges only).
+type FieldReader interface {
+	// ReadFields sets vals[i] to the value of e's top-level field named
+	// names[i], as Details would decode it, or to the zero Value when e
+	// has no such field. It reports false when e's payload cannot be
+	// read.
+	ReadFields(e trace.Event, names []string, vals []trace.Value) bool
 }
 
 // NewMethodObserver returns an observer with an empty map.
 func NewMethodObserver() *MethodObserver { return &MethodObserver{Map: NewMethodMap()} }
 
 // Observe looks at one event; for the runtime's method and module events it
-// decodes the payload (r.Details) and records the method or module.
+// decodes the fields the map needs (with r's ReadFields when r is a
+// [FieldReader], else r.Details) and records the method or module.
 func (s *MethodObserver) Observe(r trace.Reader, e trace.Event) {
 	if e.Type < 0 {
 		return
@@ -27,19 +41,31 @@ func (s *MethodObserver) Observe(r trace.Reader, e trace.Event) {
 	}
 	m := r.Meta()
 	if s.relevant[e.Type] == 0 {
-		s.relevant[e.Type] = -1
+		s.relevant[e.Type] = 1
 		if int(e.Type) < len(m.Types) && isMethodEvent(&m.Types[e.Type]) {
-			s.relevant[e.Type] = 1
+			s.relevant[e.Type] = 1 + uint8(kindOf(&m.Types[e.Type]))
 		}
 	}
-	if s.relevant[e.Type] < 0 {
+	k := methodEvent(s.relevant[e.Type] - 1)
+	names := k.fields(s.Map.ranges)
+	if len(names) == 0 {
 		return
 	}
-	d, err := r.Details(e)
-	if err != nil {
-		return
+	vals := s.vals[:len(names)]
+	if fr, ok := r.(FieldReader); ok {
+		if !fr.ReadFields(e, names, vals) {
+			return
+		}
+	} else {
+		d, err := r.Details(e)
+		if err != nil {
+			return
+		}
+		for i, n := range names {
+			vals[i] = fieldMap(d.Fields).get(n)
+		}
 	}
-	s.Map.Observe(e.Time, &m.Types[e.Type], d.Fields)
+	s.Map.observe(k, e.Time, vals)
 }
 
 func isMethodEvent(et *trace.EventType) bool {

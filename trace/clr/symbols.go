@@ -29,6 +29,11 @@ type sampleStack struct {
 // NewSymbols returns a symbol source that knows no methods yet.
 func NewSymbols() *Symbols { return &Symbols{methods: NewMethodObserver()} }
 
+// RangesOnly makes s keep what Finish's count needs and no names (see
+// MethodMap.RangesOnly), for callers that only count resolved frames;
+// Symbolize then names no function. Call it before Observe.
+func (s *Symbols) RangesOnly() { s.methods.Map.RangesOnly() }
+
 // Observe looks at one event: method and module events teach it names,
 // sample events' stacks are kept for the frame count.
 func (s *Symbols) Observe(r trace.Reader, e trace.Event) {
