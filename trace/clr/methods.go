@@ -35,8 +35,8 @@ const MaxTime trace.Time = 1<<63 - 1
 // call Resolve; it is safe for concurrent Resolve calls once built.
 type MethodMap struct {
 	methods []Method
-	maxEnd  []uint64 // maxEnd[i] = max end of methods[0..i]
-	sorted  bool     // methods are in (Start, order) order and maxEnd is complete
+	maxEnd  []uint64          // maxEnd[i] = max end of methods[0..i]
+	sorted  bool              // methods are in (Start, order) order and maxEnd is complete
 	modules map[uint64]string // module id → short name
 	// ranges says names are not kept (RangesOnly); newest holds, by
 	// start address, the index of the newest entry starting there.
