@@ -332,7 +332,8 @@ func (r *Reader) define(m metadata, off int64) error {
 		m.typ.Fields = Spec(manifest)
 	}
 	r.meta.Types = append(r.meta.Types, m.typ)
-	r.types = append(r.types, typeInfo{fields: m.fields, manifest: manifest, maps: maps, noStack: bookkeeping(m.typ)})
+	r.types = append(r.types, typeInfo{name: labelName(m.typ), fields: m.fields, manifest: manifest, maps: maps, noStack: bookkeeping(m.typ)})
+	r.publishTypes()
 	if m.id < 1<<16 {
 		for int(m.id) >= len(r.metaID) {
 			r.metaID = append(r.metaID, 0)
@@ -785,6 +786,7 @@ func (r *Reader) derive(t trace.TypeID, l trace.LabelsID) trace.TypeID {
 	d := trace.TypeID(len(r.meta.Types))
 	r.meta.Types = append(r.meta.Types, et)
 	r.types = append(r.types, r.types[t])
+	r.publishTypes()
 	r.derived[k] = d
 	return d
 }
