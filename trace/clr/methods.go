@@ -23,7 +23,6 @@ type Method struct {
 	Unloaded trace.Time // and until this time (MaxTime when never unloaded)
 
 	order uint32 // insertion order: ties on Start keep it when sorted
-	dups  uint32 // identical rundown entries folded into this one (see RangesOnly)
 }
 
 // MaxTime is the end of a method that is never unloaded.
@@ -38,47 +37,29 @@ type MethodMap struct {
 	maxEnd  []uint64          // maxEnd[i] = max end of methods[0..i]
 	sorted  bool              // methods are in (Start, order) order and maxEnd is complete
 	modules map[uint64]string // module id → short name
-	// ranges says names are not kept (RangesOnly); newest holds, by
-	// start address, the index of the newest entry starting there.
-	ranges bool
-	newest map[uint64]int
-	ended  map[uint32]trace.Time // by order: the latest unload of a folded copy
+	// ranges, when not nil, holds the methods instead (RangesOnly).
+	ranges *spans
 }
 
 // NewMethodMap returns an empty map.
 func NewMethodMap() *MethodMap { return &MethodMap{modules: map[uint64]string{}, sorted: true} }
 
 // RangesOnly makes the map keep what Resolve's ok needs and nothing
-// more, for callers that only count resolved frames (`viewer stats`):
-// method and module names are dropped, and identical rundown entries (a
-// trace's start and end rundowns list the same methods) are kept once,
-// with a count, so that Resolve's ok stays what it would be. Call it
-// before adding anything.
-func (m *MethodMap) RangesOnly() {
-	m.ranges = true
-	m.newest = map[uint64]int{}
-	m.ended = map[uint32]trace.Time{}
-}
+// more, for callers that only count resolved frames (`viewer stats`,
+// through CountResolved): no names, and address ranges in compact chunks
+// that are never sorted (see spans). Call it before adding anything.
+func (m *MethodMap) RangesOnly() { m.ranges = &spans{} }
 
 // AddMethod records a method loaded at t (Always for rundown entries).
 // Methods are kept in the order they come (a rundown lists them in
 // address order): the map is sorted once, by Finish or the first
 // Resolve, and only when an entry came out of order.
 func (m *MethodMap) AddMethod(t trace.Time, start uint64, size uint32, name string, moduleID uint64) {
-	n := len(m.methods)
-	if m.ranges {
-		name, moduleID = "", 0
-		// An entry identical to the newest one at its address is folded
-		// into it: Unload, which ends the newest, then ends one of the
-		// copies, as it would have ended the entry folded last.
-		if i, ok := m.newest[start]; ok && t == Always {
-			if me := &m.methods[i]; me.Size == size && me.Loaded == Always && me.Unloaded == MaxTime {
-				me.dups++
-				return
-			}
-		}
-		m.newest[start] = n
+	if m.ranges != nil {
+		m.ranges.add(span{start: start, size: size, loaded: t, unloaded: MaxTime})
+		return
 	}
+	n := len(m.methods)
 	m.methods = append(m.methods, Method{Start: start, Size: size, Name: name, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime, order: uint32(n)})
 	if m.sorted && n > 0 && start < m.methods[n-1].Start {
 		m.sorted = false
@@ -94,17 +75,13 @@ func (m *MethodMap) AddMethod(t trace.Time, start uint64, size uint32, name stri
 
 // Unload ends, at t, the validity of the newest method starting at start.
 func (m *MethodMap) Unload(t trace.Time, start uint64) {
+	if m.ranges != nil {
+		m.ranges.unload(t, start)
+		return
+	}
 	for i := len(m.methods) - 1; i >= 0; i-- {
 		if me := &m.methods[i]; me.Start == start && me.Unloaded == MaxTime && me.Loaded <= t {
-			if me.dups > 0 { // one of the folded copies ends; the others hold
-				me.dups--
-				m.ended[me.order] = max(m.ended[me.order], t)
-				return
-			}
 			me.Unloaded = t
-			if e, ok := m.ended[me.order]; ok { // valid as long as a copy was
-				me.Unloaded = max(t, e)
-			}
 			return
 		}
 	}
@@ -126,7 +103,12 @@ func (m *MethodMap) AddModule(id uint64, filePath string) {
 }
 
 // Len returns the number of methods recorded.
-func (m *MethodMap) Len() int { return len(m.methods) }
+func (m *MethodMap) Len() int {
+	if m.ranges != nil {
+		return m.ranges.n
+	}
+	return len(m.methods)
+}
 
 func (m *MethodMap) sort() {
 	if m.sorted {
@@ -138,9 +120,6 @@ func (m *MethodMap) sort() {
 		}
 		return cmp.Compare(a.order, b.order)
 	})
-	if m.ranges { // indexes changed: fold nothing into what came before (only Finish sorts in practice)
-		clear(m.newest)
-	}
 	m.maxEnd = slices.Grow(m.maxEnd[:0], len(m.methods))[:len(m.methods)]
 	var hi uint64
 	for i, me := range m.methods {
@@ -151,12 +130,20 @@ func (m *MethodMap) sort() {
 }
 
 // Finish prepares the map for concurrent Resolve calls.
-func (m *MethodMap) Finish() { m.sort() }
+func (m *MethodMap) Finish() {
+	if m.ranges != nil {
+		return // CountResolved needs no order
+	}
+	m.sort()
+}
 
 // Resolve returns the frame for addr in a sample taken at t. Among the
 // methods whose range holds addr and that are valid at t it picks the one
 // loaded last.
 func (m *MethodMap) Resolve(t trace.Time, addr uint64) (trace.Frame, bool) {
+	if m.ranges != nil {
+		return trace.Frame{Addr: addr}, m.ranges.covers(t, addr)
+	}
 	m.sort()
 	// The last method starting at or below addr; earlier ones may still
 	// contain it while their running max end is above addr.
@@ -201,7 +188,7 @@ func MethodName(namespace, name, signature string) string {
 // the event's schema name. Other events are ignored.
 func (m *MethodMap) Observe(t trace.Time, et *trace.EventType, fields []trace.Field) {
 	k := kindOf(et)
-	names := k.fields(m.ranges)
+	names := k.fields(m.ranges != nil)
 	if len(names) == 0 {
 		return
 	}
@@ -277,7 +264,7 @@ func (k methodEvent) fields(ranges bool) []string {
 }
 
 // observe applies an event of kind k at t, given the values of
-// k.fields(m.ranges).
+// k.fields(m.ranges != nil).
 func (m *MethodMap) observe(k methodEvent, t trace.Time, v []trace.Value) {
 	switch k &^ fromRundown {
 	case methodLoad:

@@ -2,6 +2,7 @@ package clr
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"viewer/trace"
@@ -118,12 +119,13 @@ func TestMethodMapResolveSpan(t *testing.T) {
 	}
 }
 
-// TestRangesOnlyResolvesTheSame builds a full map and a RangesOnly map
-// from the same random adds (many identical rundown entries, unloads of
-// them, entries out of address order) and checks that Resolve's ok agrees
-// everywhere, and that the folding kept the ranges map smaller.
-func TestRangesOnlyResolvesTheSame(t *testing.T) {
-	for seed := range uint64(20) {
+// TestRangesOnlyCountsTheSame builds a full map and a RangesOnly map
+// from the same random adds (repeated rundown entries, unloads of them,
+// loads out of time and address order, a Resolve in the middle) and
+// checks CountResolved of both against Resolve on the full map, frame by
+// frame.
+func TestRangesOnlyCountsTheSame(t *testing.T) {
+	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 9))
 		full, ranges := NewMethodMap(), NewMethodMap()
 		ranges.RangesOnly()
@@ -134,34 +136,49 @@ func TestRangesOnlyResolvesTheSame(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				load = trace.Time(rng.IntN(1000))
 			}
-			name := "m" + string(rune('a'+i%26))
 			switch rng.IntN(5) {
 			case 0:
 				at := trace.Time(rng.IntN(1000))
 				full.Unload(at, start)
 				ranges.Unload(at, start)
 			default:
-				full.AddMethod(load, start, size, name, 1)
-				ranges.AddMethod(load, start, size, name, 1)
+				full.AddMethod(load, start, size, "m", 1)
+				ranges.AddMethod(load, start, size, "m", 1)
 			}
-			if i == 300 { // a Resolve in the middle sorts; adding goes on
+			if i == 300 { // a Resolve in the middle sorts the full map; adding goes on
 				full.Resolve(0, 0)
 				ranges.Resolve(0, 0)
 			}
 		}
 		full.Finish()
 		ranges.Finish()
-		if ranges.Len() >= full.Len() {
-			t.Errorf("seed %d: ranges map holds %d methods, the full one %d: nothing folded", seed, ranges.Len(), full.Len())
-		}
-		for addr := uint64(0); addr < 40*16+32; addr++ {
-			for _, at := range []trace.Time{Always, 0, 250, 500, 999, MaxTime - 1} {
-				_, want := full.Resolve(at, addr)
-				f, got := ranges.Resolve(at, addr)
-				if got != want || f.Func != "" {
-					t.Fatalf("seed %d: Resolve(%d, %#x): ranges map says %v (%q), full map %v", seed, at, addr, got, f.Func, want)
-				}
+		var frames []FrameAt
+		want := int64(0)
+		for range 2000 {
+			f := FrameAt{Time: trace.Time(rng.IntN(1100)), Addr: uint64(rng.IntN(40*16 + 32))}
+			switch rng.IntN(50) {
+			case 0:
+				f.Time = MaxTime
+			case 1:
+				f.Time = Always
 			}
+			frames = append(frames, f)
+			_, ok := full.Resolve(f.Time, f.Addr)
+			if ok {
+				want++
+			}
+			if _, got := ranges.Resolve(f.Time, f.Addr); got != ok {
+				t.Fatalf("seed %d: Resolve(%d, %#x) of the ranges map says %v, the full map %v", seed, f.Time, f.Addr, got, ok)
+			}
+		}
+		if got := ranges.CountResolved(slices.Clone(frames)); got != want {
+			t.Errorf("seed %d: ranges map resolves %d frames, the full map %d", seed, got, want)
+		}
+		if got := full.CountResolved(frames); got != want {
+			t.Errorf("seed %d: full map CountResolved %d, Resolve %d", seed, got, want)
+		}
+		if want == 0 || want == int64(len(frames)) {
+			t.Errorf("seed %d: %d of %d frames resolve: the test checks nothing", seed, want, len(frames))
 		}
 	}
 }

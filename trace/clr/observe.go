@@ -47,7 +47,7 @@ func (s *MethodObserver) Observe(r trace.Reader, e trace.Event) {
 		}
 	}
 	k := methodEvent(s.relevant[e.Type] - 1)
-	names := k.fields(s.Map.ranges)
+	names := k.fields(s.Map.ranges != nil)
 	if len(names) == 0 {
 		return
 	}

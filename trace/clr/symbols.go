@@ -60,16 +60,14 @@ func (s *Symbols) Observe(r trace.Reader, e trace.Event) {
 // trace has no sample stacks). r is the reader the events came from.
 func (s *Symbols) Finish(r trace.Reader) (frames, resolved int64) {
 	s.methods.Map.Finish()
+	var all []FrameAt
 	for _, sm := range s.samples {
 		for _, a := range r.Stack(sm.stack) {
-			frames++
-			if _, ok := s.methods.Map.Resolve(sm.time, a); ok {
-				resolved++
-			}
+			all = append(all, FrameAt{sm.time, a})
 		}
 	}
 	s.samples = nil
-	return frames, resolved
+	return int64(len(all)), s.methods.Map.CountResolved(all)
 }
 
 // Symbolize names the method that holds addr at time t; the process does
