@@ -56,7 +56,7 @@ func (m *MethodMap) RangesOnly() { m.ranges = &spans{} }
 // Resolve, and only when an entry came out of order.
 func (m *MethodMap) AddMethod(t trace.Time, start uint64, size uint32, name string, moduleID uint64) {
 	if m.ranges != nil {
-		m.ranges.add(span{start: start, size: size, loaded: t, unloaded: MaxTime})
+		m.ranges.add(start, size, t)
 		return
 	}
 	n := len(m.methods)

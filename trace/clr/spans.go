@@ -9,24 +9,42 @@ import (
 
 // spans are the methods of a map that keeps ranges only (RangesOnly): in
 // insertion order, in fixed chunks (no copy when they grow, no transient
-// second copy), 32 bytes each. A trace of a million rundown entries
+// second copy), 16 bytes each. A trace of a million rundown entries
 // (every method of a big process, listed at the start and at the end of
-// the session) fits in 32 MB and is never sorted: CountResolved sorts the
+// the session) fits in 16 MB and is never sorted: CountResolved sorts the
 // frames instead, which are few.
 type spans struct {
 	chunks [][]span
 	n      int
+	// times are the validity of the spans not valid for the whole trace
+	// (loads during the session, unloaded entries); span.times-1 indexes
+	// it.
+	times [][2]trace.Time
 }
 
 type span struct {
-	start            uint64
-	size             uint32
-	loaded, unloaded trace.Time
+	start uint64
+	size  uint32
+	times uint32 // 0: valid from Always to MaxTime; else 1 + index in spans.times
+}
+
+// validity returns when sp is valid.
+func (s *spans) validity(sp *span) (loaded, unloaded trace.Time) {
+	if sp.times == 0 {
+		return Always, MaxTime
+	}
+	t := s.times[sp.times-1]
+	return t[0], t[1]
 }
 
 const spanChunk = 4096
 
-func (s *spans) add(sp span) {
+func (s *spans) add(start uint64, size uint32, loaded trace.Time) {
+	sp := span{start: start, size: size}
+	if loaded != Always {
+		s.times = append(s.times, [2]trace.Time{loaded, MaxTime})
+		sp.times = uint32(len(s.times))
+	}
 	if k := len(s.chunks); k == 0 || len(s.chunks[k-1]) == spanChunk {
 		s.chunks = append(s.chunks, make([]span, 0, spanChunk))
 	}
@@ -41,8 +59,17 @@ func (s *spans) unload(t trace.Time, start uint64) {
 	for k := len(s.chunks) - 1; k >= 0; k-- {
 		c := s.chunks[k]
 		for i := len(c) - 1; i >= 0; i-- {
-			if sp := &c[i]; sp.start == start && sp.unloaded == MaxTime && sp.loaded <= t {
-				sp.unloaded = t
+			sp := &c[i]
+			if sp.start != start {
+				continue
+			}
+			if loaded, unloaded := s.validity(sp); unloaded == MaxTime && loaded <= t {
+				if sp.times == 0 {
+					s.times = append(s.times, [2]trace.Time{Always, t})
+					sp.times = uint32(len(s.times))
+				} else {
+					s.times[sp.times-1][1] = t
+				}
 				return
 			}
 		}
@@ -54,7 +81,11 @@ func (s *spans) unload(t trace.Time, start uint64) {
 func (s *spans) covers(t trace.Time, addr uint64) bool {
 	for _, c := range s.chunks {
 		for i := range c {
-			if sp := &c[i]; addr >= sp.start && addr-sp.start < uint64(sp.size) && t >= sp.loaded && t < sp.unloaded {
+			sp := &c[i]
+			if addr < sp.start || addr-sp.start >= uint64(sp.size) {
+				continue
+			}
+			if loaded, unloaded := s.validity(sp); t >= loaded && t < unloaded {
 				return true
 			}
 		}
@@ -107,8 +138,9 @@ func (m *MethodMap) CountResolved(frames []FrameAt) int64 {
 	for _, c := range m.ranges.chunks {
 		for i := range c {
 			sp := &c[i]
-			if sp.loaded != Always || sp.unloaded != MaxTime {
-				timed.methods = append(timed.methods, Method{Start: sp.start, Size: sp.size, Loaded: sp.loaded, Unloaded: sp.unloaded, order: uint32(len(timed.methods))})
+			if sp.times != 0 {
+				loaded, unloaded := m.ranges.validity(sp)
+				timed.methods = append(timed.methods, Method{Start: sp.start, Size: sp.size, Loaded: loaded, Unloaded: unloaded, order: uint32(len(timed.methods))})
 				continue
 			}
 			end := sp.start + uint64(sp.size)
