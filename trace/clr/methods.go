@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"viewer/trace"
 )
@@ -23,6 +24,7 @@ type Method struct {
 	Unloaded trace.Time // and until this time (MaxTime when never unloaded)
 
 	order uint32 // insertion order: ties on Start keep it when sorted
+	later uint32 // when not 0, the name is MethodMap.named(later-1) (AddMethodLater)
 }
 
 // MaxTime is the end of a method that is never unloaded.
@@ -39,6 +41,10 @@ type MethodMap struct {
 	modules map[uint64]string // module id → short name
 	// ranges, when not nil, holds the methods instead (RangesOnly).
 	ranges *spans
+	// namer names the methods added with AddMethodLater, the first time
+	// Resolve needs them; names caches what it said.
+	namer func(i int) string
+	names []atomic.Pointer[string]
 }
 
 // NewMethodMap returns an empty map.
@@ -60,6 +66,9 @@ func (m *MethodMap) AddMethod(t trace.Time, start uint64, size uint32, name stri
 		return
 	}
 	n := len(m.methods)
+	if n == cap(m.methods) { // doubling: append grows big slices by a quarter, copying a big map many times
+		m.methods = slices.Grow(m.methods, max(n, 1024))
+	}
 	m.methods = append(m.methods, Method{Start: start, Size: size, Name: name, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime, order: uint32(n)})
 	if m.sorted && n > 0 && start < m.methods[n-1].Start {
 		m.sorted = false
@@ -69,8 +78,43 @@ func (m *MethodMap) AddMethod(t trace.Time, start uint64, size uint32, name stri
 		if n > 0 {
 			hi = max(hi, m.maxEnd[n-1])
 		}
+		if len(m.maxEnd) == cap(m.maxEnd) {
+			m.maxEnd = slices.Grow(m.maxEnd, max(len(m.maxEnd), 1024))
+		}
 		m.maxEnd = append(m.maxEnd, hi)
 	}
+}
+
+// AddMethodLater records a method as AddMethod does, leaving its name to
+// be asked of namer(i) when Resolve first needs it: a trace names
+// every method of a process, and its samples hit a few hundred. namer
+// must be the same for every call and safe for concurrent use once the
+// map is built; i is the caller's.
+func (m *MethodMap) AddMethodLater(t trace.Time, start uint64, size uint32, moduleID uint64, namer func(i int) string, i int) {
+	if m.ranges != nil {
+		m.ranges.add(start, size, t)
+		return
+	}
+	m.namer = namer
+	m.AddMethod(t, start, size, "", moduleID)
+	for len(m.names) <= i {
+		m.names = append(m.names, atomic.Pointer[string]{})
+	}
+	m.methods[len(m.methods)-1].later = uint32(i + 1)
+}
+
+// name returns a method's name, asking the namer the first time.
+func (m *MethodMap) name(me *Method) string {
+	if me.later == 0 {
+		return me.Name
+	}
+	p := &m.names[me.later-1]
+	if s := p.Load(); s != nil {
+		return *s
+	}
+	s := m.namer(int(me.later - 1))
+	p.Store(&s) // goroutines that race here store the same name
+	return s
 }
 
 // Unload ends, at t, the validity of the newest method starting at start.
@@ -166,7 +210,7 @@ func (m *MethodMap) Resolve(t trace.Time, addr uint64) (trace.Frame, bool) {
 	if best == nil {
 		return trace.Frame{Addr: addr}, false
 	}
-	return trace.Frame{Addr: addr, Module: m.modules[best.ModuleID], Func: best.Name}, true
+	return trace.Frame{Addr: addr, Module: m.modules[best.ModuleID], Func: m.name(best)}, true
 }
 
 // MethodName joins a runtime method's namespace, name and signature the
@@ -341,5 +385,5 @@ func (m *MethodMap) ResolveSpan(t trace.Time, addr uint64) (f trace.Frame, ok bo
 		return trace.Frame{Addr: addr}, false, from, to
 	}
 	from, to = max(from, best.Loaded), min(to, best.Unloaded)
-	return trace.Frame{Addr: addr, Module: m.modules[best.ModuleID], Func: best.Name}, true, from, to
+	return trace.Frame{Addr: addr, Module: m.modules[best.ModuleID], Func: m.name(best)}, true, from, to
 }

@@ -12,6 +12,11 @@ type MethodObserver struct {
 	Map      *MethodMap
 	relevant []uint8 // per TypeID: 0 not yet seen, else 1 + its methodEvent (1: nothing to read)
 	vals     [maxMethodFields]trace.Value
+	// later are the method events whose names the map asks for when it
+	// needs them (name), read again from r then.
+	later []trace.Event
+	r     trace.Reader
+	namer func(int) string // s.name, made once
 }
 
 // FieldReader is implemented by readers that decode chosen top-level
@@ -53,6 +58,24 @@ func (s *MethodObserver) Observe(r trace.Reader, e trace.Event) {
 	}
 	vals := s.vals[:len(names)]
 	if fr, ok := r.(FieldReader); ok {
+		if k&^fromRundown == methodLoad && s.Map.ranges == nil {
+			// The name is read when a frame needs it: most never do.
+			names = names[:3]
+			if !fr.ReadFields(e, names, vals[:3]) {
+				return
+			}
+			when := e.Time
+			if k&fromRundown != 0 {
+				when = Always
+			}
+			if s.namer == nil {
+				s.namer = s.name
+			}
+			s.r = r
+			s.later = append(s.later, e)
+			s.Map.AddMethodLater(when, vals[0].Uint(), uint32(vals[1].Uint()), vals[2].Uint(), s.namer, len(s.later)-1)
+			return
+		}
 		if !fr.ReadFields(e, names, vals) {
 			return
 		}
@@ -66,6 +89,18 @@ func (s *MethodObserver) Observe(r trace.Reader, e trace.Event) {
 		}
 	}
 	s.Map.observe(k, e.Time, vals)
+}
+
+// name returns the name of the i-th method added with AddMethodLater,
+// decoded from its event with r.Details (safe for concurrent use once
+// reading has finished), as Observe would have named it.
+func (s *MethodObserver) name(i int) string {
+	d, err := s.r.Details(s.later[i])
+	if err != nil {
+		return ""
+	}
+	f := fieldMap(d.Fields)
+	return MethodName(str(f.get(loadFields[3])), str(f.get(loadFields[4])), str(f.get(loadFields[5])))
 }
 
 func isMethodEvent(et *trace.EventType) bool {

@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"slices"
 	"strconv"
 
 	"viewer/trace"
@@ -391,7 +392,10 @@ func (r *Reader) addTrack(pid, tid int64, name string, code int64) trace.TrackID
 	k := [2]int64{pid, tid}
 	if tid >= 0 {
 		if t, ok := r.trackKeys[k]; ok {
-			if name != "" {
+			if name != "" && name != r.meta.Tracks[t].Name {
+				// A new array: a copy of Meta taken earlier keeps the
+				// old name (see trace.PayloadDecoder).
+				r.meta.Tracks = slices.Clone(r.meta.Tracks)
 				r.meta.Tracks[t].Name = name
 			}
 			return t

@@ -457,12 +457,12 @@ func appendLabel(b []byte, name string, fields []trace.Field) []byte {
 		}
 	}
 	if len(b) > MaxLabel {
-		b = append(b[:len(truncUTF8(string(b), MaxLabel))], "…"...)
+		b = append(b[:len(truncUTF8(b, MaxLabel))], "…"...)
 	}
 	return b
 }
 
-func truncUTF8(s string, n int) string {
+func truncUTF8[S string | []byte](s S, n int) S {
 	if len(s) <= n {
 		return s
 	}
