@@ -1,6 +1,7 @@
 package clr
 
 import (
+	"slices"
 	"strings"
 
 	"viewer/trace"
@@ -72,6 +73,9 @@ func (s *MethodObserver) Observe(r trace.Reader, e trace.Event) {
 				s.namer = s.name
 			}
 			s.r = r
+			if len(s.later) == cap(s.later) { // doubling, as AddMethod does
+				s.later = slices.Grow(s.later, max(len(s.later), 1024))
+			}
 			s.later = append(s.later, e)
 			s.Map.AddMethodLater(when, vals[0].Uint(), uint32(vals[1].Uint()), vals[2].Uint(), s.namer, len(s.later)-1)
 			return

@@ -3,6 +3,7 @@ package export
 import (
 	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"viewer/trace"
@@ -47,9 +48,46 @@ func appendValue(b []byte, v *trace.Value) []byte {
 		return append(b, ']')
 	case trace.KindBad:
 		return append(b, "null"...)
-	default:
-		return AppendString(b, v.String())
+	case trace.KindHex: // as v.String(), which needs no escaping, without allocating
+		b = strconv.AppendUint(append(b, `"0x`...), v.Uint(), 16)
+		return append(b, '"')
+	case trace.KindTime:
+		b = v.Time().AppendFormat(append(b, '"'), time.RFC3339Nano)
+		return append(b, '"')
+	case trace.KindBytes:
+		return append(appendHex(append(b, '"'), v.Str()), '"')
+	case trace.KindGUID:
+		if g := v.Str(); len(g) == 16 {
+			return append(appendGUID(append(b, '"'), g), '"')
+		}
 	}
+	return AppendString(b, v.String())
+}
+
+// appendHex appends s in lower-case hex.
+func appendHex(b []byte, s string) []byte {
+	const digits = "0123456789abcdef"
+	for i := 0; i < len(s); i++ {
+		b = append(b, digits[s[i]>>4], digits[s[i]&15])
+	}
+	return b
+}
+
+// appendGUID appends 16 bytes in Windows layout as trace.FormatGUID
+// does: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, the first three groups
+// little-endian.
+func appendGUID(b []byte, g string) []byte {
+	for _, i := range [...]int{3, 2, 1, 0} {
+		b = appendHex(b, g[i:i+1])
+	}
+	b = append(b, '-')
+	b = appendHex(appendHex(b, g[5:6]), g[4:5])
+	b = append(b, '-')
+	b = appendHex(appendHex(b, g[7:8]), g[6:7])
+	b = append(b, '-')
+	b = appendHex(b, g[8:10])
+	b = append(b, '-')
+	return appendHex(b, g[10:16])
 }
 
 // AppendFields appends fields as an ordered JSON array of

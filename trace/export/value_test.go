@@ -67,3 +67,31 @@ func TestAppendStringAsJSON(t *testing.T) {
 		check(string(b))
 	}
 }
+
+// TestAppendValueAsString checks the values AppendValue writes without
+// v.String() (hex, times, bytes, GUIDs) against the JSON string of
+// v.String().
+func TestAppendValueAsString(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 5000 {
+		var g [16]byte
+		for i := range g {
+			g[i] = byte(rng.IntN(256))
+		}
+		raw := make([]byte, rng.IntN(9))
+		for i := range raw {
+			raw[i] = byte(rng.IntN(256))
+		}
+		for _, v := range []trace.Value{
+			trace.HexValue(rng.Uint64() >> rng.IntN(64)),
+			trace.TimeValue(time.Unix(rng.Int64N(1<<40)-1<<39, rng.Int64N(1e9))),
+			trace.BytesValue(raw),
+			trace.GUIDValue(g),
+		} {
+			want := AppendString(nil, v.String())
+			if got := AppendValue(nil, v); string(got) != string(want) {
+				t.Fatalf("AppendValue(%v) = %s, want %s", v, got, want)
+			}
+		}
+	}
+}
