@@ -83,6 +83,60 @@ func (a *arena) list(n int) []trace.Field {
 	return a.f[k : k : k+n]
 }
 
+// utf16z decodes the NUL-terminated UTF-16LE string at the start of b
+// (all of b when it has no terminator) as decodeUTF16 does, into the
+// arena, and returns it with the bytes it took, terminator included. It
+// looks at four code units at a time while they are ASCII.
+func (a *arena) utf16z(b []byte) (string, int) {
+	const (
+		nonASCII = 0xff80_ff80_ff80_ff80
+		ones     = 0x0001_0001_0001_0001
+		highs    = 0x8000_8000_8000_8000
+	)
+	maxOut := len(b) / 2
+	if maxOut > arenaBytes/4 {
+		return a.utf16zSlow(b)
+	}
+	if cap(a.b)-len(a.b) < maxOut {
+		a.b = make([]byte, 0, arenaBytes)
+	}
+	dst := a.b[len(a.b):cap(a.b)]
+	n, i := 0, 0
+	for ; i+8 <= len(b); i += 8 {
+		x := le.Uint64(b[i:])
+		if x&nonASCII != 0 || (x-ones)&^x&highs != 0 { // not ASCII, or a NUL among the four
+			break
+		}
+		_ = dst[n+3]
+		dst[n], dst[n+1], dst[n+2], dst[n+3] = byte(x), byte(x>>16), byte(x>>32), byte(x>>48)
+		n += 4
+	}
+	for ; i+1 < len(b); i += 2 {
+		lo, hi := b[i], b[i+1]
+		if lo == 0 && hi == 0 {
+			a.b = a.b[:len(a.b)+n]
+			return a.string(dst[:n:n]), i + 2
+		}
+		if hi != 0 || lo >= 0x80 {
+			return a.utf16zSlow(b)
+		}
+		dst[n] = lo
+		n++
+	}
+	a.b = a.b[:len(a.b)+n]
+	return a.string(dst[:n:n]), len(b)
+}
+
+// utf16zSlow is utf16z for text that is not all ASCII.
+func (a *arena) utf16zSlow(b []byte) (string, int) {
+	for i := 0; i+1 < len(b); i += 2 {
+		if b[i] == 0 && b[i+1] == 0 {
+			return a.utf16(b[:i]), i + 2
+		}
+	}
+	return a.utf16(b), len(b)
+}
+
 // utf16 decodes UTF-16LE bytes as decodeUTF16 does, into the arena.
 func (a *arena) utf16(b []byte) string {
 	n := len(b) / 2

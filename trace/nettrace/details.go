@@ -41,7 +41,7 @@ func (ti *typeInfo) appendDecoded(dst []trace.Field, payload []byte, pointerSize
 	}
 	n := len(dst)
 	dst = appendPayload(dst, payload, ti.manifest, pointerSize, a)
-	applyMaps(dst[n:], ti.maps)
+	applyMaps(dst[n:], ti.maps, a)
 	return dst
 }
 
@@ -189,7 +189,7 @@ func (r *Reader) ReadFields(e trace.Event, names []string, vals []trace.Value) b
 		if k >= 0 {
 			if ti.manifest != nil && i < len(ti.maps) && ti.maps[i].Map != nil {
 				one := []trace.Field{{Value: v}}
-				applyMaps(one, ti.maps[i:i+1])
+				applyMaps(one, ti.maps[i:i+1], nil)
 				v = one[0].Value
 			}
 			vals[k] = v

@@ -166,6 +166,9 @@ type Reader struct {
 	// AppendPayloadDetails reads while reading goes on.
 	infos atomic.Pointer[[]typeInfo]
 	plans []fieldPlan // by TypeID, for ReadFields
+	// blocks counts the blocks read (the benchmarks report allocations
+	// per block)
+	blocks int
 
 	clock clock
 
@@ -227,7 +230,7 @@ func (ti *typeInfo) decode(payload []byte, pointerSize int) []trace.Field {
 		return fields
 	}
 	fields, _ := DecodePayload(payload, ti.manifest, pointerSize)
-	applyMaps(fields, ti.maps)
+	applyMaps(fields, ti.maps, nil)
 	return fields
 }
 
@@ -784,6 +787,7 @@ func (r *Reader) step() (done bool, err error) {
 			return true, r.errorf(off+int64(n), "block not closed (tag %d)", end[0])
 		}
 	}
+	r.blocks++
 	d := dec{b: b, base: off}
 	switch kind {
 	case blockEvent:

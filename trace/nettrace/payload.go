@@ -404,6 +404,11 @@ func (p *payloadDec) elems(e *Field, n int, depth int) trace.Value {
 // payload when the terminator is missing.
 func (p *payloadDec) utf16zTolerant() string {
 	b := p.b[p.off:]
+	if p.a != nil {
+		s, n := p.a.utf16z(b)
+		p.off += n
+		return s
+	}
 	for i := 0; i+1 < len(b); i += 2 {
 		if b[i] == 0 && b[i+1] == 0 {
 			p.off += i + 2
