@@ -50,6 +50,9 @@ func learnSymbols(ctx context.Context, file *wrap.File) (render.Symbolizer, erro
 	if symbolSource(file.Reader) == nil {
 		return nil, nil
 	}
+	if s, ok := file.Reader.(interface{ Stackless() bool }); ok && s.Stackless() {
+		return nil, nil // no stack to name (perf.data without call chains)
+	}
 	f, err := file.Reopen()
 	if err != nil {
 		return nil, err
