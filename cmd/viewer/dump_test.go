@@ -13,9 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	"viewer/render"
 	"viewer/trace"
 	"viewer/trace/cpel"
 	"viewer/trace/cpel/cpeltest"
+	"viewer/trace/nettrace/nettracetest"
+	"viewer/trace/perf/perftest"
 	"viewer/trace/tracetest"
 	"viewer/trace/wrap"
 )
@@ -210,4 +213,121 @@ type countWriter struct{ n int64 }
 func (w *countWriter) Write(p []byte) (int, error) {
 	w.n += int64(len(p))
 	return len(p), nil
+}
+
+// parallelInputs are NetTrace and perf.data files for
+// TestDumpParallelFormats: a v6 file whose threads are renamed after
+// events were read (across sequence points that forget the thread
+// table), with stacks, label lists and an event without a schema; a
+// generated EventHeader perf.data; and every real NetTrace and perf.data
+// file when ../shared is there.
+func parallelInputs(t *testing.T) map[string]string {
+	dir := t.TempDir()
+	inputs := map[string]string{}
+	write := func(name string, b []byte) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inputs[name] = p
+	}
+	var buf bytes.Buffer
+	w := nettracetest.NewWriter(&buf, nettracetest.TraceInfo{TicksPerSecond: 1e9, PointerSize: 8})
+	w.Metadata(0, nettracetest.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "Tick",
+		Fields: []nettracetest.Field{{Name: "N", Type: nettracetest.TypeUInt32}, {Name: "S", Type: nettracetest.TypeUTF16String}}},
+		nettracetest.Metadata{ID: 2, Provider: "Microsoft-Windows-DotNETRuntime", EventID: 4321, Version: 2})
+	payload := append([]byte{7, 0, 0, 0}, 'h', 0, 'i', 0, '<', 0, 0, 0)
+	ticks := int64(0)
+	for round := range 6 {
+		w.Threads(nettracetest.Thread{Index: 1, PID: 1, TID: 10, Name: "main-" + strconv.Itoa(round)},
+			nettracetest.Thread{Index: 2, PID: 1, TID: 11 + int64(round)})
+		w.Stacks(1, []uint64{0x1000, 0x2000}, []uint64{0x3000})
+		w.LabelLists(1, []trace.Label{{Key: "ActivityId", Value: trace.GUIDValue([16]byte{1, 2, 3})}})
+		var evs []nettracetest.Event
+		for i := range 300 {
+			ticks += 10
+			e := nettracetest.Event{MetadataID: 1, Seq: uint32(round*300 + i + 1), Thread: uint64(1 + i%2), Capture: uint64(1 + i%2),
+				Stack: uint32(i % 3), Labels: uint32(i % 2), Ticks: ticks, Sorted: true, Payload: payload}
+			if i%50 == 0 {
+				e.MetadataID, e.Payload = 2, []byte{0xde, 0xad, 0, byte(i)}
+			}
+			evs = append(evs, e)
+		}
+		if err := w.Events(true, evs...); err != nil {
+			t.Fatal(err)
+		}
+		w.SequencePoint(ticks, nettracetest.FlushThreads)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	write("renames.nettrace", buf.Bytes())
+	f, err := os.Create(filepath.Join(dir, "eventheader.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(perftest.Generate(f, 20000, perftest.GenerateOptions{}), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	inputs["eventheader.data"] = f.Name()
+	if _, err := os.Stat("../../../shared/realdata"); err == nil || os.Getenv("CI") != "" {
+		for _, sub := range []string{"nettrace", "perf"} {
+			root := tracetest.RealData(t, sub)
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".nettrace") || strings.HasSuffix(p, ".netperf") || strings.HasSuffix(p, ".data")) {
+					inputs[strings.TrimPrefix(p, root)] = p
+				}
+				return nil
+			})
+		}
+	}
+	return inputs
+}
+
+// TestDumpParallelFormats checks that the parallel dump of NetTrace and
+// perf.data files (symbols learnt as the command learns them) writes
+// exactly the bytes, and ends with exactly the error, of the
+// one-goroutine dump.
+func TestDumpParallelFormats(t *testing.T) {
+	ctx := context.Background()
+	open := func(path string) (*wrap.File, render.Symbolizer) {
+		f, err := wrap.OpenFile(ctx, path, formats(), wrap.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sym, err := learnSymbols(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, sym
+	}
+	for name, path := range parallelInputs(t) {
+		f, sym := open(path)
+		var want bytes.Buffer
+		wantErr := dump(ctx, f.Reader, sym, &want, io.Discard)
+		f.Close()
+		if want.Len() == 0 {
+			t.Errorf("%s: no output", name)
+		}
+		batches := []int{7, dumpBatchEvents}
+		if tracetest.Exhaustive() {
+			batches = append(batches, 1)
+		}
+		for _, batch := range batches {
+			f, sym := open(path)
+			pd, ok := f.Reader.(trace.PayloadDecoder)
+			if !ok {
+				t.Fatalf("%s: the reader is no PayloadDecoder", name)
+			}
+			var got bytes.Buffer
+			err := dumpParallel(ctx, f.Reader, pd, sym, 2, batch, &got)
+			f.Close()
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s, batches of %d: output differs (%d bytes, want %d)", name, batch, got.Len(), want.Len())
+			}
+			if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+				t.Errorf("%s, batches of %d: error %v, want %v", name, batch, err, wantErr)
+			}
+		}
+	}
 }
