@@ -85,6 +85,24 @@ func countTrace(ctx context.Context, f *wrap.File) (export.Stats, error) {
 		ro.RangesOnly()
 	}
 	m := r.Meta()
+	if br, ok := r.(interface {
+		ReadEvents([]trace.Event) (int, error)
+	}); ok && src == nil { // in batches: the events are only counted
+		evs := make([]trace.Event, 4096)
+		for {
+			if ctx.Err() != nil {
+				return export.Stats{}, ctx.Err()
+			}
+			n, err := br.ReadEvents(evs)
+			c.AddEvents(evs[:n])
+			if err != nil {
+				if _, ok := errors.AsType[*trace.FormatError](err); !ok && err != io.EOF {
+					return export.Stats{}, err
+				}
+				return c.Stats(m, err), nil
+			}
+		}
+	}
 	for n := 0; ; n++ {
 		if n&0xffff == 0 && ctx.Err() != nil {
 			return export.Stats{}, ctx.Err()
