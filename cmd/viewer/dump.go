@@ -242,8 +242,8 @@ func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, 
 			var label []byte
 			for b := range work {
 				out, start, seg := b.out[:0], 0, 0
-				if want := 4*len(b.payloads) + 512*len(b.events); cap(out) < want { // a line is about this long: grown once
-					out = make([]byte, 0, want)
+				if want := 4*len(b.payloads) + 512*len(b.events); cap(out) < want { // lines are about this long: grown once, with room to spare
+					out = make([]byte, 0, want+want/2)
 				}
 				v.meta = b.metas[0]
 				for i := range b.events {
