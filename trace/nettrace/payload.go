@@ -433,6 +433,12 @@ func fileTime(ft uint64) trace.Value {
 // appendLabel appends the one-line text of an event: its name then
 // name=value pairs, capped at MaxLabel bytes (plus an ellipsis).
 func appendLabel(b []byte, name string, fields []trace.Field) []byte {
+	l := labelText(b[len(b):len(b)], name, fields) // in b's spare room, so that the label's own length is len(l)
+	return append(b, l...)
+}
+
+// labelText appends the text appendLabel appends to an empty b.
+func labelText(b []byte, name string, fields []trace.Field) []byte {
 	b = append(b, name...)
 	for _, f := range fields {
 		if len(b) >= MaxLabel {
