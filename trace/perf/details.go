@@ -125,6 +125,25 @@ func (rd *Reader) AppendPayloadDetails(fields []trace.Field, label []byte, e tra
 	if p := rd.infos.Load(); p != nil {
 		ts = *p
 	}
+	return rd.appendDetails(ts, fields, label, e, payload)
+}
+
+// AppendDetails appends the fields and the label text Details would
+// return for e to fields and label (and returns Details' error), without
+// allocating what Details allocates for the caller to keep.
+func (rd *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
+	var payload []byte
+	if e.Type >= 0 && int(e.Type) < len(rd.types) && e.Payload.Len != 0 {
+		var err error
+		if payload, err = rd.rawAt(e.Payload, nil); err != nil {
+			return fields, label, err
+		}
+	}
+	return rd.appendDetails(rd.types, fields, label, e, payload)
+}
+
+// appendDetails is AppendDetails given the event types and the payload.
+func (rd *Reader) appendDetails(ts []typeInfo, fields []trace.Field, label []byte, e trace.Event, payload []byte) ([]trace.Field, []byte, error) {
 	if e.Type < 0 || int(e.Type) >= len(ts) {
 		return fields, label, &trace.FormatError{Format: "perf", Off: e.Payload.Off, Msg: "event of unknown type"}
 	}

@@ -113,6 +113,10 @@ func checkPayloadDetails(t *testing.T, r *Reader, e trace.Event, payload []byte,
 	if (err == nil) != (derr == nil) {
 		t.Fatalf("AppendPayloadDetails error %v, Details %v", err, derr)
 	}
+	afields, alabel, aerr := r.AppendDetails(nil, nil, e)
+	if (aerr == nil) != (derr == nil) || string(alabel) != string(label) || len(afields) != len(fields) {
+		t.Fatalf("AppendDetails %d fields %q (%v), AppendPayloadDetails %d %q (%v)", len(afields), alabel, aerr, len(fields), label, err)
+	}
 	if err != nil {
 		return
 	}
