@@ -36,9 +36,12 @@ const MaxTime trace.Time = 1<<63 - 1
 // call Resolve; it is safe for concurrent Resolve calls once built.
 type MethodMap struct {
 	methods []Method
-	maxEnd  []uint64          // maxEnd[i] = max end of methods[0..i]
-	sorted  bool              // methods are in (Start, order) order and maxEnd is complete
-	modules map[uint64]string // module id → short name
+	maxEnd  []uint64 // maxEnd[i] = max end of methods[0..i]
+	sorted  bool     // nothing is pending, methods are in (Start, order) order and maxEnd is complete
+	// pending are the methods added since the last sort, in chunks
+	pending  [][]Method
+	npending int
+	modules  map[uint64]string // module id → short name
 	// ranges, when not nil, holds the methods instead (RangesOnly).
 	ranges *spans
 	// namer names the methods added with AddMethodLater, the first time
@@ -57,33 +60,33 @@ func NewMethodMap() *MethodMap { return &MethodMap{modules: map[uint64]string{},
 func (m *MethodMap) RangesOnly() { m.ranges = &spans{} }
 
 // AddMethod records a method loaded at t (Always for rundown entries).
-// Methods are kept in the order they come (a rundown lists them in
-// address order): the map is sorted once, by Finish or the first
-// Resolve, and only when an entry came out of order.
+// Methods are gathered in chunks as they come and sorted once, by
+// Finish or the first Resolve.
 func (m *MethodMap) AddMethod(t trace.Time, start uint64, size uint32, name string, moduleID uint64) {
 	if m.ranges != nil {
 		m.ranges.add(start, size, t)
 		return
 	}
-	n := len(m.methods)
-	if n == cap(m.methods) { // doubling: append grows big slices by a quarter, copying a big map many times
-		m.methods = slices.Grow(m.methods, max(n, 1024))
-	}
-	m.methods = append(m.methods, Method{Start: start, Size: size, Name: name, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime, order: uint32(n)})
-	if m.sorted && n > 0 && start < m.methods[n-1].Start {
-		m.sorted = false
-	}
-	if m.sorted {
-		hi := start + uint64(size)
-		if n > 0 {
-			hi = max(hi, m.maxEnd[n-1])
-		}
-		if len(m.maxEnd) == cap(m.maxEnd) {
-			m.maxEnd = slices.Grow(m.maxEnd, max(len(m.maxEnd), 1024))
-		}
-		m.maxEnd = append(m.maxEnd, hi)
-	}
+	m.add(Method{Start: start, Size: size, Name: name, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime})
 }
+
+// add appends a method to the pending chunks and returns it.
+func (m *MethodMap) add(me Method) *Method {
+	if k := len(m.pending); k == 0 || len(m.pending[k-1]) == methodChunk {
+		m.pending = append(m.pending, make([]Method, 0, methodChunk))
+	}
+	me.order = uint32(len(m.methods) + m.npending)
+	c := &m.pending[len(m.pending)-1]
+	*c = append(*c, me)
+	m.npending++
+	m.sorted = false
+	return &(*c)[len(*c)-1]
+}
+
+// methodChunk is how many methods a pending chunk holds: methods are
+// gathered in chunks (no copying while they come) and put in one sorted
+// slice once, by sort.
+const methodChunk = 4096
 
 // AddMethodLater records a method as AddMethod does, leaving its name to
 // be asked of namer(i) when Resolve first needs it: a trace names
@@ -96,11 +99,11 @@ func (m *MethodMap) AddMethodLater(t trace.Time, start uint64, size uint32, modu
 		return
 	}
 	m.namer = namer
-	m.AddMethod(t, start, size, "", moduleID)
-	for len(m.names) <= i {
-		m.names = append(m.names, atomic.Pointer[string]{})
+	me := m.add(Method{Start: start, Size: size, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime})
+	me.later = uint32(i + 1)
+	if len(m.names) <= i {
+		m.names = append(m.names, make([]atomic.Pointer[string], i+1-len(m.names))...)
 	}
-	m.methods[len(m.methods)-1].later = uint32(i + 1)
 }
 
 // name returns a method's name, asking the namer the first time.
@@ -122,6 +125,15 @@ func (m *MethodMap) Unload(t trace.Time, start uint64) {
 	if m.ranges != nil {
 		m.ranges.unload(t, start)
 		return
+	}
+	for k := len(m.pending) - 1; k >= 0; k-- { // the newest first
+		c := m.pending[k]
+		for i := len(c) - 1; i >= 0; i-- {
+			if me := &c[i]; me.Start == start && me.Unloaded == MaxTime && me.Loaded <= t {
+				me.Unloaded = t
+				return
+			}
+		}
 	}
 	for i := len(m.methods) - 1; i >= 0; i-- {
 		if me := &m.methods[i]; me.Start == start && me.Unloaded == MaxTime && me.Loaded <= t {
@@ -151,12 +163,20 @@ func (m *MethodMap) Len() int {
 	if m.ranges != nil {
 		return m.ranges.n
 	}
-	return len(m.methods)
+	return len(m.methods) + m.npending
 }
 
 func (m *MethodMap) sort() {
 	if m.sorted {
 		return
+	}
+	if m.npending > 0 { // into one slice, allocated once
+		all := make([]Method, 0, len(m.methods)+m.npending)
+		all = append(all, m.methods...)
+		for _, c := range m.pending {
+			all = append(all, c...)
+		}
+		m.methods, m.pending, m.npending = all, nil, 0
 	}
 	slices.SortFunc(m.methods, func(a, b Method) int {
 		if c := cmp.Compare(a.Start, b.Start); c != 0 {

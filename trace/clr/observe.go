@@ -1,7 +1,6 @@
 package clr
 
 import (
-	"slices"
 	"strings"
 
 	"viewer/trace"
@@ -15,9 +14,10 @@ type MethodObserver struct {
 	vals     [maxMethodFields]trace.Value
 	// later are the method events whose names the map asks for when it
 	// needs them (name), read again from r then.
-	later []trace.Event
-	r     trace.Reader
-	namer func(int) string // s.name, made once
+	later  [][]trace.Event // in chunks of laterChunk
+	nlater int
+	r      trace.Reader
+	namer  func(int) string // s.name, made once
 }
 
 // FieldReader is implemented by readers that decode chosen top-level
@@ -73,11 +73,13 @@ func (s *MethodObserver) Observe(r trace.Reader, e trace.Event) {
 				s.namer = s.name
 			}
 			s.r = r
-			if len(s.later) == cap(s.later) { // doubling, as AddMethod does
-				s.later = slices.Grow(s.later, max(len(s.later), 1024))
+			if len(s.later) == 0 || len(s.later[len(s.later)-1]) == laterChunk { // chunks: nothing copied as they come
+				s.later = append(s.later, make([]trace.Event, 0, laterChunk))
 			}
-			s.later = append(s.later, e)
-			s.Map.AddMethodLater(when, vals[0].Uint(), uint32(vals[1].Uint()), vals[2].Uint(), s.namer, len(s.later)-1)
+			c := &s.later[len(s.later)-1]
+			*c = append(*c, e)
+			s.Map.AddMethodLater(when, vals[0].Uint(), uint32(vals[1].Uint()), vals[2].Uint(), s.namer, s.nlater)
+			s.nlater++
 			return
 		}
 		if !fr.ReadFields(e, names, vals) {
@@ -99,13 +101,15 @@ func (s *MethodObserver) Observe(r trace.Reader, e trace.Event) {
 // decoded from its event with r.Details (safe for concurrent use once
 // reading has finished), as Observe would have named it.
 func (s *MethodObserver) name(i int) string {
-	d, err := s.r.Details(s.later[i])
+	d, err := s.r.Details(s.later[i/laterChunk][i%laterChunk])
 	if err != nil {
 		return ""
 	}
 	f := fieldMap(d.Fields)
 	return MethodName(str(f.get(loadFields[3])), str(f.get(loadFields[4])), str(f.get(loadFields[5])))
 }
+
+const laterChunk = 4096
 
 func isMethodEvent(et *trace.EventType) bool {
 	if !strings.HasPrefix(et.Provider, "Microsoft-Windows-DotNETRuntime") {
