@@ -582,9 +582,10 @@ func (r *Reader) hold(off int64, n int) ([]byte, error) {
 		n = int(max(rem, 0))
 	}
 	if cap(r.held)-k < n {
-		// Grown by doubling, and kept from region to region: a few
-		// allocations for the whole file.
-		grown := make([]byte, k, max(k+n, 2*cap(r.held), 1<<16))
+		// Grown by doubling from a region's usual size (the runtime
+		// writes a sequence point every few MB), and kept from region
+		// to region: a few allocations for the whole file.
+		grown := make([]byte, k, max(k+n, 2*cap(r.held), int(min(r.size, 4<<20))))
 		copy(grown, r.held)
 		r.held = grown
 	}
