@@ -13,7 +13,11 @@
 // is ordered block by block. See order.go for the merge. Payloads stay in the file: an event records
 // where its payload lies and [Reader.Details] decodes it on demand with
 // the metadata's schema ([DecodePayload] does the same for schemas supplied
-// from elsewhere).
+// from elsewhere). The current region's event blocks stay in memory (up
+// to [MaxHeldBytes]), so the payloads of the events being handed out are
+// read from there, and decoding puts strings and nested lists in arenas
+// rather than allocating per value (details.go, arena.go): a full
+// decode allocates per block, not per event.
 //
 // Tables grow while reading: event types (one per metadata definition;
 // after a v6 metadata flush, new ones), tracks (one per OS thread, or per
