@@ -339,21 +339,21 @@ func (m *MethodMap) observe(k methodEvent, t trace.Time, v []trace.Value) {
 		var name string
 		var module uint64
 		if len(v) == len(loadFields) {
-			name, module = MethodName(str(v[3]), str(v[4]), str(v[5])), v[2].Uint()
+			name, module = MethodName(stringOf(v[3]), stringOf(v[4]), stringOf(v[5])), v[2].Uint()
 		}
 		m.AddMethod(when, v[0].Uint(), uint32(v[1].Uint()), name, module)
 	case methodUnload:
 		m.Unload(t, v[0].Uint())
 	case moduleLoad:
-		p := str(v[1])
+		p := stringOf(v[1])
 		if p == "" {
-			p = str(v[2])
+			p = stringOf(v[2])
 		}
 		m.AddModule(v[0].Uint(), p)
 	}
 }
 
-func str(v trace.Value) string {
+func stringOf(v trace.Value) string {
 	if v.Kind() != trace.KindString {
 		return ""
 	}

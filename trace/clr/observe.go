@@ -106,7 +106,7 @@ func (s *MethodObserver) name(i int) string {
 		return ""
 	}
 	f := fieldMap(d.Fields)
-	return MethodName(str(f.get(loadFields[3])), str(f.get(loadFields[4])), str(f.get(loadFields[5])))
+	return MethodName(stringOf(f.get(loadFields[3])), stringOf(f.get(loadFields[4])), stringOf(f.get(loadFields[5])))
 }
 
 const laterChunk = 4096
