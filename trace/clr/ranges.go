@@ -14,22 +14,22 @@ import (
 // the session) fits in 16 MB and is never sorted: CountResolved sorts the
 // frames instead, which are few.
 type spans struct {
-	chunks [][]span
+	chunks [][]addrRange
 	n      int
 	// times are the validity of the spans not valid for the whole trace
-	// (loads during the session, unloaded entries); span.times-1 indexes
+	// (loads during the session, unloaded entries); addrRange.times-1 indexes
 	// it.
 	times [][2]trace.Time
 }
 
-type span struct {
+type addrRange struct {
 	start uint64
 	size  uint32
 	times uint32 // 0: valid from Always to MaxTime; else 1 + index in spans.times
 }
 
 // validity returns when sp is valid.
-func (s *spans) validity(sp *span) (loaded, unloaded trace.Time) {
+func (s *spans) validity(sp *addrRange) (loaded, unloaded trace.Time) {
 	if sp.times == 0 {
 		return Always, MaxTime
 	}
@@ -40,13 +40,13 @@ func (s *spans) validity(sp *span) (loaded, unloaded trace.Time) {
 const spanChunk = 4096
 
 func (s *spans) add(start uint64, size uint32, loaded trace.Time) {
-	sp := span{start: start, size: size}
+	sp := addrRange{start: start, size: size}
 	if loaded != Always {
 		s.times = append(s.times, [2]trace.Time{loaded, MaxTime})
 		sp.times = uint32(len(s.times))
 	}
 	if k := len(s.chunks); k == 0 || len(s.chunks[k-1]) == spanChunk {
-		s.chunks = append(s.chunks, make([]span, 0, spanChunk))
+		s.chunks = append(s.chunks, make([]addrRange, 0, spanChunk))
 	}
 	c := &s.chunks[len(s.chunks)-1]
 	*c = append(*c, sp)
