@@ -1005,10 +1005,13 @@ func (rd *Reader) threadSlow(pid, tid int64) trace.TrackID {
 	k := tidKey(pid, tid)
 	if t, ok := rd.threads[k]; ok {
 		if tr := &rd.meta.Tracks[t]; tr.PID != pid && pid >= 0 {
-			tr = rd.ownTrack(t)
 			// A thread seen first without its process (or pid reuse).
+			// The process track is added first: adding it may move the
+			// table, and tr must point into the table that stays.
+			parent := rd.process(pid)
+			tr = rd.ownTrack(t)
 			tr.PID = pid
-			tr.Parent = rd.process(pid)
+			tr.Parent = parent
 		}
 		return t
 	}
