@@ -133,13 +133,7 @@ func NewSpans(set *span.Set) *Spans {
 }
 
 func buildLanes(c *span.Column) []lane {
-	var depths []uint16
-	for i := range c.Len() {
-		if d := c.At(i).Depth; !slices.Contains(depths, d) {
-			depths = append(depths, d)
-		}
-	}
-	slices.Sort(depths)
+	depths := c.Depths()
 	lanes := make([]lane, len(depths))
 	for i, d := range depths {
 		lanes[i] = lane{depth: d}
@@ -148,7 +142,7 @@ func buildLanes(c *span.Column) []lane {
 		lanes[0].n = c.Len()
 	} else {
 		for i := range c.Len() { // c is in start order: each lane is too
-			k, _ := slices.BinarySearch(depths, c.At(i).Depth)
+			k, _ := slices.BinarySearch(depths, c.Depth(i))
 			lanes[k].idx = append(lanes[k].idx, int32(i))
 		}
 		for i := range lanes {
@@ -440,7 +434,7 @@ type SpanSlice struct {
 const MaxSpanItems = 1 << 21
 
 // Bytes returns the memory the index holds beside the set's slices (its
-// lanes and counter pyramids), and the slices' own (32 bytes each).
+// lanes and counter pyramids), and the slices' own (span.Set.Bytes).
 func (s *Spans) Bytes() (index, slices int64) {
 	for _, ls := range s.lanes {
 		for _, l := range ls {
@@ -461,7 +455,7 @@ func (s *Spans) Bytes() (index, slices int64) {
 			}
 		}
 	}
-	return index, int64(s.set.Len()) * 32
+	return index, s.set.Bytes()
 }
 
 // Set returns the derived tracks the index answers for.

@@ -112,7 +112,7 @@ func (b *Builder) Add(s Slice) {
 	s.Depth = min(s.Depth, MaxDepth)
 	p := &b.per[s.Track]
 	if p.slices.n > 0 && !p.unsorted {
-		if l := p.slices.last(); s.Start < l.start || s.Start == l.start && s.Depth < l.depth {
+		if st, d := p.slices.lastStart(); s.Start < st || s.Start == st && s.Depth < d {
 			p.unsorted = true
 		}
 	}
@@ -143,6 +143,7 @@ func (b *Builder) Finish() *Set {
 	s.nslices = b.nslices
 	for i := range b.per {
 		p := &b.per[i]
+		p.slices.finish()
 		if p.unsorted {
 			p.slices.sort()
 		}
