@@ -702,8 +702,7 @@ func (c *counterIndex) query(items []CounterItem, vs, ve trace.Time, res int64) 
 
 // deriving is Build's state of derivation.
 type deriving struct {
-	d    span.Deriver
-	b    *span.Builder
+	v    *span.Driver
 	took time.Duration
 }
 
@@ -717,8 +716,7 @@ func (x *Index) observe(evs []trace.Event) {
 	defer x.deriverPanic()
 	t0 := time.Now()
 	for i := range evs {
-		dv.b.See(evs[i].Time)
-		dv.d.Observe(x.r, evs[i], dv.b)
+		dv.v.Observe(evs[i])
 	}
 	dv.took += time.Since(t0)
 }
@@ -732,8 +730,7 @@ func (x *Index) finishDerive() {
 	}
 	defer x.deriverPanic()
 	t0 := time.Now()
-	dv.d.Finish(x.r, dv.b)
-	x.spans = NewSpans(dv.b.Finish())
+	x.spans = NewSpans(dv.v.Finish())
 	dv.took += time.Since(t0)
 	x.deriveTime = dv.took
 	x.deriving = nil
