@@ -33,6 +33,16 @@ type Column struct {
 	// whose slices all differ, as activities with arguments of their
 	// own: a table of them would only cost).
 	dedup map[attr]uint32
+	// recent holds the last attributes looked up, found without hashing:
+	// a track's slices mostly repeat a handful.
+	recent [4]recentAttr
+	next   uint8
+}
+
+type recentAttr struct {
+	a  attr
+	k  uint32
+	ok bool
 }
 
 // rec is a slice as a Column stores it.
@@ -120,6 +130,18 @@ func (c *Column) bytes() int64 {
 
 func (c *Column) key(s Slice) uint32 {
 	a := attr{name: s.Name, args: s.Args, thread: s.Thread, depth: s.Depth, flags: s.Flags}
+	for i := range c.recent {
+		if r := &c.recent[i]; r.ok && r.a == a {
+			return r.k
+		}
+	}
+	k := c.lookup(a)
+	c.recent[c.next%4] = recentAttr{a: a, k: k, ok: true}
+	c.next++
+	return k
+}
+
+func (c *Column) lookup(a attr) uint32 {
 	if c.dedup == nil && len(c.attrs) == 0 {
 		c.dedup = map[attr]uint32{}
 	}
@@ -170,7 +192,7 @@ func (c *Column) lastStart() (trace.Time, uint16) {
 
 // finish ends building: the lookup table goes.
 func (c *Column) finish() {
-	c.dedup = nil
+	c.dedup, c.recent = nil, [4]recentAttr{}
 	c.attrs, c.longs = slices.Clip(c.attrs), slices.Clip(c.longs)
 }
 
