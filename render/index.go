@@ -192,7 +192,7 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	}
 	x := &Index{r: r, meta: r.Meta(), spill: sp, none: &track{}, symbols: opts.Symbols}
 	if opts.Derive != nil {
-		x.deriving = &deriving{d: opts.Derive, b: span.NewBuilder()}
+		x.deriving = &deriving{v: span.NewDriver(r, opts.Derive)}
 	}
 	if err := x.read(ctx, opts.Progress); err != nil {
 		sp.close()

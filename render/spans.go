@@ -73,10 +73,18 @@ type lane struct {
 	maxEnd   []trace.Time // prefix maximum of end; nil when end already is (no overlap)
 	// pts[i] is slice i's start beside the total length of slices
 	// 0..i-1, side by side so that a bucket's busy time reads one or two
-	// cache lines; pts[n] holds the total.
+	// cache lines; pts[n] holds the total. When every block of
+	// 1<<coarseBits slices spans less than 2^32 ns and covers less than
+	// 2^32 ns, as on a busy CPU, the lane keeps them in 8 bytes instead
+	// (cpts, relative to coarse and cum0) and pts is nil.
 	pts  []point
+	cpts []cpoint
+	cum0 []int64   // the total length of the slices before each block
 	wide [][]int64 // wide[k-wideBase][b]: longest slice in block b of 2^k
 }
+
+// cpoint is a point relative to its block's first start and total.
+type cpoint struct{ start, cum uint32 }
 
 func (l *lane) at(i int) int32 {
 	if l.idx != nil {
@@ -91,9 +99,23 @@ type point struct {
 	cum   int64
 }
 
-func (l *lane) start(i int) trace.Time { return l.pts[i].start }
-func (l *lane) dur(i int) int64        { return l.pts[i+1].cum - l.pts[i].cum }
-func (l *lane) end(i int) trace.Time   { return l.pts[i].start + trace.Time(l.dur(i)) }
+func (l *lane) start(i int) trace.Time {
+	if l.pts != nil {
+		return l.pts[i].start
+	}
+	return l.coarse[i>>coarseBits] + trace.Time(l.cpts[i].start)
+}
+
+// cum returns the total length of slices 0..i-1 (0 ≤ i ≤ n).
+func (l *lane) cum(i int) int64 {
+	if l.pts != nil {
+		return l.pts[i].cum
+	}
+	return l.cum0[i>>coarseBits] + int64(l.cpts[i].cum)
+}
+
+func (l *lane) dur(i int) int64      { return l.cum(i+1) - l.cum(i) }
+func (l *lane) end(i int) trace.Time { return l.start(i) + trace.Time(l.dur(i)) }
 
 const wideBase = 4
 
@@ -133,13 +155,7 @@ func NewSpans(set *span.Set) *Spans {
 }
 
 func buildLanes(c *span.Column) []lane {
-	var depths []uint16
-	for i := range c.Len() {
-		if d := c.At(i).Depth; !slices.Contains(depths, d) {
-			depths = append(depths, d)
-		}
-	}
-	slices.Sort(depths)
+	depths := c.Depths()
 	lanes := make([]lane, len(depths))
 	for i, d := range depths {
 		lanes[i] = lane{depth: d}
@@ -148,7 +164,7 @@ func buildLanes(c *span.Column) []lane {
 		lanes[0].n = c.Len()
 	} else {
 		for i := range c.Len() { // c is in start order: each lane is too
-			k, _ := slices.BinarySearch(depths, c.At(i).Depth)
+			k, _ := slices.BinarySearch(depths, c.Depth(i))
 			lanes[k].idx = append(lanes[k].idx, int32(i))
 		}
 		for i := range lanes {
@@ -163,21 +179,57 @@ func buildLanes(c *span.Column) []lane {
 
 func (l *lane) finish(c *span.Column) {
 	n := l.n
-	l.pts = make([]point, n+1)
-	overlap := false
-	var prevEnd trace.Time
-	for i := range n {
-		k := i
+	at := func(i int) int {
 		if l.idx != nil {
-			k = int(l.idx[i])
+			return int(l.idx[i])
 		}
-		s, e := c.Start(k), c.End(k)
-		l.pts[i].start = s
-		l.pts[i+1].cum = l.pts[i].cum + int64(e-s)
+		return i
+	}
+	// First pass: the coarse starts, the block totals, and whether the
+	// lane fits the compact points.
+	blocks := (n + 1<<coarseBits - 1) >> coarseBits
+	l.coarse = make([]trace.Time, blocks)
+	cum0 := make([]int64, n>>coarseBits+1)
+	compact, overlap := true, false
+	var prevEnd trace.Time
+	var cum int64
+	for i := range n {
+		s, e := c.Start(at(i)), c.End(at(i))
+		b := i >> coarseBits
+		if i&(1<<coarseBits-1) == 0 {
+			l.coarse[b], cum0[b] = s, cum
+		}
+		if uint64(s-l.coarse[b]) >= 1<<32 || uint64(cum-cum0[b]) >= 1<<32 {
+			compact = false
+		}
 		if i > 0 && s < prevEnd {
 			overlap = true
 		}
 		prevEnd = e
+		cum += int64(e - s)
+	}
+	if n&(1<<coarseBits-1) == 0 {
+		cum0[n>>coarseBits] = cum
+	} else if uint64(cum-cum0[n>>coarseBits]) >= 1<<32 {
+		compact = false
+	}
+	cum = 0
+	if compact {
+		l.cpts, l.cum0 = make([]cpoint, n+1), cum0
+		for i := range n {
+			s, e := c.Start(at(i)), c.End(at(i))
+			b := i >> coarseBits
+			l.cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
+			cum += int64(e - s)
+		}
+		l.cpts[n].cum = uint32(cum - cum0[n>>coarseBits])
+	} else {
+		l.pts = make([]point, n+1)
+		for i := range n {
+			s, e := c.Start(at(i)), c.End(at(i))
+			l.pts[i].start = s
+			l.pts[i+1].cum = l.pts[i].cum + int64(e-s)
+		}
 	}
 	if overlap {
 		l.maxEnd = make([]trace.Time, n)
@@ -186,10 +238,6 @@ func (l *lane) finish(c *span.Column) {
 			m = max(m, l.end(i))
 			l.maxEnd[i] = m
 		}
-	}
-	l.coarse = make([]trace.Time, (n+1<<coarseBits-1)>>coarseBits)
-	for c := range l.coarse {
-		l.coarse[c] = l.pts[c<<coarseBits].start
 	}
 	l.startCells()
 	for k := wideBase; n>>k > 0; k++ {
@@ -238,7 +286,7 @@ func (l *lane) startCells() {
 	if n < 4*cellSlices {
 		return
 	}
-	first, last := l.pts[0].start, l.pts[n-1].start
+	first, last := l.start(0), l.start(n-1)
 	extent := uint64(last-first) + 1
 	base := bits.Len64(extent * cellSlices / uint64(n)) // 2^base ≥ extent·cellSlices/n
 	if extent > 1<<56 || base > 62 {
@@ -251,7 +299,7 @@ func (l *lane) startCells() {
 			i := 0
 			for c := range firsts {
 				t := trace.Time((c0 + int64(c)) << k)
-				for i < n && l.pts[i].start < t {
+				for i < n && l.start(i) < t {
 					i++
 				}
 				firsts[c] = int32(i)
@@ -309,15 +357,15 @@ const coarseBits = 6
 // searchStart returns the first index in [lo, hi) whose slice starts at
 // or after t, or hi: galloping from lo, near slices first.
 func (l *lane) searchStart(lo, hi int, t trace.Time) int {
-	if lo >= hi || l.pts[lo].start >= t {
+	if lo >= hi || l.start(lo) >= t {
 		return lo
 	}
 	// starts[lo] < t. Gallop over the next few slices.
 	prev, j, step := lo, lo+1, 1
-	for j < hi && l.pts[j].start < t && step < 1<<coarseBits {
+	for j < hi && l.start(j) < t && step < 1<<coarseBits {
 		prev, j, step = j, j+step, step*2
 	}
-	if j < hi && l.pts[j].start < t {
+	if j < hi && l.start(j) < t {
 		// Far: find the 64-slice block through the coarse starts.
 		prev = j
 		c, ce := j>>coarseBits+1, (hi-1)>>coarseBits+1 // coarse[c] is starts[c<<coarseBits]
@@ -342,7 +390,7 @@ func (l *lane) searchStart(lo, hi int, t trace.Time) int {
 	lo, hi = prev+1, min(j, hi)
 	for lo < hi { // starts[lo-1] < t
 		m := int(uint(lo+hi) >> 1)
-		if l.pts[m].start < t {
+		if l.start(m) < t {
 			lo = m + 1
 		} else {
 			hi = m
@@ -387,7 +435,7 @@ func (l *lane) busyUpTo(t trace.Time, k int) int64 {
 		return 0
 	}
 	last := k - 1
-	return l.pts[last].cum + min(int64(t-l.start(last)), l.dur(last))
+	return l.cum(last) + min(int64(t-l.start(last)), l.dur(last))
 }
 
 // SpanViewport is a viewport over derived tracks.
@@ -440,11 +488,11 @@ type SpanSlice struct {
 const MaxSpanItems = 1 << 21
 
 // Bytes returns the memory the index holds beside the set's slices (its
-// lanes and counter pyramids), and the slices' own (32 bytes each).
+// lanes and counter pyramids), and the slices' own (span.Set.Bytes).
 func (s *Spans) Bytes() (index, slices int64) {
 	for _, ls := range s.lanes {
 		for _, l := range ls {
-			index += int64(cap(l.idx))*4 + int64(cap(l.coarse)+cap(l.maxEnd)+cap(l.cell0)+2*cap(l.pts))*8 + 128
+			index += int64(cap(l.idx))*4 + int64(cap(l.coarse)+cap(l.maxEnd)+cap(l.cell0)+2*cap(l.pts)+cap(l.cpts)+cap(l.cum0))*8 + 128
 			for k, c := range l.cells {
 				index += int64(cap(c))*4 + int64(cap(l.busy[k]))*8
 			}
@@ -461,7 +509,7 @@ func (s *Spans) Bytes() (index, slices int64) {
 			}
 		}
 	}
-	return index, int64(s.set.Len()) * 32
+	return index, s.set.Bytes()
 }
 
 // Set returns the derived tracks the index answers for.
@@ -708,8 +756,7 @@ func (c *counterIndex) query(items []CounterItem, vs, ve trace.Time, res int64) 
 
 // deriving is Build's state of derivation.
 type deriving struct {
-	d    span.Deriver
-	b    *span.Builder
+	v    *span.Driver
 	took time.Duration
 }
 
@@ -723,8 +770,7 @@ func (x *Index) observe(evs []trace.Event) {
 	defer x.deriverPanic()
 	t0 := time.Now()
 	for i := range evs {
-		dv.b.See(evs[i].Time)
-		dv.d.Observe(x.r, evs[i], dv.b)
+		dv.v.Observe(evs[i])
 	}
 	dv.took += time.Since(t0)
 }
@@ -738,8 +784,7 @@ func (x *Index) finishDerive() {
 	}
 	defer x.deriverPanic()
 	t0 := time.Now()
-	dv.d.Finish(x.r, dv.b)
-	x.spans = NewSpans(dv.b.Finish())
+	x.spans = NewSpans(dv.v.Finish())
 	dv.took += time.Since(t0)
 	x.deriveTime = dv.took
 	x.deriving = nil

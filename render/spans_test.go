@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -14,8 +15,10 @@ import (
 
 // randomSet makes derived tracks with random slices: track 0 a CPU-like
 // lane of back-to-back slices of wildly mixed lengths, track 1 nested
-// slices at depths 0..2 with overlaps, track 2 a counter.
-func randomSet(rng *rand.Rand, n int) *span.Set {
+// slices at depths 0..2 with overlaps, track 2 a counter. With long, a
+// few CPU slices last 2^33 ns and more (lanes that do not fit 32-bit
+// points).
+func randomSet(rng *rand.Rand, n int, long bool) *span.Set {
 	b := span.NewBuilder()
 	cpu := b.Track(span.Track{Kind: span.KindCPU, Name: "CPU 0", Of: trace.NoTrack})
 	nest := b.Track(span.Track{Kind: span.KindSlices, Name: "activities", Of: trace.NoTrack})
@@ -26,6 +29,9 @@ func randomSet(rng *rand.Rand, n int) *span.Set {
 		d := trace.Time(1 + rng.IntN(10))
 		if rng.IntN(50) == 0 {
 			d = trace.Time(rng.IntN(100000))
+		}
+		if long && rng.IntN(2000) == 0 {
+			d = 1<<33 + trace.Time(rng.Int64N(1<<33))
 		}
 		gap := trace.Time(rng.IntN(3))
 		b.Add(span.Slice{Start: t, End: t + d, Track: cpu, Name: name})
@@ -50,9 +56,18 @@ func randomSet(rng *rand.Rand, n int) *span.Set {
 // the coverage of its bucket (in a lane without overlaps); counters carry
 // the min and max of each bucket, including the value entering it.
 func TestSpansQueryBruteForce(t *testing.T) {
+	for _, long := range []bool{false, true} {
+		t.Run(fmt.Sprint("long=", long), func(t *testing.T) { testSpansQueryBruteForce(t, long) })
+	}
+}
+
+func testSpansQueryBruteForce(t *testing.T, long bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	set := randomSet(rng, 20000)
+	set := randomSet(rng, 20000, long)
 	s := NewSpans(set)
+	if l := &s.lanes[0][0]; (l.pts != nil) != long || (l.cpts == nil) != long {
+		t.Fatalf("long=%v: the CPU lane has %d wide and %d compact points", long, len(l.pts), len(l.cpts))
+	}
 	cpu := set.TrackSlices(0)
 	last := cpu[len(cpu)-1].End
 	for q := range 300 {
@@ -219,7 +234,7 @@ func TestSearchStart(t *testing.T) {
 // answers each track as a query of that track alone does, and a reused
 // SpanSlice holds no items of the previous answer.
 func TestSpansQueryParallel(t *testing.T) {
-	set := randomSet(rand.New(rand.NewPCG(7, 8)), 5000)
+	set := randomSet(rand.New(rand.NewPCG(7, 8)), 5000, false)
 	s := NewSpans(set)
 	var ids []span.TrackID
 	for k := range 64 {

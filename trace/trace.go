@@ -298,10 +298,12 @@ type Reader interface {
 
 // PayloadDecoder is implemented by readers whose events' details can be
 // decoded from their payload bytes alone, on any goroutine, while reading
-// goes on: formats with small self-contained payloads (CPEL). The tables of
-// such a reader's Meta only grow: an entry, once added, never changes, so
-// a copy of Meta taken after an event was read describes that event for
-// good. `viewer dump` uses it to format events on every core.
+// goes on (CPEL, NetTrace, perf.data). The tables of such a reader's Meta
+// only grow or are replaced: an entry that a copy of Meta may hold is
+// never changed in place (a reader that renames a track copies the table
+// first), so a copy of Meta taken after an event was read describes that
+// event for good; the slices Stack and Labels return never change either.
+// `viewer dump` uses it to format events on every core.
 type PayloadDecoder interface {
 	// ReadEventPayload reads the next event into *e, as ReadEvent returns
 	// it, and appends its payload bytes as stored in the file to dst. (The

@@ -207,3 +207,9 @@ func (v Value) appendText(sb *strings.Builder) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// ArrayOf returns an array value whose elements are the values of elems
+// (their names are ignored). Unlike ArrayValue it keeps elems rather than
+// copying them: for decoders that hand out element lists from storage of
+// their own.
+func ArrayOf(elems []Field) Value { return Value{kind: KindArray, list: elems} }

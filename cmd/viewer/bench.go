@@ -112,7 +112,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer f.Close()
-		r = f
+		r = f.Reader // the format's own: render reads in batches when it can
 		if source == "" {
 			source = fs.Arg(0)
 		}

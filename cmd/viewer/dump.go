@@ -35,8 +35,8 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if r, err = sel.filter(r); err != nil {
 		return err
 	}
-	if pd, ok := r.(trace.PayloadDecoder); ok && sym == nil && runtime.GOMAXPROCS(0) > 1 {
-		return dumpParallel(ctx, r, pd, runtime.GOMAXPROCS(0), dumpBatchEvents, stdout)
+	if pd, ok := r.(trace.PayloadDecoder); ok && runtime.GOMAXPROCS(0) > 1 {
+		return dumpParallel(ctx, r, pd, sym, runtime.GOMAXPROCS(0), dumpBatchEvents, stdout)
 	}
 	return dump(ctx, r, sym, stdout, stderr)
 }
@@ -49,6 +49,9 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func learnSymbols(ctx context.Context, file *wrap.File) (render.Symbolizer, error) {
 	if symbolSource(file.Reader) == nil {
 		return nil, nil
+	}
+	if s, ok := file.Reader.(interface{ Stackless() bool }); ok && s.Stackless() {
+		return nil, nil // no stack to name (perf.data without call chains)
 	}
 	f, err := file.Reopen()
 	if err != nil {
@@ -131,12 +134,25 @@ func appendLine(enc *export.Encoder, buf []byte, e trace.Event) []byte {
 // dumpBatch is a run of events on its way through dumpParallel.
 type dumpBatch struct {
 	events   []trace.Event
-	ends     []int         // end of each event's payload in payloads
-	payloads []byte        // the events' payloads, back to back
-	meta     trace.Meta    // the reader's tables once the batch was read
+	ends     []int           // end of each event's payload in payloads
+	payloads []byte          // the events' payloads, back to back
+	stacks   [][]uint64      // each event's stack addresses, as r.Stack gave them
+	labels   [][]trace.Label // each event's labels, as r.Labels gave them
+	// metas are the reader's tables as they were when the events from
+	// metaFrom[i] on were read (a new one whenever the tables changed).
+	metas    []trace.Meta
+	metaFrom []int
 	err      error         // what ended reading after the batch, or nil
 	out      []byte        // the batch's JSON lines
 	done     chan struct{} // closed when out is complete
+}
+
+// sameTables reports whether two copies of a reader's Meta hold the same
+// tracks and event types: the same arrays, as long (readers only append
+// to them, or copy them to change an entry).
+func sameTables(a, b *trace.Meta) bool {
+	return len(a.Tracks) == len(b.Tracks) && len(a.Types) == len(b.Types) &&
+		(len(a.Tracks) == 0 || &a.Tracks[0] == &b.Tracks[0]) && (len(a.Types) == 0 || &a.Types[0] == &b.Types[0])
 }
 
 // dumpBatchEvents is the number of events per batch: large enough that
@@ -144,12 +160,20 @@ type dumpBatch struct {
 // enough that a batch's output stays in cache-friendly megabytes.
 const dumpBatchEvents = 4096
 
+// dumpBatchBytes ends a batch early once its payloads hold this many
+// bytes: events of a few hundred bytes (.NET method events) make lines
+// of a kilobyte, and a batch's output should stay about a megabyte.
+const dumpBatchBytes = 256 << 10
+
 // dumpParallel writes what dump writes, byte for byte, formatting on
 // workers goroutines: one goroutine reads events and their payload bytes
 // in batches of batch events, the workers decode details and encode JSON
 // lines, and the caller's goroutine writes the batches' output in reading
-// order. Memory stays bounded by the 2*workers+2 batches in flight.
-func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, workers, batch int, stdout io.Writer) error {
+// order. Memory stays bounded by the 2*workers+2 batches in flight. The
+// workers see the reader's tables, stacks and labels as they were when
+// each event was read, as dump does; sym, when not nil, names stack
+// frames (it is safe for concurrent use once learnt).
+func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, sym render.Symbolizer, workers, batch int, stdout io.Writer) error {
 	inFlight := 2*workers + 2
 	free := make(chan *dumpBatch, inFlight)
 	for range inFlight {
@@ -171,19 +195,34 @@ func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, 
 				return
 			}
 			b.events, b.ends, b.payloads, b.err = b.events[:0], b.ends[:0], b.payloads[:0], nil
-			for len(b.events) < batch {
+			b.stacks, b.labels = b.stacks[:0], b.labels[:0]
+			b.metas, b.metaFrom = append(b.metas[:0], *r.Meta()), append(b.metaFrom[:0], 0)
+			for len(b.events) < batch && len(b.payloads) < dumpBatchBytes {
 				b.events = append(b.events, trace.Event{})
-				p, err := pd.ReadEventPayload(&b.events[len(b.events)-1], b.payloads)
+				e := &b.events[len(b.events)-1]
+				p, err := pd.ReadEventPayload(e, b.payloads)
 				if err != nil {
 					b.events, b.err = b.events[:len(b.events)-1], err
 					break
 				}
 				b.ends, b.payloads = append(b.ends, len(p)), p
+				var stack []uint64
+				var labels []trace.Label
+				if e.Stack != trace.NoStack {
+					stack = r.Stack(e.Stack)
+				}
+				if e.Labels != trace.NoLabels {
+					labels = r.Labels(e.Labels)
+				}
+				b.stacks, b.labels = append(b.stacks, stack), append(b.labels, labels)
+				if m := r.Meta(); !sameTables(m, &b.metas[len(b.metas)-1]) {
+					b.metas, b.metaFrom = append(b.metas, *m), append(b.metaFrom, len(b.events)-1)
+				}
 			}
 			if b.err == nil && ctx.Err() != nil {
 				b.err = ctx.Err()
 			}
-			b.meta = *r.Meta()
+			b.metas[len(b.metas)-1] = *r.Meta() // what else grew (lost events, notices) is not encoded
 			b.done = make(chan struct{})
 			order <- b
 			work <- b
@@ -196,20 +235,32 @@ func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, 
 		wg.Go(func() {
 			v := &metaView{Reader: r}
 			enc := export.NewEncoder(v)
+			if sym != nil {
+				enc.Symbolize(sym)
+			}
 			var fields []trace.Field
 			var label []byte
 			for b := range work {
-				v.meta = b.meta
-				out, start := b.out[:0], 0
+				out, start, seg := b.out[:0], 0, 0
+				if want := 4*len(b.payloads) + 512*len(b.events); cap(out) < want { // lines are about this long: grown once, with room to spare
+					out = make([]byte, 0, want+want/2)
+				}
+				v.meta = b.metas[0]
 				for i := range b.events {
+					if seg+1 < len(b.metaFrom) && b.metaFrom[seg+1] == i {
+						seg++
+						v.meta = b.metas[seg]
+					}
 					e := &b.events[i]
-					var err error
-					fields, label, err = pd.AppendPayloadDetails(fields[:0], label[:0], *e, b.payloads[start:b.ends[i]])
+					v.stack, v.labels = b.stacks[i], b.labels[i]
+					payload := b.payloads[start:b.ends[i]]
 					start = b.ends[i]
+					var err error
+					fields, label, err = pd.AppendPayloadDetails(fields[:0], label[:0], *e, payload)
 					if err != nil {
 						out = enc.Append(out, *e, trace.Details{Label: "error: " + err.Error()}, nil)
 					} else {
-						out = enc.AppendDecoded(out, e, fields, label)
+						out = enc.AppendPayloadDecoded(out, e, fields, label, payload)
 					}
 					out = append(out, '\n')
 				}
@@ -243,11 +294,20 @@ func dumpParallel(ctx context.Context, r trace.Reader, pd trace.PayloadDecoder, 
 	return err
 }
 
-// metaView is the reader a dumpParallel worker encodes with: the reader,
-// with the tables of the batch at hand.
+// metaView is the reader a dumpParallel worker encodes with: the tables,
+// stack and labels of the event at hand as they were when it was read.
 type metaView struct {
-	trace.Reader // for Stack and Labels
-	meta         trace.Meta
+	trace.Reader
+	meta   trace.Meta
+	stack  []uint64
+	labels []trace.Label
 }
 
 func (v *metaView) Meta() *trace.Meta { return &v.meta }
+
+// Stack returns the stack of the event at hand (the encoder asks for no
+// other).
+func (v *metaView) Stack(trace.StackID) []uint64 { return v.stack }
+
+// Labels returns the labels of the event at hand.
+func (v *metaView) Labels(trace.LabelsID) []trace.Label { return v.labels }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,17 +60,71 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer f.Close()
-	s, err := scanTrace(ctx, f, "", "")
+	st, err := countTrace(ctx, f)
 	if err != nil {
 		return err
 	}
-	st := s.stats
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	}
 	return writeStatsText(stdout, st, f.Meta())
+}
+
+// countTrace reads f once for `viewer stats`, computing what it prints
+// and no more: the counts, and for traces whose stacks the runtime's
+// method events name, how many sample frames resolve, from a method map
+// that keeps address ranges only (clr's RangesOnly). Formats without a
+// symbol source have no stacks to count.
+func countTrace(ctx context.Context, f *wrap.File) (export.Stats, error) {
+	var c export.Counter
+	r := f.Reader // the format's own, for its optional interfaces
+	src := symbolSource(r)
+	if ro, ok := src.(interface{ RangesOnly() }); ok {
+		ro.RangesOnly()
+	}
+	m := r.Meta()
+	if br, ok := r.(interface {
+		ReadEvents([]trace.Event) (int, error)
+	}); ok && src == nil { // in batches: the events are only counted
+		evs := make([]trace.Event, 4096)
+		for {
+			if ctx.Err() != nil {
+				return export.Stats{}, ctx.Err()
+			}
+			n, err := br.ReadEvents(evs)
+			c.AddEvents(evs[:n])
+			if err != nil {
+				if _, ok := errors.AsType[*trace.FormatError](err); !ok && err != io.EOF {
+					return export.Stats{}, err
+				}
+				return c.Stats(m, err), nil
+			}
+		}
+	}
+	for n := 0; ; n++ {
+		if n&0xffff == 0 && ctx.Err() != nil {
+			return export.Stats{}, ctx.Err()
+		}
+		e, err := r.ReadEvent()
+		if err != nil {
+			if _, ok := errors.AsType[*trace.FormatError](err); !ok && err != io.EOF {
+				return export.Stats{}, err
+			}
+			st := c.Stats(m, err)
+			if src != nil {
+				if frames, resolved := src.Finish(r); frames > 0 {
+					st.Frames = &export.FrameCount{Total: frames, Resolved: resolved}
+				}
+			}
+			return st, nil
+		}
+		c.Add(e)
+		if src != nil {
+			src.Observe(r, e)
+		}
+	}
 }
 
 func writeStatsText(w io.Writer, st export.Stats, m *trace.Meta) error {

@@ -223,19 +223,32 @@ func (m *Map) Text(v uint64) (string, bool) {
 		}
 		return "", false
 	}
-	var parts []string
+	b, ok := m.AppendText(nil, v)
+	return string(b), ok
+}
+
+// AppendText appends the text Text returns for v to dst.
+func (m *Map) AppendText(dst []byte, v uint64) ([]byte, bool) {
+	if !m.Bits {
+		t, ok := m.Text(v)
+		return append(dst, t...), ok
+	}
+	parts := 0
 	rest := v
 	for _, e := range m.Entries {
 		if e.Value != 0 && v&e.Value == e.Value {
-			parts = append(parts, e.Text)
+			if parts++; parts > 1 {
+				dst = append(dst, '|')
+			}
+			dst = append(dst, e.Text...)
 			rest &^= e.Value
 		}
 	}
-	if len(parts) == 0 {
-		return "", false
+	if parts == 0 {
+		return dst, false
 	}
 	if rest != 0 {
-		parts = append(parts, "0x"+strconv.FormatUint(rest, 16))
+		dst = strconv.AppendUint(append(dst, "|0x"...), rest, 16)
 	}
-	return strings.Join(parts, "|"), true
+	return dst, true
 }

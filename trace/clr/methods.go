@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"viewer/trace"
 )
@@ -21,6 +22,9 @@ type Method struct {
 	ModuleID uint64
 	Loaded   trace.Time // the method is valid from this time on (Always for rundown)
 	Unloaded trace.Time // and until this time (MaxTime when never unloaded)
+
+	order uint32 // insertion order: ties on Start keep it when sorted
+	later uint32 // when not 0, the name is MethodMap.named(later-1) (AddMethodLater)
 }
 
 // MaxTime is the end of a method that is never unloaded.
@@ -33,21 +37,104 @@ const MaxTime trace.Time = 1<<63 - 1
 type MethodMap struct {
 	methods []Method
 	maxEnd  []uint64 // maxEnd[i] = max end of methods[0..i]
-	sorted  bool
-	modules map[uint64]string // module id → short name
+	sorted  bool     // nothing is pending, methods are in (Start, order) order and maxEnd is complete
+	// pending are the methods added since the last sort, in chunks
+	pending  [][]Method
+	npending int
+	modules  map[uint64]string // module id → short name
+	// ranges, when not nil, holds the methods instead (RangesOnly).
+	ranges *spans
+	// namer names the methods added with AddMethodLater, the first time
+	// Resolve needs them; names caches what it said.
+	namer func(i int) string
+	names []atomic.Pointer[string]
 }
 
 // NewMethodMap returns an empty map.
-func NewMethodMap() *MethodMap { return &MethodMap{modules: map[uint64]string{}} }
+func NewMethodMap() *MethodMap { return &MethodMap{modules: map[uint64]string{}, sorted: true} }
+
+// RangesOnly makes the map keep what Resolve's ok needs and nothing
+// more, for callers that only count resolved frames (`viewer stats`,
+// through CountResolved): no names, and address ranges in compact chunks
+// that are never sorted (see spans). Call it before adding anything.
+func (m *MethodMap) RangesOnly() { m.ranges = &spans{} }
 
 // AddMethod records a method loaded at t (Always for rundown entries).
+// Methods are gathered in chunks as they come and sorted once, by
+// Finish or the first Resolve.
 func (m *MethodMap) AddMethod(t trace.Time, start uint64, size uint32, name string, moduleID uint64) {
-	m.methods = append(m.methods, Method{Start: start, Size: size, Name: name, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime})
+	if m.ranges != nil {
+		m.ranges.add(start, size, t)
+		return
+	}
+	m.add(Method{Start: start, Size: size, Name: name, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime})
+}
+
+// add appends a method to the pending chunks and returns it.
+func (m *MethodMap) add(me Method) *Method {
+	if k := len(m.pending); k == 0 || len(m.pending[k-1]) == methodChunk {
+		m.pending = append(m.pending, make([]Method, 0, methodChunk))
+	}
+	me.order = uint32(len(m.methods) + m.npending)
+	c := &m.pending[len(m.pending)-1]
+	*c = append(*c, me)
+	m.npending++
 	m.sorted = false
+	return &(*c)[len(*c)-1]
+}
+
+// methodChunk is how many methods a pending chunk holds: methods are
+// gathered in chunks (no copying while they come) and put in one sorted
+// slice once, by sort.
+const methodChunk = 4096
+
+// AddMethodLater records a method as AddMethod does, leaving its name to
+// be asked of namer(i) when Resolve first needs it: a trace names
+// every method of a process, and its samples hit a few hundred. namer
+// must be the same for every call and safe for concurrent use once the
+// map is built; i is the caller's.
+func (m *MethodMap) AddMethodLater(t trace.Time, start uint64, size uint32, moduleID uint64, namer func(i int) string, i int) {
+	if m.ranges != nil {
+		m.ranges.add(start, size, t)
+		return
+	}
+	m.namer = namer
+	me := m.add(Method{Start: start, Size: size, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime})
+	me.later = uint32(i + 1)
+	if len(m.names) <= i {
+		m.names = append(m.names, make([]atomic.Pointer[string], i+1-len(m.names))...)
+	}
+}
+
+// name returns a method's name, asking the namer the first time.
+func (m *MethodMap) name(me *Method) string {
+	if me.later == 0 {
+		return me.Name
+	}
+	p := &m.names[me.later-1]
+	if s := p.Load(); s != nil {
+		return *s
+	}
+	s := m.namer(int(me.later - 1))
+	p.Store(&s) // goroutines that race here store the same name
+	return s
 }
 
 // Unload ends, at t, the validity of the newest method starting at start.
 func (m *MethodMap) Unload(t trace.Time, start uint64) {
+	if m.ranges != nil {
+		m.ranges.unload(t, start)
+		return
+	}
+	for k := len(m.pending) - 1; k >= 0; k-- { // the newest first
+		c := m.pending[k]
+		for i := len(c) - 1; i >= 0; i-- {
+			if me := &c[i]; me.Start == start && me.Unloaded == MaxTime && me.Loaded <= t {
+				me.Unloaded = t
+				return
+			}
+		}
+	}
 	for i := len(m.methods) - 1; i >= 0; i-- {
 		if me := &m.methods[i]; me.Start == start && me.Unloaded == MaxTime && me.Loaded <= t {
 			me.Unloaded = t
@@ -72,14 +159,32 @@ func (m *MethodMap) AddModule(id uint64, filePath string) {
 }
 
 // Len returns the number of methods recorded.
-func (m *MethodMap) Len() int { return len(m.methods) }
+func (m *MethodMap) Len() int {
+	if m.ranges != nil {
+		return m.ranges.n
+	}
+	return len(m.methods) + m.npending
+}
 
 func (m *MethodMap) sort() {
 	if m.sorted {
 		return
 	}
-	slices.SortStableFunc(m.methods, func(a, b Method) int { return cmp.Compare(a.Start, b.Start) })
-	m.maxEnd = make([]uint64, len(m.methods))
+	if m.npending > 0 { // into one slice, allocated once
+		all := make([]Method, 0, len(m.methods)+m.npending)
+		all = append(all, m.methods...)
+		for _, c := range m.pending {
+			all = append(all, c...)
+		}
+		m.methods, m.pending, m.npending = all, nil, 0
+	}
+	slices.SortFunc(m.methods, func(a, b Method) int {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+	m.maxEnd = slices.Grow(m.maxEnd[:0], len(m.methods))[:len(m.methods)]
 	var hi uint64
 	for i, me := range m.methods {
 		hi = max(hi, me.Start+uint64(me.Size))
@@ -89,12 +194,20 @@ func (m *MethodMap) sort() {
 }
 
 // Finish prepares the map for concurrent Resolve calls.
-func (m *MethodMap) Finish() { m.sort() }
+func (m *MethodMap) Finish() {
+	if m.ranges != nil {
+		return // CountResolved needs no order
+	}
+	m.sort()
+}
 
 // Resolve returns the frame for addr in a sample taken at t. Among the
 // methods whose range holds addr and that are valid at t it picks the one
 // loaded last.
 func (m *MethodMap) Resolve(t trace.Time, addr uint64) (trace.Frame, bool) {
+	if m.ranges != nil {
+		return trace.Frame{Addr: addr}, m.ranges.covers(t, addr)
+	}
 	m.sort()
 	// The last method starting at or below addr; earlier ones may still
 	// contain it while their running max end is above addr.
@@ -117,7 +230,7 @@ func (m *MethodMap) Resolve(t trace.Time, addr uint64) (trace.Frame, bool) {
 	if best == nil {
 		return trace.Frame{Addr: addr}, false
 	}
-	return trace.Frame{Addr: addr, Module: m.modules[best.ModuleID], Func: best.Name}, true
+	return trace.Frame{Addr: addr, Module: m.modules[best.ModuleID], Func: m.name(best)}, true
 }
 
 // MethodName joins a runtime method's namespace, name and signature the
@@ -138,29 +251,113 @@ func MethodName(namespace, name, signature string) string {
 // rundown method enumerations, unloads and module loads, recognized by
 // the event's schema name. Other events are ignored.
 func (m *MethodMap) Observe(t trace.Time, et *trace.EventType, fields []trace.Field) {
-	rundown := strings.HasSuffix(et.Provider, "Rundown")
+	k := kindOf(et)
+	names := k.fields(m.ranges != nil)
+	if len(names) == 0 {
+		return
+	}
+	var vals [maxMethodFields]trace.Value
+	for i, n := range names {
+		vals[i] = fieldMap(fields).get(n)
+	}
+	m.observe(k, t, vals[:len(names)])
+}
+
+// methodEvent is what a runtime event tells a method map: its kind
+// (methodLoad, methodUnload, moduleLoad, or 0 for nothing) and whether
+// it comes from the rundown provider.
+type methodEvent uint8
+
+const (
+	methodLoad methodEvent = 1 + iota
+	methodUnload
+	moduleLoad
+
+	fromRundown methodEvent = 0x80
+)
+
+// kindOf classifies an event type by its schema name.
+func kindOf(et *trace.EventType) methodEvent {
+	var k methodEvent
 	switch et.Name {
 	case "Method/LoadVerbose", "Method/DCStartVerbose", "Method/DCStopVerbose":
-		f := fieldMap(fields)
-		when := t
-		if rundown {
-			when = Always
-		}
-		m.AddMethod(when, f.uint("MethodStartAddress"), uint32(f.uint("MethodSize")),
-			MethodName(f.str("MethodNamespace"), f.str("MethodName"), f.str("MethodSignature")), f.uint("ModuleID"))
+		k = methodLoad
 	case "Method/UnloadVerbose", "Method/Unload":
-		if !rundown {
-			m.Unload(t, fieldMap(fields).uint("MethodStartAddress"))
-		}
+		k = methodUnload
 	case "Loader/ModuleLoad", "Loader/ModuleDCStart", "Loader/ModuleDCStop",
 		"Loader/DomainModuleLoad", "Loader/DomainModuleDCStart", "Loader/DomainModuleDCStop":
-		f := fieldMap(fields)
-		p := f.str("ModuleILPath")
-		if p == "" {
-			p = f.str("ModuleNativePath")
-		}
-		m.AddModule(f.uint("ModuleID"), p)
+		k = moduleLoad
+	default:
+		return 0
 	}
+	if strings.HasSuffix(et.Provider, "Rundown") {
+		k |= fromRundown
+	}
+	return k
+}
+
+// The payload fields each kind of event is read for, in the order
+// observe takes them; a map that keeps ranges only reads a prefix.
+var (
+	loadFields   = []string{"MethodStartAddress", "MethodSize", "ModuleID", "MethodNamespace", "MethodName", "MethodSignature"}
+	unloadFields = []string{"MethodStartAddress"}
+	moduleFields = []string{"ModuleID", "ModuleILPath", "ModuleNativePath"}
+)
+
+const maxMethodFields = 6
+
+// fields returns the payload fields an event of kind k is read for; none
+// when the event does not change the map.
+func (k methodEvent) fields(ranges bool) []string {
+	switch k &^ fromRundown {
+	case methodLoad:
+		if ranges {
+			return loadFields[:2]
+		}
+		return loadFields
+	case methodUnload:
+		if k&fromRundown == 0 {
+			return unloadFields
+		}
+	case moduleLoad:
+		if !ranges {
+			return moduleFields
+		}
+	}
+	return nil
+}
+
+// observe applies an event of kind k at t, given the values of
+// k.fields(m.ranges != nil).
+func (m *MethodMap) observe(k methodEvent, t trace.Time, v []trace.Value) {
+	switch k &^ fromRundown {
+	case methodLoad:
+		when := t
+		if k&fromRundown != 0 {
+			when = Always
+		}
+		var name string
+		var module uint64
+		if len(v) == len(loadFields) {
+			name, module = MethodName(stringOf(v[3]), stringOf(v[4]), stringOf(v[5])), v[2].Uint()
+		}
+		m.AddMethod(when, v[0].Uint(), uint32(v[1].Uint()), name, module)
+	case methodUnload:
+		m.Unload(t, v[0].Uint())
+	case moduleLoad:
+		p := stringOf(v[1])
+		if p == "" {
+			p = stringOf(v[2])
+		}
+		m.AddModule(v[0].Uint(), p)
+	}
+}
+
+func stringOf(v trace.Value) string {
+	if v.Kind() != trace.KindString {
+		return ""
+	}
+	return v.Str()
 }
 
 type fieldMap []trace.Field
@@ -172,15 +369,6 @@ func (f fieldMap) get(name string) trace.Value {
 		}
 	}
 	return trace.Value{}
-}
-
-func (f fieldMap) uint(name string) uint64 { return f.get(name).Uint() }
-func (f fieldMap) str(name string) string {
-	v := f.get(name)
-	if v.Kind() != trace.KindString {
-		return ""
-	}
-	return v.Str()
 }
 
 // ResolveSpan is Resolve that also returns the times [from, to) around t
@@ -217,5 +405,5 @@ func (m *MethodMap) ResolveSpan(t trace.Time, addr uint64) (f trace.Frame, ok bo
 		return trace.Frame{Addr: addr}, false, from, to
 	}
 	from, to = max(from, best.Loaded), min(to, best.Unloaded)
-	return trace.Frame{Addr: addr, Module: m.modules[best.ModuleID], Func: best.Name}, true, from, to
+	return trace.Frame{Addr: addr, Module: m.modules[best.ModuleID], Func: m.name(best)}, true, from, to
 }

@@ -2,6 +2,7 @@ package clr
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"viewer/trace"
@@ -114,6 +115,70 @@ func TestMethodMapResolveSpan(t *testing.T) {
 			if g, gok := m.Resolve(u, addr); g != f || gok != ok {
 				t.Fatalf("ResolveSpan(%d, %d) = %v %v over [%d, %d), but Resolve(%d) = %v %v", at, addr, f, ok, from, to, u, g, gok)
 			}
+		}
+	}
+}
+
+// TestRangesOnlyCountsTheSame builds a full map and a RangesOnly map
+// from the same random adds (repeated rundown entries, unloads of them,
+// loads out of time and address order, a Resolve in the middle) and
+// checks CountResolved of both against Resolve on the full map, frame by
+// frame.
+func TestRangesOnlyCountsTheSame(t *testing.T) {
+	for seed := range uint64(30) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		full, ranges := NewMethodMap(), NewMethodMap()
+		ranges.RangesOnly()
+		for i := range 400 {
+			start := uint64(rng.IntN(40)) * 16
+			size := uint32(8 + 8*rng.IntN(3))
+			load := Always
+			if rng.IntN(4) == 0 {
+				load = trace.Time(rng.IntN(1000))
+			}
+			switch rng.IntN(5) {
+			case 0:
+				at := trace.Time(rng.IntN(1000))
+				full.Unload(at, start)
+				ranges.Unload(at, start)
+			default:
+				full.AddMethod(load, start, size, "m", 1)
+				ranges.AddMethod(load, start, size, "m", 1)
+			}
+			if i == 300 { // a Resolve in the middle sorts the full map; adding goes on
+				full.Resolve(0, 0)
+				ranges.Resolve(0, 0)
+			}
+		}
+		full.Finish()
+		ranges.Finish()
+		var frames []FrameAt
+		want := int64(0)
+		for range 2000 {
+			f := FrameAt{Time: trace.Time(rng.IntN(1100)), Addr: uint64(rng.IntN(40*16 + 32))}
+			switch rng.IntN(50) {
+			case 0:
+				f.Time = MaxTime
+			case 1:
+				f.Time = Always
+			}
+			frames = append(frames, f)
+			_, ok := full.Resolve(f.Time, f.Addr)
+			if ok {
+				want++
+			}
+			if _, got := ranges.Resolve(f.Time, f.Addr); got != ok {
+				t.Fatalf("seed %d: Resolve(%d, %#x) of the ranges map says %v, the full map %v", seed, f.Time, f.Addr, got, ok)
+			}
+		}
+		if got := ranges.CountResolved(slices.Clone(frames)); got != want {
+			t.Errorf("seed %d: ranges map resolves %d frames, the full map %d", seed, got, want)
+		}
+		if got := full.CountResolved(frames); got != want {
+			t.Errorf("seed %d: full map CountResolved %d, Resolve %d", seed, got, want)
+		}
+		if want == 0 || want == int64(len(frames)) {
+			t.Errorf("seed %d: %d of %d frames resolve: the test checks nothing", seed, want, len(frames))
 		}
 	}
 }

@@ -29,6 +29,11 @@ type sampleStack struct {
 // NewSymbols returns a symbol source that knows no methods yet.
 func NewSymbols() *Symbols { return &Symbols{methods: NewMethodObserver()} }
 
+// RangesOnly makes s keep what Finish's count needs and no names (see
+// MethodMap.RangesOnly), for callers that only count resolved frames;
+// Symbolize then names no function. Call it before Observe.
+func (s *Symbols) RangesOnly() { s.methods.Map.RangesOnly() }
+
 // Observe looks at one event: method and module events teach it names,
 // sample events' stacks are kept for the frame count.
 func (s *Symbols) Observe(r trace.Reader, e trace.Event) {
@@ -55,16 +60,14 @@ func (s *Symbols) Observe(r trace.Reader, e trace.Event) {
 // trace has no sample stacks). r is the reader the events came from.
 func (s *Symbols) Finish(r trace.Reader) (frames, resolved int64) {
 	s.methods.Map.Finish()
+	var all []FrameAt
 	for _, sm := range s.samples {
 		for _, a := range r.Stack(sm.stack) {
-			frames++
-			if _, ok := s.methods.Map.Resolve(sm.time, a); ok {
-				resolved++
-			}
+			all = append(all, FrameAt{sm.time, a})
 		}
 	}
 	s.samples = nil
-	return frames, resolved
+	return int64(len(all)), s.methods.Map.CountResolved(all)
 }
 
 // Symbolize names the method that holds addr at time t; the process does

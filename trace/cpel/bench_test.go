@@ -2,10 +2,12 @@ package cpel
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -217,4 +219,60 @@ func (m meter) report(b *testing.B, events int) {
 	b.ReportMetric(float64(events)/el.Seconds()/1e6, "Mevents/s")
 	b.ReportMetric(float64(events)/cpu.Seconds()/1e6, "Mevents/cpu-s")
 	b.ReportMetric(float64(ms.TotalAlloc-m.alloc)/float64(events), "heapB/event")
+}
+
+// TestReadEventsAsReadEvent checks that ReadEvents returns the events and
+// the error of ReadEvent called one by one, for batches of several sizes,
+// on a generated file (whole and cut, which ends in damage) and on every
+// real file.
+func TestReadEventsAsReadEvent(t *testing.T) {
+	var buf bytes.Buffer
+	if err := cpeltest.Generate(&buf, 50_000, 1e9); err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string][]byte{"generated": buf.Bytes(), "cut": buf.Bytes()[:buf.Len()*3/5]}
+	if _, err := os.Stat("../../../shared/realdata/cpel"); err == nil || os.Getenv("CI") != "" {
+		real, _ := filepath.Glob(filepath.Join(tracetest.RealData(t, "cpel"), "*.cpel"))
+		for _, p := range real {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs[filepath.Base(p)] = b
+		}
+	}
+	for name, data := range inputs {
+		r, err := Format{}.Open(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			continue // refused files have nothing to read
+		}
+		var want []trace.Event
+		var wantErr error
+		for {
+			e, err := r.ReadEvent()
+			if err != nil {
+				wantErr = err
+				break
+			}
+			want = append(want, e)
+		}
+		for _, size := range []int{1, 3, 1000, 100_000} {
+			r, _ := Format{}.Open(bytes.NewReader(data), int64(len(data)))
+			br := r.(*Reader)
+			var got []trace.Event
+			dst := make([]trace.Event, size)
+			var err error
+			for err == nil {
+				var n int
+				n, err = br.ReadEvents(dst)
+				got = append(got, dst[:n]...)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, batches of %d: %d events differ from ReadEvent's %d", name, size, len(got), len(want))
+			}
+			if err.Error() != wantErr.Error() {
+				t.Errorf("%s, batches of %d: error %v, want %v", name, size, err, wantErr)
+			}
+		}
+	}
 }

@@ -424,6 +424,70 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 	return r.readSlow()
 }
 
+// ReadEvents fills dst with the next events, as ReadEvent would return
+// them one by one, and returns how many: err is nil while events remain,
+// else what ended reading after them (io.EOF at the end). Records are
+// decoded straight into dst (the index and `viewer stats` read so).
+func (r *Reader) ReadEvents(dst []trace.Event) (int, error) {
+	n := 0
+	for n < len(dst) {
+		if c := r.single; c != nil {
+			es := c.es
+			dense, types := r.tracks.dense, r.types.dense
+			for ; n < len(dst); n++ {
+				j := (c.i - c.bufStart) * recordSize
+				if j < 0 || j+recordSize > len(c.buf) {
+					break
+				}
+				b := c.buf[j : j+recordSize]
+				var ticks uint64
+				var id, code uint32
+				if r.big {
+					ticks, id, code = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
+				} else {
+					ticks = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:]))
+					id, code = binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+				}
+				t := trace.Time(ticks)
+				if es.clock.mul != 1 || ticks > math.MaxInt64 {
+					t = es.clock.time(ticks)
+				}
+				tr, ty := trace.TrackID(-1), trace.TypeID(-1)
+				if id < uint32(len(dense)) {
+					tr = trace.TrackID(dense[id])
+				}
+				if tr < 0 {
+					tr = r.trackSlow(id)
+					dense = r.tracks.dense
+				}
+				if code < uint32(len(types)) {
+					ty = trace.TypeID(types[code])
+				}
+				if ty < 0 {
+					ty = r.typSlow(code)
+					types = r.types.dense
+				}
+				e := &dst[n]
+				*e = trace.Event{
+					Time: t, Track: tr, Type: ty, Capture: trace.NoTrack, CPU: trace.NoCPU,
+					Payload: trace.Loc{Off: es.dataOff + int64(c.i)*recordSize + datumOffInRecord, Len: 4},
+				}
+				c.i++
+			}
+			if n == len(dst) {
+				break
+			}
+		}
+		e, err := r.readSlow()
+		if err != nil {
+			return n, err
+		}
+		dst[n] = e
+		n++
+	}
+	return n, nil
+}
+
 func (r *Reader) readSlow() (trace.Event, error) {
 	if r.err != nil {
 		return trace.Event{}, r.err

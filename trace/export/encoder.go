@@ -80,8 +80,8 @@ func (enc *Encoder) Append(b []byte, e trace.Event, d trace.Details, frames []tr
 // noSchema reports whether an event's payload is shown as raw bytes: its
 // type has no schema (no field list), nothing was decoded from it, and it
 // is not empty.
-func (enc *Encoder) noSchema(t trace.TypeID, d *trace.Details) bool {
-	if len(d.Fields) > 0 || len(d.Raw) == 0 {
+func (enc *Encoder) noSchema(t trace.TypeID, fields, raw int) bool {
+	if fields > 0 || raw == 0 {
 		return false
 	}
 	return t < 0 || int(t) >= len(enc.m.Types) || enc.m.Types[t].Fields == nil
@@ -116,7 +116,7 @@ func (enc *Encoder) AppendEvent(b []byte, e trace.Event) ([]byte, error) {
 			return b, err
 		}
 		b = enc.Append(b, e, d, nil)
-		if enc.noSchema(e.Type, &d) {
+		if enc.noSchema(e.Type, len(d.Fields), len(d.Raw)) {
 			b = append(appendRaw(b[:len(b)-1], d.Raw), '}')
 		}
 		return b, nil
@@ -126,7 +126,24 @@ func (enc *Encoder) AppendEvent(b []byte, e trace.Event) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
+	if enc.noSchema(e.Type, len(fields), int(e.Payload.Len)) { // its raw bytes are shown: Details has them
+		enc.da = nil
+		b, err = enc.AppendEvent(b, e)
+		enc.da = da
+		return b, err
+	}
 	return enc.AppendDecoded(b, &e, fields, label), nil
+}
+
+// AppendPayloadDecoded is AppendDecoded for an event read with its
+// payload bytes (see [trace.PayloadDecoder]): as AppendEvent does, it
+// adds the payload as `raw` when the event has no schema.
+func (enc *Encoder) AppendPayloadDecoded(b []byte, e *trace.Event, fields []trace.Field, label, payload []byte) []byte {
+	b = enc.AppendDecoded(b, e, fields, label)
+	if enc.noSchema(e.Type, len(fields), len(payload)) {
+		b = append(appendRaw(b[:len(b)-1], payload), '}')
+	}
+	return b
 }
 
 // AppendDecoded appends *e as [Encoder.Append] does, given the fields

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,6 +130,33 @@ func TestAppendInt(t *testing.T) {
 		}
 		if got, want := string(appendInt(nil, int64(v))), strconv.FormatInt(int64(v), 10); got != want {
 			t.Fatalf("appendInt(%d) = %s", int64(v), got)
+		}
+	}
+}
+
+// TestCounterAddEvents checks that counting in batches gives the
+// statistics of counting one by one, on random events (negative times,
+// unknown types, types in any order) cut into random batches.
+func TestCounterAddEvents(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	m := &trace.Meta{Format: "x"}
+	for range 50 {
+		m.Types = make([]trace.EventType, 1+rng.IntN(20))
+		evs := make([]trace.Event, rng.IntN(500))
+		for i := range evs {
+			evs[i] = trace.Event{Time: trace.Time(rng.IntN(2000) - 1000), Type: trace.TypeID(rng.IntN(len(m.Types)+1) - 1)}
+		}
+		var one, batched Counter
+		for _, e := range evs {
+			one.Add(e)
+		}
+		for rest := evs; len(rest) > 0; {
+			k := min(len(rest), rng.IntN(40))
+			batched.AddEvents(rest[:k])
+			rest = rest[k:]
+		}
+		if a, b := one.Stats(m, nil), batched.Stats(m, nil); !reflect.DeepEqual(a, b) {
+			t.Fatalf("batched %+v, one by one %+v", b, a)
 		}
 	}
 }

@@ -72,6 +72,29 @@ func (c *Counter) Add(e trace.Event) {
 	}
 }
 
+// AddEvents counts events, as Add does for each.
+func (c *Counter) AddEvents(evs []trace.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	if c.events == 0 {
+		c.first, c.last = evs[0].Time, evs[0].Time
+	}
+	last := c.last
+	for i := range evs {
+		e := &evs[i]
+		last = max(last, e.Time)
+		if t := e.Type; t >= 0 {
+			if int(t) >= len(c.perType) {
+				c.perType = append(c.perType, make([]int64, int(t)+1-len(c.perType))...)
+			}
+			c.perType[t]++
+		}
+	}
+	c.last = last
+	c.events += int64(len(evs))
+}
+
 // Stats returns the statistics of the events added so far; err is the
 // error that ended reading (nil or io.EOF for a clean end).
 func (c *Counter) Stats(m *trace.Meta, err error) Stats {

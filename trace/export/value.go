@@ -1,10 +1,10 @@
 package export
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
-	"strings"
+	"time"
+	"unicode/utf8"
 
 	"viewer/trace"
 )
@@ -48,9 +48,46 @@ func appendValue(b []byte, v *trace.Value) []byte {
 		return append(b, ']')
 	case trace.KindBad:
 		return append(b, "null"...)
-	default:
-		return AppendString(b, v.String())
+	case trace.KindHex: // as v.String(), which needs no escaping, without allocating
+		b = strconv.AppendUint(append(b, `"0x`...), v.Uint(), 16)
+		return append(b, '"')
+	case trace.KindTime:
+		b = v.Time().AppendFormat(append(b, '"'), time.RFC3339Nano)
+		return append(b, '"')
+	case trace.KindBytes:
+		return append(appendHex(append(b, '"'), v.Str()), '"')
+	case trace.KindGUID:
+		if g := v.Str(); len(g) == 16 {
+			return append(appendGUID(append(b, '"'), g), '"')
+		}
 	}
+	return AppendString(b, v.String())
+}
+
+// appendHex appends s in lower-case hex.
+func appendHex(b []byte, s string) []byte {
+	const digits = "0123456789abcdef"
+	for i := 0; i < len(s); i++ {
+		b = append(b, digits[s[i]>>4], digits[s[i]&15])
+	}
+	return b
+}
+
+// appendGUID appends 16 bytes in Windows layout as trace.FormatGUID
+// does: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, the first three groups
+// little-endian.
+func appendGUID(b []byte, g string) []byte {
+	for _, i := range [...]int{3, 2, 1, 0} {
+		b = appendHex(b, g[i:i+1])
+	}
+	b = append(b, '-')
+	b = appendHex(appendHex(b, g[5:6]), g[4:5])
+	b = append(b, '-')
+	b = appendHex(appendHex(b, g[7:8]), g[6:7])
+	b = append(b, '-')
+	b = appendHex(b, g[8:10])
+	b = append(b, '-')
+	return appendHex(b, g[10:16])
 }
 
 // AppendFields appends fields as an ordered JSON array of
@@ -77,11 +114,87 @@ func AppendString(b []byte, s string) []byte { return appendString(b, s) }
 
 func appendString[S string | []byte](b []byte, s S) []byte {
 	if !jsonPlain(s) {
-		enc, _ := json.Marshal(strings.ToValidUTF8(string(s), "\uFFFD"))
-		return append(b, enc...)
+		return appendEscaped(b, s)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendEscaped appends s as a JSON string, byte for byte what
+// json.Marshal(strings.ToValidUTF8(s, "\uFFFD")) writes (HTML characters
+// escaped, each run of invalid UTF-8 one U+FFFD), without allocating.
+func appendEscaped[S string | []byte](b []byte, s S) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		var r rune
+		var size int
+		if str, ok := any(s).(string); ok {
+			r, size = utf8.DecodeRuneInString(str[i:])
+		} else {
+			r, size = utf8.DecodeRune([]byte(s[i:]))
+		}
+		switch {
+		case r == utf8.RuneError && size == 1: // a run of invalid bytes: one U+FFFD
+			b = append(b, s[start:i]...)
+			b = append(b, "\uFFFD"...)
+			for i < len(s) {
+				if s[i] < utf8.RuneSelf {
+					break
+				}
+				var r rune
+				var n int
+				if str, ok := any(s).(string); ok {
+					r, n = utf8.DecodeRuneInString(str[i:])
+				} else {
+					r, n = utf8.DecodeRune([]byte(s[i:]))
+				}
+				if r != utf8.RuneError || n != 1 {
+					break
+				}
+				i++
+			}
+			start = i
+			continue
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 

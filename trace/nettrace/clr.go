@@ -83,8 +83,9 @@ var manifestTypes = [...]TypeCode{
 }
 
 // applyMaps replaces numbers that a manifest value map names by their
-// names (GC reasons, sample types), in place.
-func applyMaps(fields []trace.Field, spec []clr.Field) {
+// names (GC reasons, sample types), in place; the names of bit sets are
+// made in a (or allocated when a is nil).
+func applyMaps(fields []trace.Field, spec []clr.Field, a *arena) {
 	for i := range fields {
 		if i >= len(spec) {
 			return
@@ -93,16 +94,23 @@ func applyMaps(fields []trace.Field, spec []clr.Field) {
 		switch {
 		case s.Map != nil:
 			if n, ok := f.Value.Number(); ok && f.Value.Kind() != trace.KindFloat {
-				if text, ok := s.Map.Text(uint64(n)); ok {
-					f.Value = trace.StringValue(text)
+				if !s.Map.Bits || a == nil {
+					if text, ok := s.Map.Text(uint64(n)); ok {
+						f.Value = trace.StringValue(text)
+					}
+				} else {
+					var buf [128]byte
+					if text, ok := s.Map.AppendText(buf[:0], uint64(n)); ok {
+						f.Value = trace.StringValue(a.copyString(text))
+					}
 				}
 			}
 		case s.Type == clr.Struct && f.Value.Kind() == trace.KindArray:
 			for _, el := range f.Value.Fields() {
-				applyMaps(el.Value.Fields(), s.Fields)
+				applyMaps(el.Value.Fields(), s.Fields, a)
 			}
 		case s.Type == clr.Struct:
-			applyMaps(f.Value.Fields(), s.Fields)
+			applyMaps(f.Value.Fields(), s.Fields, a)
 		}
 	}
 }

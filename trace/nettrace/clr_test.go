@@ -19,7 +19,7 @@ func decodeManifest(t *testing.T, provider string, id, version int, payload []by
 		t.Fatalf("no schema for %s %d v%d", provider, id, version)
 	}
 	fields, used := DecodePayload(payload, fromManifest(e.Fields), ptr)
-	applyMaps(fields, e.Fields)
+	applyMaps(fields, e.Fields, nil)
 	return fields, used
 }
 

@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"slices"
 	"strconv"
 
 	"viewer/trace"
@@ -332,7 +333,8 @@ func (r *Reader) define(m metadata, off int64) error {
 		m.typ.Fields = Spec(manifest)
 	}
 	r.meta.Types = append(r.meta.Types, m.typ)
-	r.types = append(r.types, typeInfo{fields: m.fields, manifest: manifest, maps: maps, noStack: bookkeeping(m.typ)})
+	r.types = append(r.types, typeInfo{name: labelName(m.typ), fields: m.fields, manifest: manifest, maps: maps, noStack: bookkeeping(m.typ)})
+	r.publishTypes()
 	if m.id < 1<<16 {
 		for int(m.id) >= len(r.metaID) {
 			r.metaID = append(r.metaID, 0)
@@ -390,7 +392,10 @@ func (r *Reader) addTrack(pid, tid int64, name string, code int64) trace.TrackID
 	k := [2]int64{pid, tid}
 	if tid >= 0 {
 		if t, ok := r.trackKeys[k]; ok {
-			if name != "" {
+			if name != "" && name != r.meta.Tracks[t].Name {
+				// A new array: a copy of Meta taken earlier keeps the
+				// old name (see trace.PayloadDecoder).
+				r.meta.Tracks = slices.Clone(r.meta.Tracks)
 				r.meta.Tracks[t].Name = name
 			}
 			return t
@@ -785,6 +790,7 @@ func (r *Reader) derive(t trace.TypeID, l trace.LabelsID) trace.TypeID {
 	d := trace.TypeID(len(r.meta.Types))
 	r.meta.Types = append(r.meta.Types, et)
 	r.types = append(r.types, r.types[t])
+	r.publishTypes()
 	r.derived[k] = d
 	return d
 }

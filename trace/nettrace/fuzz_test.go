@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,11 +110,62 @@ func FuzzReader(f *testing.F) {
 				t.Fatal(err)
 			}
 			prev = e.Time
-			if _, err := r.Details(e); err != nil {
+			d, err := r.Details(e)
+			if err != nil {
 				t.Fatalf("details: %v", err)
 			}
+			checkDecoders(t, r, e, d)
 		}
 	})
+}
+
+// checkDecoders checks that AppendDetails and AppendPayloadDetails give
+// what Details gave, and that ReadFields reads the values Details decoded
+// for some of the fields (and none for a name no field has).
+func checkDecoders(t *testing.T, r *Reader, e trace.Event, d trace.Details) {
+	t.Helper()
+	text := func(fields []trace.Field, label string) string {
+		var sb strings.Builder
+		for _, f := range fields {
+			sb.WriteString(f.Name + "=" + string(rune('a'+f.Value.Kind())) + ":" + f.Value.String() + ";")
+		}
+		return sb.String() + "|" + label
+	}
+	want := text(d.Fields, d.Label)
+	fields, label, err := r.AppendDetails([]trace.Field{{Name: "before"}}, []byte("x"), e)
+	if err != nil || len(fields) == 0 || fields[0].Name != "before" || len(label) == 0 || label[0] != 'x' {
+		t.Fatalf("AppendDetails kept no prefix: %v", err)
+	}
+	if got := text(fields[1:], string(label[1:])); got != want {
+		t.Fatalf("AppendDetails %q, Details %q", got, want)
+	}
+	fields, label, err = r.AppendPayloadDetails(nil, nil, e, d.Raw)
+	if got := text(fields, string(label)); err != nil || got != want {
+		t.Fatalf("AppendPayloadDetails %q (%v), Details %q", got, err, want)
+	}
+	var names []string
+	for i, f := range d.Fields {
+		if i%2 == 0 && f.Name != "" && !slices.Contains(names, f.Name) {
+			names = append(names, f.Name)
+		}
+	}
+	names = append(names, "\x00no such field")
+	vals := make([]trace.Value, len(names))
+	if !r.ReadFields(e, names, vals) {
+		t.Fatal("ReadFields failed where Details did not")
+	}
+	for i, n := range names {
+		var w trace.Value
+		for _, f := range d.Fields {
+			if f.Name == n {
+				w = f.Value
+				break
+			}
+		}
+		if vals[i].Kind() != w.Kind() || vals[i].String() != w.String() {
+			t.Fatalf("ReadFields %s = %v, Details %v", n, vals[i], w)
+		}
+	}
 }
 
 // FuzzUserEvents feeds arbitrary metadata and payloads to the .NET

@@ -13,7 +13,11 @@
 // is ordered block by block. See order.go for the merge. Payloads stay in the file: an event records
 // where its payload lies and [Reader.Details] decodes it on demand with
 // the metadata's schema ([DecodePayload] does the same for schemas supplied
-// from elsewhere).
+// from elsewhere). The current region's event blocks stay in memory (up
+// to [MaxHeldBytes]), so the payloads of the events being handed out are
+// read from there, and decoding puts strings and nested lists in arenas
+// rather than allocating per value (details.go, arena.go): a full
+// decode allocates per block, not per event.
 //
 // Tables grow while reading: event types (one per metadata definition;
 // after a v6 metadata flush, new ones), tracks (one per OS thread, or per
@@ -49,6 +53,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"viewer/trace"
@@ -67,7 +72,19 @@ const (
 	// sequence points (the runtime writes one per 10 MB) is ordered in
 	// parts of this many events, keeping memory bounded.
 	MaxRegionEvents = 1 << 22
+	// MaxHeldBytes caps the blocks of a region kept in memory for their
+	// payloads; the payloads of a region's later blocks are read from
+	// the file.
+	MaxHeldBytes = 32 << 20
 )
+
+// heldBlock is where one block of the region lies in the file and in
+// Reader.held.
+type heldBlock struct {
+	off int64
+	at  int
+	n   int
+}
 
 const formatName = "nettrace"
 
@@ -143,6 +160,19 @@ type Reader struct {
 	pos     int64 // file offset of the next object or block
 	buf     []byte
 	head    []byte // scratch for object headers
+	// held is the current region's blocks, back to back, kept in memory
+	// (up to MaxHeldBytes) so that its events' payloads are read from
+	// here rather than from the file; heldAt says where each block lies.
+	held   []byte
+	heldAt []heldBlock
+	arenas arenas // for decoding payloads (arena.go)
+	// infos is r.types as of the last event type added: what
+	// AppendPayloadDetails reads while reading goes on.
+	infos atomic.Pointer[[]typeInfo]
+	plans []fieldPlan // by TypeID, for ReadFields
+	// blocks counts the blocks read (the benchmarks report allocations
+	// per block)
+	blocks int
 
 	clock clock
 
@@ -189,6 +219,7 @@ type Reader struct {
 }
 
 type typeInfo struct {
+	name     string      // the event's name as labels show it (see Label)
 	fields   []Field     // the file's own schema
 	manifest []Field     // the CLR manifest's schema when the file gives none, else nil
 	maps     []clr.Field // the manifest schema whose value maps apply, or nil
@@ -203,7 +234,7 @@ func (ti *typeInfo) decode(payload []byte, pointerSize int) []trace.Field {
 		return fields
 	}
 	fields, _ := DecodePayload(payload, ti.manifest, pointerSize)
-	applyMaps(fields, ti.maps)
+	applyMaps(fields, ti.maps, nil)
 	return fields
 }
 
@@ -544,6 +575,61 @@ func (r *Reader) load(off int64, n int) ([]byte, error) {
 	return b, nil
 }
 
+// hold reads the n bytes at off as load does, keeping them with the
+// region's other blocks while they fit in MaxHeldBytes.
+func (r *Reader) hold(off int64, n int) ([]byte, error) {
+	k := len(r.held)
+	if k+n > MaxHeldBytes {
+		return r.load(off, n)
+	}
+	if rem := r.size - off; int64(n) > rem {
+		n = int(max(rem, 0))
+	}
+	if cap(r.held)-k < n {
+		// Grown by doubling from a region's usual size (the runtime
+		// writes a sequence point every few MB), and kept from region
+		// to region: a few allocations for the whole file.
+		grown := make([]byte, k, max(k+n, 2*cap(r.held), int(min(r.size, 4<<20))))
+		copy(grown, r.held)
+		r.held = grown
+	}
+	b := r.held[k : k+n]
+	if n > 0 {
+		got, err := r.r.ReadAt(b, off)
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		b = b[:got]
+	}
+	r.held = r.held[:k+len(b)]
+	r.heldAt = append(r.heldAt, heldBlock{off: off, at: k, n: len(b)})
+	return b, nil
+}
+
+// heldPayload returns the bytes of loc when they are in memory.
+func (r *Reader) heldPayload(loc trace.Loc) ([]byte, bool) {
+	h := r.heldAt
+	i, j := 0, len(h)
+	for i < j { // the last block starting at or before loc.Off
+		m := int(uint(i+j) >> 1)
+		if h[m].off <= loc.Off {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i == 0 || loc.Len < 0 {
+		return nil, false
+	}
+	blk := h[i-1]
+	d := loc.Off - blk.off
+	if d+int64(loc.Len) > int64(blk.n) {
+		return nil, false
+	}
+	at := blk.at + int(d)
+	return r.held[at : at+int(loc.Len) : at+int(loc.Len)], true
+}
+
 // Meta returns the reader's tables.
 func (r *Reader) Meta() *trace.Meta { return &r.meta }
 
@@ -597,6 +683,7 @@ func (r *Reader) clamp(e *trace.Event) {
 // sorted).
 func (r *Reader) fill() {
 	r.region, r.next, r.left = r.region[:0], 0, 0
+	r.held, r.heldAt = r.held[:0], r.heldAt[:0]
 	r.runStarts = r.runStarts[:0]
 	for r.err == nil {
 		done, err := r.step()
@@ -684,7 +771,12 @@ func (r *Reader) step() (done bool, err error) {
 	if n > MaxBlockSize {
 		return true, r.errorf(off-4, "block size %d exceeds the maximum %d", n, MaxBlockSize)
 	}
-	b, err := r.load(off, n)
+	var b []byte
+	if kind == blockEvent {
+		b, err = r.hold(off, n)
+	} else {
+		b, err = r.load(off, n)
+	}
 	if err != nil {
 		return true, err
 	}
@@ -700,6 +792,7 @@ func (r *Reader) step() (done bool, err error) {
 			return true, r.errorf(off+int64(n), "block not closed (tag %d)", end[0])
 		}
 	}
+	r.blocks++
 	d := dec{b: b, base: off}
 	switch kind {
 	case blockEvent:
@@ -781,6 +874,10 @@ func (r *Reader) Payload(e trace.Event) ([]byte, error) {
 		return nil, errors.New("nettrace: payload outside the file")
 	}
 	b := make([]byte, e.Payload.Len)
+	if h, ok := r.heldPayload(e.Payload); ok {
+		copy(b, h)
+		return b, nil
+	}
 	n, err := r.r.ReadAt(b, e.Payload.Off)
 	if n == len(b) {
 		return b, nil
@@ -791,31 +888,18 @@ func (r *Reader) Payload(e trace.Event) ([]byte, error) {
 	return nil, err
 }
 
-// Details decodes an event's payload with its type's metadata schema.
-func (r *Reader) Details(e trace.Event) (trace.Details, error) {
-	raw, err := r.Payload(e)
-	if err != nil {
-		return trace.Details{}, err
-	}
-	var d trace.Details
-	d.Raw = raw
-	var et trace.EventType
-	if e.Type >= 0 && int(e.Type) < len(r.meta.Types) {
-		et = r.meta.Types[e.Type]
-		d.Fields = r.types[e.Type].decode(raw, r.meta.PointerSize)
-	}
-	d.Label = Label(et, d.Fields)
-	return d, nil
-}
-
 // Label returns the one-line text of an event: its name (or
 // provider/id when unnamed) then name=value pairs, capped at [MaxLabel]
 // bytes.
 func Label(et trace.EventType, fields []trace.Field) string {
-	name := et.Name
-	if name == "" {
-		name = et.Provider + "/" + strconv.FormatInt(et.ID, 10)
-	}
 	var buf [MaxLabel + 64]byte
-	return string(appendLabel(buf[:0], name, fields))
+	return string(appendLabel(buf[:0], labelName(et), fields))
+}
+
+// labelName is the name an event's label starts with.
+func labelName(et trace.EventType) string {
+	if et.Name == "" {
+		return et.Provider + "/" + strconv.FormatInt(et.ID, 10)
+	}
+	return et.Name
 }

@@ -153,9 +153,20 @@ const (
 // out, and trailing bytes are ignored. It returns the decoded fields and
 // the number of payload bytes they used.
 func DecodePayload(payload []byte, fields []Field, pointerSize int) ([]trace.Field, int) {
-	p := payloadDec{dec: dec{b: payload}, ptr: pointerSize, payload: payload, budget: min(MaxValues, 64+4*len(payload))}
-	out := p.fields(fields, 0)
+	p := newPayloadDec(payload, pointerSize, nil)
+	out := p.fields(make([]trace.Field, 0, len(fields)), fields, 0)
 	return out, p.off
+}
+
+// appendPayload is DecodePayload appending the fields to dst, with the
+// strings and nested lists taken from a (or allocated when a is nil).
+func appendPayload(dst []trace.Field, payload []byte, fields []Field, pointerSize int, a *arena) []trace.Field {
+	p := newPayloadDec(payload, pointerSize, a)
+	return p.fields(dst, fields, 0)
+}
+
+func newPayloadDec(payload []byte, pointerSize int, a *arena) payloadDec {
+	return payloadDec{dec: dec{b: payload}, ptr: pointerSize, payload: payload, budget: min(MaxValues, 64+4*len(payload)), a: a}
 }
 
 type payloadDec struct {
@@ -163,10 +174,45 @@ type payloadDec struct {
 	ptr     int
 	payload []byte
 	budget  int
+	a       *arena // where strings and lists go; nil: the heap
 }
 
-func (p *payloadDec) fields(fs []Field, depth int) []trace.Field {
-	out := make([]trace.Field, 0, len(fs))
+// list returns an empty field list with room for n.
+func (p *payloadDec) list(n int) []trace.Field {
+	if p.a == nil {
+		return make([]trace.Field, 0, n)
+	}
+	return p.a.list(n)
+}
+
+// grow returns l with room for one more field, moved to a list of twice
+// the room when it is full.
+func (p *payloadDec) grow(l []trace.Field) []trace.Field {
+	if len(l) < cap(l) {
+		return l
+	}
+	return append(p.list(max(2*cap(l), 4)), l...)
+}
+
+// str16 decodes UTF-16LE text.
+func (p *payloadDec) str16(b []byte) string {
+	if p.a == nil {
+		return decodeUTF16(b)
+	}
+	return p.a.utf16(b)
+}
+
+// str8 decodes UTF-8 text, invalid bytes replaced by U+FFFD.
+func (p *payloadDec) str8(b []byte) string {
+	if p.a != nil && utf8.Valid(b) {
+		return p.a.copyString(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// fields appends the fields of schema fs to dst.
+func (p *payloadDec) fields(dst []trace.Field, fs []Field, depth int) []trace.Field {
+	first := len(dst)
 	for i := range fs {
 		f := &fs[i]
 		if p.left() == 0 && f.Type != TypeObject && !(f.Type == TypeFixedArray && f.Count == 0) {
@@ -176,7 +222,7 @@ func (p *payloadDec) fields(fs []Field, depth int) []trace.Field {
 		var v trace.Value
 		if f.Type == TypeArray && f.CountField != "" {
 			n := -1
-			for _, prev := range out {
+			for _, prev := range dst[first:] {
 				if prev.Name == f.CountField {
 					if x, ok := prev.Value.Number(); ok && x >= 0 && x <= math.MaxUint16 {
 						n = int(x)
@@ -195,12 +241,12 @@ func (p *payloadDec) fields(fs []Field, depth int) []trace.Field {
 				break
 			}
 		}
-		out = append(out, trace.Field{Name: f.Name, Value: v})
+		dst = append(dst, trace.Field{Name: f.Name, Value: v})
 		if p.bad {
 			break
 		}
 	}
-	return out
+	return dst
 }
 
 func (p *payloadDec) value(f *Field, depth int) trace.Value {
@@ -210,15 +256,15 @@ func (p *payloadDec) value(f *Field, depth int) trace.Value {
 	}
 	switch f.Type {
 	case TypeObject:
-		return trace.StructValue(p.fields(f.Fields, depth+1))
+		return trace.StructValue(p.fields(p.list(len(f.Fields)), f.Fields, depth+1))
 	case TypeBoolean32:
 		return trace.BoolValue(p.u32() != 0)
 	case TypeBoolean8:
 		return trace.BoolValue(p.u8() != 0)
 	case TypeUTF16CodeUnit:
-		return trace.StringValue(decodeUTF16(p.bytes(2)))
+		return trace.StringValue(p.str16(p.bytes(2)))
 	case TypeUTF8CodeUnit:
-		return trace.StringValue(strings.ToValidUTF8(string(p.bytes(1)), "\uFFFD"))
+		return trace.StringValue(p.str8(p.bytes(1)))
 	case TypeSByte:
 		return trace.IntValue(int64(int8(p.u8())))
 	case TypeByte:
@@ -266,7 +312,7 @@ func (p *payloadDec) value(f *Field, depth int) trace.Value {
 			}
 		}
 		p.off += min(n+1, len(b))
-		return trace.StringValue(strings.ToValidUTF8(string(b[:n]), "\uFFFD"))
+		return trace.StringValue(p.str8(b[:n]))
 	case TypeVarInt:
 		return trace.IntValue(p.varint64())
 	case TypeVarUInt:
@@ -301,20 +347,20 @@ func (p *payloadDec) value(f *Field, depth int) trace.Value {
 		data := p.payload[off : off+size]
 		switch f.Elem.Type {
 		case TypeUTF16CodeUnit, TypeUTF8CodeUnit, TypeByte:
-			sub := payloadDec{dec: dec{b: data}}
+			sub := payloadDec{dec: dec{b: data}, a: p.a}
 			return sub.elems(f.Elem, len(data)/max(f.Elem.Type.fixedSize(p.ptr), 1), depth)
 		}
-		sub := payloadDec{dec: dec{b: data}, ptr: p.ptr, payload: p.payload, budget: p.budget}
-		var elems []trace.Value
+		sub := payloadDec{dec: dec{b: data}, ptr: p.ptr, payload: p.payload, budget: p.budget, a: p.a}
+		var elems []trace.Field
 		for sub.left() > 0 && !sub.bad {
 			v := sub.value(f.Elem, depth+1)
 			if sub.bad {
 				break
 			}
-			elems = append(elems, v)
+			elems = append(p.grow(elems), trace.Field{Value: v})
 		}
 		p.budget = sub.budget
-		return trace.ArrayValue(elems)
+		return trace.ArrayOf(elems)
 	}
 	p.fail()
 	return trace.Value{}
@@ -325,10 +371,10 @@ func (p *payloadDec) elems(e *Field, n int, depth int) trace.Value {
 	switch e.Type {
 	case TypeUTF16CodeUnit:
 		b := p.bytes(2 * n)
-		return trace.StringValue(decodeUTF16(b))
+		return trace.StringValue(p.str16(b))
 	case TypeUTF8CodeUnit:
 		b := p.bytes(n)
-		return trace.StringValue(strings.ToValidUTF8(string(b), "\uFFFD"))
+		return trace.StringValue(p.str8(b))
 	case TypeByte:
 		return trace.BytesValue(p.bytes(n))
 	}
@@ -336,34 +382,41 @@ func (p *payloadDec) elems(e *Field, n int, depth int) trace.Value {
 	if sz := e.Type.fixedSize(p.ptr); sz > 0 && n*sz > p.left() {
 		p.fail()
 		return trace.Value{}
-	} else if sz == 0 {
+	} else if sz > 0 {
+		c = n // fits in what is left, so bounded by the payload
+	} else {
 		// Variable-size elements: grow with what decodes, not with the
 		// count claimed, which nested arrays multiply.
 		c = min(n, 4)
 	}
-	elems := make([]trace.Value, 0, c)
+	elems := p.list(c)
 	for range n {
 		v := p.value(e, depth+1)
 		if p.bad {
 			return trace.Value{}
 		}
-		elems = append(elems, v)
+		elems = append(p.grow(elems), trace.Field{Value: v})
 	}
-	return trace.ArrayValue(elems)
+	return trace.ArrayOf(elems)
 }
 
 // utf16zTolerant reads a NUL-terminated UTF-16 string, or the rest of the
 // payload when the terminator is missing.
 func (p *payloadDec) utf16zTolerant() string {
 	b := p.b[p.off:]
+	if p.a != nil {
+		s, n := p.a.utf16z(b)
+		p.off += n
+		return s
+	}
 	for i := 0; i+1 < len(b); i += 2 {
 		if b[i] == 0 && b[i+1] == 0 {
 			p.off += i + 2
-			return decodeUTF16(b[:i])
+			return p.str16(b[:i])
 		}
 	}
 	p.off = len(p.b)
-	return decodeUTF16(b)
+	return p.str16(b)
 }
 
 // fileTime converts a Windows FILETIME (100 ns units since 1601) to a time
@@ -380,6 +433,12 @@ func fileTime(ft uint64) trace.Value {
 // appendLabel appends the one-line text of an event: its name then
 // name=value pairs, capped at MaxLabel bytes (plus an ellipsis).
 func appendLabel(b []byte, name string, fields []trace.Field) []byte {
+	l := labelText(b[len(b):len(b)], name, fields) // in b's spare room, so that the label's own length is len(l)
+	return append(b, l...)
+}
+
+// labelText appends the text appendLabel appends to an empty b.
+func labelText(b []byte, name string, fields []trace.Field) []byte {
 	b = append(b, name...)
 	for _, f := range fields {
 		if len(b) >= MaxLabel {
@@ -409,12 +468,12 @@ func appendLabel(b []byte, name string, fields []trace.Field) []byte {
 		}
 	}
 	if len(b) > MaxLabel {
-		b = append(b[:len(truncUTF8(string(b), MaxLabel))], "…"...)
+		b = append(b[:len(truncUTF8(b, MaxLabel))], "…"...)
 	}
 	return b
 }
 
-func truncUTF8(s string, n int) string {
+func truncUTF8[S string | []byte](s S, n int) S {
 	if len(s) <= n {
 		return s
 	}

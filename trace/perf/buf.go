@@ -17,16 +17,22 @@ import (
 const chunkSize = 1 << 20
 
 // chunkBuf reads a file's records through a buffer of about chunkSize
-// bytes.
+// bytes. It keeps the chunk before the current one too: the events of a
+// round are handed out after the next round is read, and their payloads
+// are then still here (held) rather than read again.
 type chunkBuf struct {
 	r     io.ReaderAt
 	limit int64 // end of the readable region
 	base  int64
 	b     []byte
+	// the previous chunk, and a buffer to read the next one into
+	prevBase int64
+	prev     []byte
+	spare    []byte
 }
 
-// at returns the n bytes at off, valid until the next call. It returns
-// io.ErrUnexpectedEOF when they run past the limit or the file.
+// at returns the n bytes at off, valid until the call after next. It
+// returns io.ErrUnexpectedEOF when they run past the limit or the file.
 func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 	if off >= c.base && off+int64(n) <= c.base+int64(len(c.b)) {
 		return c.b[off-c.base : off-c.base+int64(n)], nil
@@ -35,12 +41,14 @@ func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 		return nil, io.ErrUnexpectedEOF
 	}
 	want := max(int64(n), min(chunkSize, c.limit-off))
-	if int64(cap(c.b)) < want {
-		c.b = make([]byte, want)
+	next := c.spare
+	if int64(cap(next)) < want {
+		next = make([]byte, want)
 	}
-	c.b = c.b[:want]
-	m, err := c.r.ReadAt(c.b, off)
-	c.base, c.b = off, c.b[:m]
+	c.prev, c.prevBase, c.spare = c.b, c.base, c.prev[:0]
+	next = next[:want]
+	m, err := c.r.ReadAt(next, off)
+	c.base, c.b = off, next[:m]
 	if m < n {
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
@@ -48,6 +56,20 @@ func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 		return nil, err
 	}
 	return c.b[:n], nil
+}
+
+// held returns the bytes of l when the current or the previous chunk
+// holds them.
+func (c *chunkBuf) held(l trace.Loc) ([]byte, bool) {
+	for _, k := range [2]struct {
+		base int64
+		b    []byte
+	}{{c.base, c.b}, {c.prevBase, c.prev}} {
+		if l.Off >= k.base && l.Len >= 0 && l.Off+int64(l.Len) <= k.base+int64(len(k.b)) {
+			return k.b[l.Off-k.base : l.Off-k.base+int64(l.Len)], true
+		}
+	}
+	return nil, false
 }
 
 // zspill holds the raw data of the samples found in COMPRESSED data, so

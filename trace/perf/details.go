@@ -2,6 +2,7 @@ package perf
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -85,10 +86,99 @@ func (rd *Reader) decode(ti *typeInfo, raw []byte, dst []trace.Field) ([]trace.F
 	return append(dst, trace.Field{Name: "raw", Value: trace.BytesValue(raw)}), nil
 }
 
+// ReadEventPayload reads the next event into *e, as ReadEvent returns it,
+// and appends its payload bytes to dst (see trace.PayloadDecoder).
+func (rd *Reader) ReadEventPayload(e *trace.Event, dst []byte) ([]byte, error) {
+	ev, err := rd.ReadEvent()
+	if err != nil {
+		return dst, err
+	}
+	*e = ev
+	if ev.Payload.Len <= 0 {
+		return dst, nil
+	}
+	if ev.Payload.Off < rd.size {
+		if b, ok := rd.buf.held(ev.Payload); ok { // read with the records: no second read
+			return append(dst, b...), nil
+		}
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, int(ev.Payload.Len))[:n+int(ev.Payload.Len)]
+	raw, err := rd.rawAt(ev.Payload, dst[n:n:len(dst)])
+	if err != nil {
+		return dst[:n], err
+	}
+	if len(raw) > 0 && &raw[0] != &dst[n] { // from the block cache
+		copy(dst[n:], raw)
+	}
+	return dst, nil
+}
+
+// AppendPayloadDetails appends the fields and the label text Details
+// would return for an event of ReadEventPayload, given its payload bytes
+// (and returns Details' error). It reads the event types as they were
+// published when the event was read, and what is fixed once the file
+// header is read, so it is safe for concurrent use with itself and with
+// ReadEventPayload.
+func (rd *Reader) AppendPayloadDetails(fields []trace.Field, label []byte, e trace.Event, payload []byte) ([]trace.Field, []byte, error) {
+	var ts []typeInfo
+	if p := rd.infos.Load(); p != nil {
+		ts = *p
+	}
+	return rd.appendDetails(ts, fields, label, e, payload)
+}
+
+// AppendDetails appends the fields and the label text Details would
+// return for e to fields and label (and returns Details' error), without
+// allocating what Details allocates for the caller to keep.
+func (rd *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
+	var payload []byte
+	if e.Type >= 0 && int(e.Type) < len(rd.types) && e.Payload.Len != 0 {
+		var err error
+		if payload, err = rd.rawAt(e.Payload, nil); err != nil {
+			return fields, label, err
+		}
+	}
+	return rd.appendDetails(rd.types, fields, label, e, payload)
+}
+
+// appendDetails is AppendDetails given the event types and the payload.
+func (rd *Reader) appendDetails(ts []typeInfo, fields []trace.Field, label []byte, e trace.Event, payload []byte) ([]trace.Field, []byte, error) {
+	if e.Type < 0 || int(e.Type) >= len(ts) {
+		return fields, label, &trace.FormatError{Format: "perf", Off: e.Payload.Off, Msg: "event of unknown type"}
+	}
+	if len(payload) == 0 {
+		return fields, label, nil
+	}
+	ti := &ts[e.Type]
+	if fields == nil {
+		fields = []trace.Field{} // decode makes no list of its own for a non-nil one
+	}
+	n := len(fields)
+	fields, err := rd.decode(ti, payload, fields)
+	if err != nil {
+		return fields, label, err
+	}
+	if tp := ti.attr.tp; tp != nil && ti.schema == nil && ti.dotnet == nil && tp.Print != nil {
+		return fields, append(label, tp.Label(payload, rd.bo)...), nil
+	}
+	return fields, appendLabel(label, fields[n:]), nil
+}
+
 // Label renders fields as the one-line text the timeline shows:
 // name=value pairs, cut at about 200 bytes.
 func Label(fields []trace.Field) string {
-	b := make([]byte, 0, maxLabel+32)
+	return string(appendLabel(make([]byte, 0, maxLabel+32), fields))
+}
+
+// appendLabel appends the text Label returns to b.
+func appendLabel(b []byte, fields []trace.Field) []byte {
+	l := labelText(b[len(b):len(b)], fields) // in b's spare room, so that the label's own length is len(l)
+	return append(b, l...)
+}
+
+// labelText appends the text Label returns to an empty b.
+func labelText(b []byte, fields []trace.Field) []byte {
 	for i, f := range fields {
 		if i > 0 {
 			b = append(b, ' ')
@@ -110,7 +200,7 @@ func Label(fields []trace.Field) string {
 		}
 		b = append(b, "…"...)
 	}
-	return string(b)
+	return b
 }
 
 // appendText appends v as Value.String renders it, without building

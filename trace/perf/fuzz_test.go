@@ -73,8 +73,15 @@ func FuzzReader(f *testing.F) {
 				return
 			}
 			var prev trace.Time
+			var payload []byte
 			for n := 0; ; n++ {
-				e, err := r.ReadEvent()
+				var e trace.Event
+				var err error
+				if order == OrderRounds { // as the parallel dump reads
+					payload, err = r.ReadEventPayload(&e, payload[:0])
+				} else {
+					e, err = r.ReadEvent()
+				}
 				if err != nil {
 					if _, ok := errors.AsType[*trace.FormatError](err); !ok && err.Error() != "EOF" {
 						t.Fatalf("read: %v", err)
@@ -85,8 +92,40 @@ func FuzzReader(f *testing.F) {
 					t.Fatalf("event %d before its predecessor", n)
 				}
 				prev = e.Time
-				r.Details(e)
+				d, derr := r.Details(e)
+				if order == OrderRounds {
+					checkPayloadDetails(t, r, e, payload, d, derr)
+				}
 			}
 		}
 	})
+}
+
+// checkPayloadDetails checks that ReadEventPayload gave the bytes Details
+// decoded and that AppendPayloadDetails gives Details' fields, label and
+// error.
+func checkPayloadDetails(t *testing.T, r *Reader, e trace.Event, payload []byte, d trace.Details, derr error) {
+	t.Helper()
+	if derr == nil && !bytes.Equal(payload, d.Raw) {
+		t.Fatalf("ReadEventPayload % x, Details raw % x", payload, d.Raw)
+	}
+	fields, label, err := r.AppendPayloadDetails(nil, nil, e, payload)
+	if (err == nil) != (derr == nil) {
+		t.Fatalf("AppendPayloadDetails error %v, Details %v", err, derr)
+	}
+	afields, alabel, aerr := r.AppendDetails(nil, nil, e)
+	if (aerr == nil) != (derr == nil) || string(alabel) != string(label) || len(afields) != len(fields) {
+		t.Fatalf("AppendDetails %d fields %q (%v), AppendPayloadDetails %d %q (%v)", len(afields), alabel, aerr, len(fields), label, err)
+	}
+	if err != nil {
+		return
+	}
+	if string(label) != d.Label || len(fields) != len(d.Fields) {
+		t.Fatalf("AppendPayloadDetails %d fields %q, Details %d %q", len(fields), label, len(d.Fields), d.Label)
+	}
+	for i := range fields {
+		if fields[i].Name != d.Fields[i].Name || fields[i].Value.String() != d.Fields[i].Value.String() {
+			t.Fatalf("field %d: %v, Details %v", i, fields[i], d.Fields[i])
+		}
+	}
 }

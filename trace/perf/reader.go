@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"viewer/trace"
@@ -129,6 +130,15 @@ type Reader struct {
 	unknownSample int
 	done          bool
 	err           error
+
+	// shared is how many tracks a copy of Meta may hold: the tracks
+	// there were when an event was last handed out. Changing one of them
+	// copies the table first (ownTrack), so that such a copy keeps what
+	// it saw (trace.PayloadDecoder).
+	shared int
+	// infos is rd.types as of the last event type added: what
+	// AppendPayloadDetails reads while reading goes on.
+	infos atomic.Pointer[[]typeInfo]
 }
 
 // NewReader returns a reader for the perf.data file r of the given size.
@@ -536,6 +546,22 @@ func (rd *Reader) tracingData(b []byte, off int64) {
 // cannot decode their payloads afterwards.
 func (rd *Reader) Close() error { return rd.zspill.close() }
 
+// Stackless reports whether no event of the file can have a stack: it
+// is a file (a pipe's attrs come with its records), and none of its
+// attrs samples call chains. A symbol source then has nothing to name
+// (`viewer dump` reads such a file once only).
+func (rd *Reader) Stackless() bool {
+	if rd.pipe {
+		return false
+	}
+	for _, a := range rd.attrs {
+		if a.sampleType&sampleCallchain != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Meta returns the reader's tables.
 func (rd *Reader) Meta() *trace.Meta { return &rd.meta }
 
@@ -569,6 +595,7 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 		if rd.outPos < len(rd.out) {
 			e := rd.out[rd.outPos]
 			rd.outPos++
+			rd.shared = len(rd.meta.Tracks)
 			return e, nil
 		}
 		if rd.done {
@@ -977,11 +1004,14 @@ func (rd *Reader) thread(pid, tid int64) trace.TrackID {
 func (rd *Reader) threadSlow(pid, tid int64) trace.TrackID {
 	k := tidKey(pid, tid)
 	if t, ok := rd.threads[k]; ok {
-		tr := &rd.meta.Tracks[t]
-		if tr.PID != pid && pid >= 0 {
+		if tr := &rd.meta.Tracks[t]; tr.PID != pid && pid >= 0 {
 			// A thread seen first without its process (or pid reuse).
+			// The process track is added first: adding it may move the
+			// table, and tr must point into the table that stays.
+			parent := rd.process(pid)
+			tr = rd.ownTrack(t)
 			tr.PID = pid
-			tr.Parent = rd.process(pid)
+			tr.Parent = parent
 		}
 		return t
 	}
@@ -1019,6 +1049,16 @@ func (rd *Reader) process(pid int64) trace.TrackID {
 	return p
 }
 
+// ownTrack returns track t to change it, copying the table first when a
+// copy of Meta taken since may hold it.
+func (rd *Reader) ownTrack(t trace.TrackID) *trace.Track {
+	if int(t) < rd.shared {
+		rd.meta.Tracks = slices.Clone(rd.meta.Tracks)
+		rd.shared = 0
+	}
+	return &rd.meta.Tracks[t]
+}
+
 // MaxNames bounds the earlier names a track keeps ([trace.Track].Names).
 const MaxNames = 32
 
@@ -1030,7 +1070,7 @@ func (rd *Reader) setComm(t trace.TrackID, comm string) {
 	if old == comm {
 		return
 	}
-	tr := &rd.meta.Tracks[t]
+	tr := rd.ownTrack(t)
 	if old != "" && len(tr.Names) < MaxNames {
 		tr.Names = append(tr.Names, tr.Name)
 	}

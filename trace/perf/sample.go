@@ -301,6 +301,8 @@ func (rd *Reader) addType(et trace.EventType, ti typeInfo) trace.TypeID {
 	id := trace.TypeID(len(rd.meta.Types))
 	rd.meta.Types = append(rd.meta.Types, et)
 	rd.types = append(rd.types, ti)
+	ts := rd.types
+	rd.infos.Store(&ts)
 	return id
 }
 

@@ -44,8 +44,7 @@ type Sched struct {
 	busy    int                  // CPUs running a task other than idle
 	busyCtr span.TrackID         // the "busy CPUs" counter, -1 before the first switch
 	threads map[int64]*threadRun // by tid
-	tracks  map[int64]trace.TrackID
-	sys     []sysCall // open syscall by thread track (open: ok)
+	sys     []sysCall            // open syscall by thread track (open: ok)
 	args    map[trace.TrackID]span.ArgsID
 	// Ids the Builder gave, kept to spare its maps on every slice.
 	stateName map[string]span.NameID
@@ -60,7 +59,7 @@ const maxRetArgs = 1 << 12
 
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
-	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, tracks: map[int64]trace.TrackID{}, args: map[trace.TrackID]span.ArgsID{},
+	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, args: map[trace.TrackID]span.ArgsID{},
 		stateName: map[string]span.NameID{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{}}
 	return s
 }
@@ -168,6 +167,10 @@ type threadRun struct {
 	open  bool // the state began before the trace showed it
 	track span.TrackID
 	of    trace.TrackID
+	// tr is the thread's trace track, as the last switch away from it
+	// said (known: one did).
+	tr    trace.TrackID
+	known bool
 }
 
 type sysCall struct {
@@ -482,8 +485,12 @@ func (s *Sched) sw(e trace.Event, raw []byte, st *schedType, b *span.Builder) {
 	prevState := s.intField(raw, st.f[2])
 	nextComm := strField(raw, st.f[3])
 	nextTID := s.intField(raw, st.f[4])
-	if e.Track >= 0 && prevTID != 0 {
-		s.tracks[prevTID] = e.Track
+	var prev *threadRun
+	if prevTID != 0 {
+		prev = s.thread(prevTID)
+		if e.Track >= 0 {
+			prev.tr, prev.known = e.Track, true
+		}
 	}
 	cpu := max(e.CPU, 0)
 	if int(cpu) >= 1<<16 {
@@ -520,8 +527,8 @@ func (s *Sched) sw(e trace.Event, raw []byte, st *schedType, b *span.Builder) {
 		}
 		b.AddSample(span.Sample{Time: e.Time, Track: s.busyCtr, Value: float64(s.busy)})
 	}
-	if prevTID != 0 {
-		th := s.thread(prevTID)
+	if prev != nil {
+		th := prev
 		if th.state == "" {
 			th.state, th.since, th.open = stateRunning, b.First(), true
 		}
@@ -554,9 +561,9 @@ func (s *Sched) setState(b *span.Builder, tid int64, th *threadRun, state string
 
 func (s *Sched) addState(b *span.Builder, tid int64, th *threadRun, end trace.Time, fl span.Flags) {
 	if th.track < 0 || th.of == trace.NoTrack {
-		of, ok := s.tracks[tid]
-		if !ok {
-			of = trace.NoTrack
+		of := trace.NoTrack
+		if th.known {
+			of = th.tr
 		}
 		if th.track < 0 || of != th.of {
 			name := "state"
@@ -596,8 +603,8 @@ func (s *Sched) Finish(r trace.Reader, b *span.Builder) {
 			continue
 		}
 		th := trace.NoTrack
-		if t, ok := s.tracks[c.tid]; ok {
-			th = t
+		if t := s.threads[c.tid]; t != nil && t.known {
+			th = t.tr
 		}
 		b.Add(span.Slice{Start: c.start, End: end, Track: c.track, Name: c.comm, Args: s.threadArgs(b, th), Thread: th, Flags: span.OpenEnd})
 	}

@@ -112,7 +112,7 @@ func (b *Builder) Add(s Slice) {
 	s.Depth = min(s.Depth, MaxDepth)
 	p := &b.per[s.Track]
 	if p.slices.n > 0 && !p.unsorted {
-		if l := p.slices.last(); s.Start < l.start || s.Start == l.start && s.Depth < l.depth {
+		if st, d := p.slices.lastStart(); s.Start < st || s.Start == st && s.Depth < d {
 			p.unsorted = true
 		}
 	}
@@ -143,6 +143,7 @@ func (b *Builder) Finish() *Set {
 	s.nslices = b.nslices
 	for i := range b.per {
 		p := &b.per[i]
+		p.slices.finish()
 		if p.unsorted {
 			p.slices.sort()
 		}
@@ -156,30 +157,75 @@ func (b *Builder) Finish() *Set {
 	return s
 }
 
-// Derive reads r to its end, shows every event to d and returns what it
-// derived. Like render.Build, it keeps what was derived before a damaged
-// part of the trace: err is the reader's error other than io.EOF, with
-// the Set of the events before it.
+// Derive reads r to its end, shows every event to d through a [Driver]
+// and returns what it derived: the same Set render.Build keeps beside
+// its index. Like render.Build, it keeps what was derived before a
+// damaged part of the trace: err is the reader's error other than
+// io.EOF, with the Set of the events before it.
 func Derive(r trace.Reader, d Deriver) (*Set, error) {
-	b := NewBuilder()
+	v := NewDriver(r, d)
 	var err error
 	for {
 		var e trace.Event
 		if e, err = r.ReadEvent(); err != nil {
 			break
 		}
-		b.See(e.Time)
-		if d != nil {
-			d.Observe(r, e, b)
-		}
-	}
-	if d != nil {
-		d.Finish(r, b)
+		v.Observe(e)
 	}
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
-	return b.Finish(), err
+	return v.Finish(), err
+}
+
+// Driver shows a trace's events to a Deriver as an index sees them:
+// an event out of time order (readers promise order; a damaged trace
+// can break it) is shown at the latest time before it, as render.Build
+// indexes it, and an event whose track is not in the reader's tables is
+// shown on trace.NoTrack. render.Build and [Derive] both drive
+// derivation through it, so that `viewer spans` prints what the page's
+// index holds.
+type Driver struct {
+	r       trace.Reader
+	d       Deriver
+	b       *Builder
+	last    trace.Time
+	clamped int64
+}
+
+// NewDriver returns a Driver showing r's events to d (nil: none, the
+// Set is empty).
+func NewDriver(r trace.Reader, d Deriver) *Driver {
+	return &Driver{r: r, d: d, b: NewBuilder()}
+}
+
+// Observe shows one event, read from the Driver's reader, to the
+// deriver.
+func (v *Driver) Observe(e trace.Event) {
+	if v.b.seen && e.Time < v.last {
+		e.Time = v.last
+		v.clamped++
+	}
+	v.last = e.Time
+	if e.Track < 0 || int(e.Track) >= len(v.r.Meta().Tracks) {
+		e.Track = trace.NoTrack
+	}
+	v.b.See(e.Time)
+	if v.d != nil {
+		v.d.Observe(v.r, e, v.b)
+	}
+}
+
+// Clamped returns how many events Observe moved to a later time.
+func (v *Driver) Clamped() int64 { return v.clamped }
+
+// Finish ends derivation and returns the Set; the Driver must not be
+// used afterwards.
+func (v *Driver) Finish() *Set {
+	if v.d != nil {
+		v.d.Finish(v.r, v.b)
+	}
+	return v.b.Finish()
 }
 
 // NameBytes is Name for a name held in bytes; it allocates only for a

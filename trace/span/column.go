@@ -7,37 +7,78 @@ import (
 	"viewer/trace"
 )
 
-// columnBits sets the chunk size of a Column: 1024 slices (32 KiB).
+// columnBits sets the chunk size of a Column: 1024 slices (16 KiB).
 const columnBits = 10
 
 // Column holds one track's slices in chunks that are never copied once
 // full: a derivation that grows to millions of slices allocates each
 // byte once, instead of copying the whole every time it doubles. Every
 // chunk but the last holds exactly 1<<columnBits slices.
+//
+// A slice is stored in 16 bytes: its start, its length in 32 bits and
+// the index of its attributes (name, arguments, thread, depth, flags) in
+// a table of the column, where slices that share them share one entry (a
+// CPU track's slices repeat a few threads, a state track's a few
+// states). A slice of 2^32 ns or more keeps its end in a table of long
+// slices instead. Derived slices are stored by the million, and writing
+// fresh memory is what deriving them costs.
 type Column struct {
 	chunks [][]rec
 	n      int
 	track  TrackID
+	attrs  []attr
+	longs  []long
+	// dedup finds the attrs entry of a slice while the column is built;
+	// nil after Finish, and once it holds maxDedup entries (a track
+	// whose slices all differ, as activities with arguments of their
+	// own: a table of them would only cost).
+	dedup map[attr]uint32
+	// recent holds the last attributes looked up, found without hashing:
+	// a track's slices mostly repeat a handful.
+	recent [4]recentAttr
+	next   uint8
 }
 
-// rec is a Slice as a Column stores it: without its track, which is the
-// column's (32 bytes instead of 40: derived slices are stored by the
-// million, and on a busy machine touching fresh memory is what costs).
+type recentAttr struct {
+	a  attr
+	k  uint32
+	ok bool
+}
+
+// rec is a slice as a Column stores it.
 type rec struct {
-	start, end trace.Time
-	name       NameID
-	args       ArgsID
-	thread     trace.TrackID
-	depth      uint16
-	flags      Flags
+	start trace.Time
+	dur   uint32 // end − start; unused for a long slice
+	key   uint32 // index into attrs, or longBit|index into longs
 }
 
-func (r *rec) slice(t TrackID) Slice {
-	return Slice{Start: r.start, End: r.end, Track: t, Name: r.name, Args: r.args, Thread: r.thread, Depth: r.depth, Flags: r.flags}
+const longBit = 1 << 31
+
+// attr is what a slice holds beside its times.
+type attr struct {
+	name   NameID
+	args   ArgsID
+	thread trace.TrackID
+	depth  uint16
+	flags  Flags
 }
 
-func toRec(s Slice) rec {
-	return rec{start: s.Start, end: s.End, name: s.Name, args: s.Args, thread: s.Thread, depth: s.Depth, flags: s.Flags}
+// long is a slice of 2^32 ns or more: its end and its attrs index.
+type long struct {
+	end trace.Time
+	key uint32
+}
+
+// maxDedup bounds the distinct attributes a column looks up.
+const maxDedup = 1 << 16
+
+func (c *Column) rec(i int) *rec { return &c.chunks[i>>columnBits][i&(1<<columnBits-1)] }
+
+func (c *Column) attr(r *rec) *attr {
+	if r.key&longBit != 0 {
+		return &c.attrs[c.longs[r.key&^longBit].key]
+	}
+	return &c.attrs[r.key]
 }
 
 // Len returns the number of slices.
@@ -45,15 +86,83 @@ func (c *Column) Len() int { return c.n }
 
 // At returns slice i (0 ≤ i < Len).
 func (c *Column) At(i int) Slice {
-	return c.chunks[i>>columnBits][i&(1<<columnBits-1)].slice(c.track)
+	r := c.rec(i)
+	a := c.attr(r)
+	return Slice{Start: r.start, End: c.end(r), Track: c.track, Name: a.name, Args: a.args, Thread: a.thread, Depth: a.depth, Flags: a.flags}
 }
 
 // Start returns the start of slice i.
-func (c *Column) Start(i int) trace.Time { return c.chunks[i>>columnBits][i&(1<<columnBits-1)].start }
+func (c *Column) Start(i int) trace.Time { return c.rec(i).start }
 
 // End returns the end of slice i.
-func (c *Column) End(i int) trace.Time { return c.chunks[i>>columnBits][i&(1<<columnBits-1)].end }
+func (c *Column) End(i int) trace.Time { return c.end(c.rec(i)) }
 
+// Depth returns the nesting depth of slice i.
+func (c *Column) Depth(i int) uint16 { return c.attr(c.rec(i)).depth }
+
+// Depths returns the distinct nesting depths of the slices, in order.
+func (c *Column) Depths() []uint16 {
+	var ds []uint16
+	for i := range c.attrs {
+		if d := c.attrs[i].depth; !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	slices.Sort(ds)
+	return ds
+}
+
+func (c *Column) end(r *rec) trace.Time {
+	if r.key&longBit != 0 {
+		return c.longs[r.key&^longBit].end
+	}
+	return r.start + trace.Time(r.dur)
+}
+
+// bytes returns the memory the column holds.
+func (c *Column) bytes() int64 {
+	var n int64
+	for _, ch := range c.chunks {
+		n += int64(cap(ch)) * 16
+	}
+	return n + int64(cap(c.attrs))*16 + int64(cap(c.longs))*16
+}
+
+func (c *Column) key(s Slice) uint32 {
+	a := attr{name: s.Name, args: s.Args, thread: s.Thread, depth: s.Depth, flags: s.Flags}
+	for i := range c.recent {
+		if r := &c.recent[i]; r.ok && r.a == a {
+			return r.k
+		}
+	}
+	k := c.lookup(a)
+	c.recent[c.next%4] = recentAttr{a: a, k: k, ok: true}
+	c.next++
+	return k
+}
+
+func (c *Column) lookup(a attr) uint32 {
+	if c.dedup == nil && len(c.attrs) == 0 {
+		c.dedup = map[attr]uint32{}
+	}
+	if c.dedup != nil {
+		if k, ok := c.dedup[a]; ok {
+			return k
+		}
+	}
+	k := uint32(len(c.attrs))
+	c.attrs = append(c.attrs, a)
+	if c.dedup != nil {
+		if len(c.dedup) < maxDedup {
+			c.dedup[a] = k
+		} else {
+			c.dedup = nil
+		}
+	}
+	return k
+}
+
+// push appends s (End ≥ Start).
 func (c *Column) push(s Slice) {
 	k := c.n >> columnBits
 	if k == len(c.chunks) {
@@ -63,19 +172,36 @@ func (c *Column) push(s Slice) {
 		}
 		c.chunks = append(c.chunks, make([]rec, 0, size))
 	}
-	c.chunks[k] = append(c.chunks[k], toRec(s))
+	r := rec{start: s.Start, key: c.key(s)}
+	if d := uint64(s.End - s.Start); d < 1<<32 {
+		r.dur = uint32(d)
+	} else {
+		c.longs = append(c.longs, long{end: s.End, key: r.key})
+		r.key = longBit | uint32(len(c.longs)-1)
+	}
+	c.chunks[k] = append(c.chunks[k], r)
 	c.n++
 }
 
-// last returns the latest slice pushed (Len > 0).
-func (c *Column) last() *rec { return &c.chunks[(c.n-1)>>columnBits][(c.n-1)&(1<<columnBits-1)] }
+// lastStart returns the start and depth of the latest slice pushed
+// (Len > 0).
+func (c *Column) lastStart() (trace.Time, uint16) {
+	r := c.rec(c.n - 1)
+	return r.start, c.attr(r).depth
+}
+
+// finish ends building: the lookup table goes.
+func (c *Column) finish() {
+	c.dedup, c.recent = nil, [4]recentAttr{}
+	c.attrs, c.longs = slices.Clip(c.attrs), slices.Clip(c.longs)
+}
 
 // sort sorts the slices by start, then depth, keeping the order of
 // equals.
 func (c *Column) sort() {
 	flat := c.flatRecs()
 	slices.SortStableFunc(flat, func(x, y rec) int {
-		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.depth, y.depth))
+		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(c.attr(&x).depth, c.attr(&y).depth))
 	})
 	c.chunks = c.chunks[:0]
 	for len(flat) > 0 {
@@ -98,10 +224,8 @@ func (c *Column) flatRecs() []rec {
 
 // appendTo appends the slices to dst.
 func (c *Column) appendTo(dst []Slice) []Slice {
-	for _, ch := range c.chunks {
-		for i := range ch {
-			dst = append(dst, ch[i].slice(c.track))
-		}
+	for i := range c.n {
+		dst = append(dst, c.At(i))
 	}
 	return dst
 }

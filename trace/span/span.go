@@ -25,8 +25,8 @@
 // The model is pointer-light so that millions of slices cost the garbage
 // collector nothing to scan: a [Slice] names its track, name and
 // arguments by dense ids into the [Set]'s tables, and each track keeps
-// its slices in a [Column] of fixed-size chunks, 32 bytes a slice, that
-// is never copied as it grows.
+// its slices in a [Column] of fixed-size chunks, 16 bytes a slice (what
+// slices share, a column stores once), that is never copied as it grows.
 //
 // Slices whose end (or start) the trace does not hold are kept, flagged
 // [OpenEnd] (or [OpenStart]) and bounded by the last (or first) event of
@@ -188,6 +188,15 @@ func (s *Set) TrackSamples(t TrackID) []Sample {
 		return nil
 	}
 	return s.samples[t]
+}
+
+// Bytes returns the memory the slices take.
+func (s *Set) Bytes() int64 {
+	var n int64
+	for i := range s.slices {
+		n += s.slices[i].bytes()
+	}
+	return n
 }
 
 // Len returns the number of slices of all tracks.

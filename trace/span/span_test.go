@@ -1,6 +1,7 @@
 package span
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -173,5 +174,53 @@ func TestActivitiesBound(t *testing.T) {
 	set := b.Finish()
 	if set.Dropped != 10 || set.Len() != MaxOpenActivities {
 		t.Errorf("Dropped %d, %d slices", set.Dropped, set.Len())
+	}
+}
+
+// TestColumnCompact: slices of 2^32 ns and more keep their ends, and a
+// track whose slices all differ (past the column's lookup table) keeps
+// every slice's attributes, in and out of start order.
+func TestColumnCompact(t *testing.T) {
+	b := NewBuilder()
+	tr := b.Track(Track{Kind: KindSlices, Name: "mixed"})
+	rng := rand.New(rand.NewPCG(5, 6))
+	var want []Slice
+	for i := range maxDedup + 3000 {
+		s := Slice{Start: trace.Time(i * 10), Track: tr, Name: NameID(i % 5), Thread: trace.TrackID(i % 3), Depth: uint16(i % 2), Flags: Flags(i % 3)}
+		if i < 2000 || rng.IntN(4) == 0 {
+			s.Args = ArgsID(i) // distinct
+		}
+		if i%2 == 1 {
+			s.Start = trace.Time(rng.Int64N(1 << 40)) // out of order
+		}
+		switch rng.IntN(3) {
+		case 0:
+			s.End = s.Start + 1<<32 + trace.Time(rng.Int64N(1<<40))
+		case 1:
+			s.End = s.Start + 1<<32 - 1
+		default:
+			s.End = s.Start + trace.Time(rng.IntN(100))
+		}
+		b.Add(s)
+		want = append(want, s)
+	}
+	set := b.Finish()
+	slices.SortStableFunc(want, func(x, y Slice) int {
+		if x.Start != y.Start {
+			return cmp.Compare(x.Start, y.Start)
+		}
+		return int(x.Depth) - int(y.Depth)
+	})
+	got := set.TrackSlices(tr)
+	if len(got) != len(want) {
+		t.Fatalf("%d slices, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("slice %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if n, most := set.Bytes(), int64(len(want))*40; n <= 0 || n > most {
+		t.Fatalf("Bytes %d, want in (0, %d]", n, most)
 	}
 }

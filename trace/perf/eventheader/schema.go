@@ -213,15 +213,15 @@ func (d *decoder) field(i int) (trace.Value, error) {
 	if d.items += n; d.items > MaxItems {
 		return trace.Value{}, ErrLimit
 	}
-	elems := make([]trace.Value, n)
+	elems := make([]trace.Field, n) // kept by the value: one allocation, not ArrayValue's two
 	for k := range elems {
 		v, err := d.element(i)
 		if err != nil {
 			return trace.Value{}, err
 		}
-		elems[k] = v
+		elems[k].Value = v
 	}
-	return trace.ArrayValue(elems), nil
+	return trace.ArrayOf(elems), nil
 }
 
 // element decodes one element of field i (a struct with its members, or

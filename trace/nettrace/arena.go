@@ -1,0 +1,182 @@
+package nettrace
+
+import (
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+
+	"viewer/trace"
+)
+
+// arena hands out the strings and field lists of decoded payloads from
+// chunks, so that decoding costs an allocation per chunk rather than per
+// value. A chunk is only ever appended to: what was handed out is never
+// written again, so the strings are as immutable as any Go string and
+// the lists may be kept as long as the caller likes (they keep their
+// chunk alive).
+type arena struct {
+	b []byte        // the current chunk; b[len(b):cap(b)] is free
+	f []trace.Field // the current chunk of fields
+}
+
+const (
+	arenaBytes  = 64 << 10 // bytes per chunk; longer strings get their own
+	arenaFields = 1024     // fields per chunk; longer lists get their own
+)
+
+// arenas is a pool of arenas: decoding may run on many goroutines at
+// once (Details, AppendPayloadDetails), each borrowing one.
+type arenas struct{ pool sync.Pool }
+
+func (p *arenas) get() *arena {
+	if a, ok := p.pool.Get().(*arena); ok {
+		return a
+	}
+	return &arena{}
+}
+
+func (p *arenas) put(a *arena) { p.pool.Put(a) }
+
+// reserve returns n bytes of the arena to write a string into.
+func (a *arena) reserve(n int) []byte {
+	if n > arenaBytes/4 {
+		return make([]byte, n)
+	}
+	if cap(a.b)-len(a.b) < n {
+		a.b = make([]byte, 0, arenaBytes)
+	}
+	k := len(a.b)
+	a.b = a.b[:k+n]
+	return a.b[k : k+n : k+n]
+}
+
+// string returns b, written by the caller into what reserve returned, as
+// a string without copying it.
+func (a *arena) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// copyString returns a copy of b as a string.
+func (a *arena) copyString(b []byte) string {
+	dst := a.reserve(len(b))
+	copy(dst, b)
+	return a.string(dst)
+}
+
+// list returns an empty field list with room for n fields.
+func (a *arena) list(n int) []trace.Field {
+	if n == 0 {
+		return []trace.Field{} // not nil, as make's: no allocation
+	}
+	if n > arenaFields/4 {
+		return make([]trace.Field, 0, n)
+	}
+	if cap(a.f)-len(a.f) < n {
+		a.f = make([]trace.Field, 0, arenaFields)
+	}
+	k := len(a.f)
+	a.f = a.f[:k+n]
+	return a.f[k : k : k+n]
+}
+
+// utf16z decodes the NUL-terminated UTF-16LE string at the start of b
+// (all of b when it has no terminator) as decodeUTF16 does, into the
+// arena, and returns it with the bytes it took, terminator included. It
+// looks at four code units at a time while they are ASCII.
+func (a *arena) utf16z(b []byte) (string, int) {
+	const (
+		nonASCII = 0xff80_ff80_ff80_ff80
+		ones     = 0x0001_0001_0001_0001
+		highs    = 0x8000_8000_8000_8000
+	)
+	maxOut := len(b) / 2
+	if maxOut > arenaBytes/4 {
+		return a.utf16zSlow(b)
+	}
+	if cap(a.b)-len(a.b) < maxOut {
+		a.b = make([]byte, 0, arenaBytes)
+	}
+	dst := a.b[len(a.b):cap(a.b)]
+	n, i := 0, 0
+	for ; i+8 <= len(b); i += 8 {
+		x := le.Uint64(b[i:])
+		if x&nonASCII != 0 || (x-ones)&^x&highs != 0 { // not ASCII, or a NUL among the four
+			break
+		}
+		_ = dst[n+3]
+		dst[n], dst[n+1], dst[n+2], dst[n+3] = byte(x), byte(x>>16), byte(x>>32), byte(x>>48)
+		n += 4
+	}
+	for ; i+1 < len(b); i += 2 {
+		lo, hi := b[i], b[i+1]
+		if lo == 0 && hi == 0 {
+			a.b = a.b[:len(a.b)+n]
+			return a.string(dst[:n:n]), i + 2
+		}
+		if hi != 0 || lo >= 0x80 {
+			return a.utf16zSlow(b)
+		}
+		dst[n] = lo
+		n++
+	}
+	a.b = a.b[:len(a.b)+n]
+	return a.string(dst[:n:n]), len(b)
+}
+
+// utf16zSlow is utf16z for text that is not all ASCII.
+func (a *arena) utf16zSlow(b []byte) (string, int) {
+	for i := 0; i+1 < len(b); i += 2 {
+		if b[i] == 0 && b[i+1] == 0 {
+			return a.utf16(b[:i]), i + 2
+		}
+	}
+	return a.utf16(b), len(b)
+}
+
+// utf16 decodes UTF-16LE bytes as decodeUTF16 does, into the arena.
+func (a *arena) utf16(b []byte) string {
+	n := len(b) / 2
+	ascii := true
+	for i := 0; i < n; i++ {
+		if b[2*i] >= 0x80 || b[2*i+1] != 0 {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		return a.utf16Slow(b)
+	}
+	dst := a.reserve(n)
+	for i := range dst {
+		dst[i] = b[2*i]
+	}
+	return a.string(dst)
+}
+
+func (a *arena) utf16Slow(b []byte) string {
+	size := 0 // bytes of the UTF-8 form: at most 3 per code unit
+	for i := 0; i+1 < len(b); i += 2 {
+		size += 3
+	}
+	dst := a.reserve(size)[:0]
+	for i := 0; i+1 < len(b); i += 2 {
+		r := rune(le.Uint16(b[i:]))
+		if utf16.IsSurrogate(r) && i+3 < len(b) {
+			r2 := rune(le.Uint16(b[i+2:]))
+			if dr := utf16.DecodeRune(r, r2); dr != utf8.RuneError {
+				dst = utf8.AppendRune(dst, dr) // 4 bytes for 2 code units: within size
+				i += 2
+				continue
+			}
+		}
+		if utf16.IsSurrogate(r) {
+			r = utf8.RuneError
+		}
+		dst = utf8.AppendRune(dst, r)
+	}
+	return a.string(dst)
+}
