@@ -43,6 +43,7 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/{id}/stacks/speedscope", s.handleStackSpeedscope)
 		r.Get("/{id}/spans", s.handleSpans)
 		r.Get("/{id}/spans/{track}/{slice}", s.handleSpan)
+		r.Get("/{id}/flows", s.handleFlows)
 		r.Get("/{id}/ws", s.handleSocket)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

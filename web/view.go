@@ -10,6 +10,7 @@ import (
 
 	"viewer/render/query"
 	"viewer/trace"
+	"viewer/trace/span"
 )
 
 // ViewVersion is the version of the URL-state grammar this server writes.
@@ -50,9 +51,11 @@ type View struct {
 	Pin       []trace.TrackID `json:"pin"`        // pinned tracks, in order
 	Order     []trace.TrackID `json:"order"`      // explicit track order, or empty
 	HideTypes []trace.TypeID  `json:"hide_types"` // hidden event types, increasing
-	Mode      Mode            `json:"mode"`
-	Query     string          `json:"q"`      // search query
-	Filter    string          `json:"filter"` // track-name filter
+	// HideDerived are the derived tracks (trace/span) not shown, increasing.
+	HideDerived []span.TrackID `json:"hide_derived"`
+	Mode        Mode           `json:"mode"`
+	Query       string         `json:"q"`      // search query
+	Filter      string         `json:"filter"` // track-name filter
 	// Where is the timeline filter's query (PROTOCOL.md §3, filter);
 	// WhereMode is "dim" or "hide": what becomes of the other events.
 	Where     string `json:"where"`

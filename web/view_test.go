@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/span"
 )
 
 func TestViewRoundTrip(t *testing.T) {
@@ -15,20 +16,21 @@ func TestViewRoundTrip(t *testing.T) {
 	full := View{
 		Version: ViewVersion, HasRange: true, Start: -5, End: 1 << 62,
 		Sel: &sel, Track: &tr,
-		Hide:      []trace.TrackID{1, 2, 3, 4, 9, 12, 13},
-		Pin:       []trace.TrackID{9, 2},
-		Order:     []trace.TrackID{5, 0, 1},
-		HideTypes: []trace.TypeID{0, 40000},
-		Mode:      ModeSummary,
-		Query:     "GC/Start && Reason = 4",
-		Filter:    "thread 1&2",
-		Where:     "Reason = 4", WhereMode: "hide",
+		Hide:        []trace.TrackID{1, 2, 3, 4, 9, 12, 13},
+		Pin:         []trace.TrackID{9, 2},
+		Order:       []trace.TrackID{5, 0, 1},
+		HideTypes:   []trace.TypeID{0, 40000},
+		HideDerived: []span.TrackID{2, 5, 6, 7},
+		Mode:        ModeSummary,
+		Query:       "GC/Start && Reason = 4",
+		Filter:      "thread 1&2",
+		Where:       "Reason = 4", WhereMode: "hide",
 		Stacks: "open", StacksView: "bottom", StacksRange: "all", StacksTracks: "sel",
 		StacksEvent: "Thread/Sample", StacksWeight: "field:Size", StacksTf: "fmod%21Main~r",
 		StacksQ: "Parse", StacksFn: "mod!Main(int)", StacksNode: "mod!Main\nmod!Run",
 	}
 	enc := full.Encode()
-	want := "v=1&s=-5&e=4611686018427387904&sel=3:1234&tr=7&hide=1-4,9,12,13&pin=9,2&order=5,0,1&xt=0,40000&mode=summary&q=GC%2FStart+%26%26+Reason+%3D+4&f=thread+1%262&w=Reason+%3D+4&wm=hide" +
+	want := "v=1&s=-5&e=4611686018427387904&sel=3:1234&tr=7&hide=1-4,9,12,13&pin=9,2&order=5,0,1&xt=0,40000&xd=2,5-7&mode=summary&q=GC%2FStart+%26%26+Reason+%3D+4&f=thread+1%262&w=Reason+%3D+4&wm=hide" +
 		"&sp=open&sv=bottom&sr=all&sx=sel&sev=Thread%2FSample&sw=field%3ASize&stf=fmod%2521Main~r&sq=Parse&sfn=mod%21Main%28int%29&sn=mod%21Main%0Amod%21Run"
 	if enc != want {
 		t.Errorf("Encode:\n got %s\nwant %s", enc, want)

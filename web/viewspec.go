@@ -12,6 +12,7 @@ import (
 
 	"viewer/render"
 	"viewer/trace"
+	"viewer/trace/span"
 )
 
 //go:generate go run ./internal/genviewspec ../ui/static/js/urlspec.js
@@ -60,6 +61,7 @@ var viewParams = []ViewParam{
 	{Key: "pin", Field: "pin", State: "pin", Kind: kindList, Max: MaxViewIDs, at: func(v *View) any { return &v.Pin }},
 	{Key: "order", Field: "order", State: "order", Kind: kindList, Max: MaxViewIDs, at: func(v *View) any { return &v.Order }},
 	{Key: "xt", Field: "hide_types", State: "hideTypes", Kind: kindSet, Max: MaxViewIDs, at: func(v *View) any { return &v.HideTypes }},
+	{Key: "xd", Field: "hide_derived", State: "hideDerived", Kind: kindSet, Max: MaxViewIDs, at: func(v *View) any { return &v.HideDerived }},
 	{Key: "mode", Field: "mode", State: "mode", Kind: kindEnum, Values: []string{string(ModeEvent), string(ModeSummary)}, at: func(v *View) any { return (*string)(&v.Mode) }},
 	{Key: "q", Field: "q", State: "q", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.Query }},
 	{Key: "f", Field: "filter", State: "filter", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.Filter }},
@@ -178,6 +180,8 @@ func (p *ViewParam) parse(v *View, s string) error {
 			*d = convertIDs[trace.TrackID](ids)
 		case *[]trace.TypeID:
 			*d = convertIDs[trace.TypeID](ids)
+		case *[]span.TrackID:
+			*d = convertIDs[span.TrackID](ids)
 		}
 	case kindEnum:
 		if !slices.Contains(p.Values, s) {
@@ -204,6 +208,8 @@ func (p *ViewParam) setDefault(v *View) {
 			*d = []trace.TrackID{}
 		case *[]trace.TypeID:
 			*d = []trace.TypeID{}
+		case *[]span.TrackID:
+			*d = []span.TrackID{}
 		}
 	case kindEnum:
 		*p.at(v).(*string) = p.Values[0]
@@ -234,6 +240,8 @@ func (p *ViewParam) format(v *View) string {
 		case *[]trace.TrackID:
 			ids = convertIDs[int32](*d)
 		case *[]trace.TypeID:
+			ids = convertIDs[int32](*d)
+		case *[]span.TrackID:
 			ids = convertIDs[int32](*d)
 		}
 		if p.Kind == kindSet {

@@ -81,7 +81,7 @@ test('state: what the URL says of the view', () => {
   const st = m.state();
   assert.deepEqual(st, {
     start: T0 + 100n, end: T0 + 1100n, sel: '2:5', track: 2, hide: [0], pin: [1], order: [2, 1],
-    hideTypes: [1], mode: 'summary', q: 'GC && x > 3', filter: 'w', where: '', whereMode: 'dim',
+    hideTypes: [1], hideDerived: [], mode: 'summary', q: 'GC && x > 3', filter: 'w', where: '', whereMode: 'dim',
     stacks: 'closed', stacksView: 'flame', stacksRange: 'view', stacksTracks: 'all', stacksEvent: '',
     stacksWeight: '', stacksTf: '', stacksQ: '', stacksFn: '', stacksNode: '',
   });

@@ -74,3 +74,49 @@ func taskSeconds(b *testing.B, ctx context.Context) float64 {
 	b.Fatal("no TaskDuration metric")
 	return 0
 }
+
+// BenchmarkSpanFrame times the page drawing derived tracks from the
+// server: a GenerateSched recording of 2M samples on 8 CPUs (8 threads
+// each), the rows the window holds (CPU rows, thread states, syscalls),
+// fully zoomed out and zoomed to 1/1000 of the trace. It reports the
+// median and p90 of 40 draws (each with the getImageData rasterization)
+// and the whole-trace spans request's round trip as the page sees it.
+func BenchmarkSpanFrame(b *testing.B) {
+	vs := newSchedServerN(b, 2_000_000, 8, 8)
+	id := vs.demo(b)
+	for _, c := range []struct {
+		name string
+		frac int64
+	}{{"whole", 1}, {"zoomed", 1000}} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := tab(b)
+			if err := chromedp.Run(ctx, chromedp.Navigate(vs.URL+"/t/"+id), waitJS(spansReady)); err != nil {
+				b.Fatal(err)
+			}
+			zoom := fmt.Sprintf(`(() => { const v = window.__viewer; const span = (v.meta.last - v.meta.first) / %dn; const a = v.meta.first + (v.meta.last - v.meta.first) / 2n; v.setView(v.vp.constructor.fromRange(a, a + span, v.vp.width), 'push'); })()`, c.frac)
+			if c.frac == 1 {
+				zoom = `undefined`
+			}
+			if err := chromedp.Run(ctx, eval(zoom, nil), eval(`new Promise(r => setTimeout(r, 1500))`, nil)); err != nil {
+				b.Fatal(err)
+			}
+			var r struct{ Median, P90, Request float64 }
+			for b.Loop() {
+				if err := chromedp.Run(ctx, eval(`(async () => {
+  const v = window.__viewer, ctx = v.ui.canvas.getContext('2d'), ts = [];
+  for (let i = 0; i < 40; i++) { const t0 = performance.now(); v.draw(); ctx.getImageData(0, 0, 1, 1); ts.push(performance.now() - t0); }
+  ts.sort((a, b) => a - b);
+  const ids = [...v.spans.tracks.keys()];
+  const t0 = performance.now();
+  await v.source.spans({ from: v.spans.from, to: v.spans.to, width: Math.round(v.vp.width * 2), tracks: ids });
+  return {Median: ts[20], P90: ts[36], Request: performance.now() - t0};
+})()`, &r)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(r.Median, "ms/frame")
+			b.ReportMetric(r.P90, "p90-ms/frame")
+			b.ReportMetric(r.Request, "ms/spans-request")
+		})
+	}
+}

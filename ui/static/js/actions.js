@@ -21,11 +21,18 @@ export function actions(app) {
   const m = app.m;
   const view = (/** @type {import('./viewport.js').Viewport | null} */ vp) => vp && app.setView(vp, 'push');
   const moveTrack = (/** @type {number} */ d) => {
-    const i = stepRow(m.rows, m.selTrack, d, m.top, app.rowsVisible());
-    if (i >= 0) app.selectTrack(m.rows[i], true);
+    // Derived rows and group headers are not tracks: step over them.
+    const rows = m.rows.filter((r) => r >= 0);
+    const top = rows.indexOf(m.rows.slice(m.top).find((r) => r >= 0) ?? -1);
+    const i = stepRow(rows, m.selTrack, d, Math.max(0, top), app.rowsVisible());
+    if (i >= 0) app.selectTrack(rows[i], true);
   };
   /** @param {number} d */
   const stepEvent = (d) => {
+    if (m.selDerived >= 0) {
+      app.stepSlice(d);
+      return;
+    }
     const track = m.selEvent ? m.selEvent.track : m.selTrack;
     if (track < 0) {
       moveTrack(1);
@@ -91,6 +98,12 @@ export function actions(app) {
       app.afterOrder();
     },
     hideTrack: () => {
+      if (m.selDerived >= 0) {
+        m.hideDerived.add(m.selDerived);
+        m.selDerived = -1;
+        app.afterOrder();
+        return;
+      }
       if (m.selTrack < 0) return;
       m.hide.add(m.selTrack);
       const i = m.rows.indexOf(m.selTrack);
@@ -100,6 +113,7 @@ export function actions(app) {
     },
     showTracks: () => {
       m.hide.clear();
+      m.hideDerived.clear();
       app.afterOrder();
     },
     chase: () => { chaseAction(app); },
@@ -115,6 +129,8 @@ export function actions(app) {
       app.schedule();
       app.pushURL();
     },
+    toggleGroup: () => app.toggleGroup(),
+    toggleFlows: () => app.toggleFlows(),
     toggleColor: () => {
       m.colorBy = m.colorBy === 'type' ? 'track' : 'type';
       app.schedule();

@@ -19,6 +19,7 @@
 'use strict';
 
 import { Renderer } from './render.js';
+import { Viewport } from './viewport.js';
 import { LatestWins } from './source.js';
 import { Model, ROW_MIN, ROW_MAX } from './model.js';
 import { fullView, clampView, centreOn, rangeText } from './navigate.js';
@@ -38,13 +39,13 @@ import { DetailsPane } from './detailspane.js';
 import { Tip } from './tip.js';
 import { loadPrefs, savePrefs, clampLabelW } from './prefs.js';
 import { progressText, shownPercent } from './progress.js';
+import { DerivedTracks } from './derived.js';
 import { TimelineFilter } from './filter.js';
 import { AreaTables } from './areatable.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Frame} Frame */
 /** @typedef {import('./urlstate.js').ViewState} ViewState */
-/** @typedef {import('./viewport.js').Viewport} Viewport */
 
 const PAD = 0.5; // request half a width beyond each edge
 const EXTRA_ROWS = 8; // and a few rows beyond the visible ones
@@ -135,6 +136,7 @@ export class App {
       },
       (/** @type {unknown} */ e) => this.panels.banner(`viewport request failed: ${errText(e)}`),
     );
+    this.dt = new DerivedTracks(this);
   }
 
   // The view state the browser tests read (window.__viewer.vp, …).
@@ -152,6 +154,12 @@ export class App {
   get details() { return this.m.details; }
   get hits() { return this.m.hits; }
   get ruler() { return this.m.ruler; }
+  get spans() { return this.m.spans; }
+  get derived() { return this.m.derived; }
+  get groups() { return this.m.groups; }
+  get selSlice() { return this.m.selSlice; }
+  get flows() { return this.m.flows; }
+  get allFlows() { return this.m.allFlows; }
 
   /** Opens the source and shows the trace. */
   async start() {
@@ -182,6 +190,9 @@ export class App {
     ui.progressText.textContent = '';
     if (!ui.title.textContent) ui.title.textContent = meta.name;
     ui.info.textContent = `${meta.format} · ${meta.events.toLocaleString()} events · ${meta.tracks.length} tracks`;
+    // Before the model takes the trace: until the view state is applied
+    // nothing may draw or ask for frames.
+    await this.loadDerived(meta);
     this.m.setMeta(meta);
     if (meta.error) panels.banner(`The trace is damaged: ${meta.error}. Events up to the dashed line are shown.`);
     this.types.build(this.theme);
@@ -226,6 +237,7 @@ export class App {
     this.draw();
   }
 
+
   // ---- geometry -------------------------------------------------------
 
   plotWidth() {
@@ -260,8 +272,9 @@ export class App {
   layout() {
     const m = this.m;
     m.layout(this.rowsVisible());
-    this.ui.hidden.textContent = m.hide.size ? `show ${m.hide.size} hidden` : '';
-    this.ui.hidden.hidden = m.hide.size === 0;
+    const n = m.hide.size + m.hideDerived.size;
+    this.ui.hidden.textContent = n ? `show ${n} hidden` : '';
+    this.ui.hidden.hidden = n === 0;
   }
 
   // ---- data and drawing -----------------------------------------------
@@ -273,12 +286,15 @@ export class App {
     const vp = m.vp;
     const n = this.rowsVisible();
     const lo = Math.max(0, m.top - EXTRA_ROWS);
-    const tracks = m.rows.slice(lo, m.top + n + EXTRA_ROWS);
+    const near = m.rows.slice(lo, m.top + n + EXTRA_ROWS);
+    const tracks = near.filter((r) => r >= 0);
+    this.requestSpans(near);
+    if (m.flowsAll) this.dt.flowsSoon();
     const hidden = [...m.hideTypes].sort((a, b) => a - b);
     const tk = tracks.join(',');
     const hk = hidden.join(',');
     const a = this.asked;
-    const shown = m.rows.slice(m.top, m.top + n);
+    const shown = m.rows.slice(m.top, m.top + n).filter((r) => r >= 0);
     const tracksCovered = a !== null && shown.every((id) => (',' + a.tracks + ',').includes(',' + id + ','));
     if (
       a && tracksCovered && a.hidden === hk &&
@@ -293,6 +309,29 @@ export class App {
     this.frames.push({ start, end, width, tracks, hidden, mode: m.mode });
     this.filter.request({ start, end, width, tracks, hidden, mode: m.mode });
   }
+
+  // ---- derived tracks (derived.js) -------------------------------------
+
+  /** @param {import('./source.js').Meta} meta */
+  loadDerived(meta) { return this.dt.load(meta); }
+  /** @param {number[]} near */
+  requestSpans(near) { this.dt.requestSpans(near); }
+  requestAllFlows() { return this.dt.requestAllFlows(); }
+  toggleFlows() { this.dt.toggleFlows(); }
+  /** @param {string} [key] */
+  toggleGroup(key) { this.dt.toggleGroup(key); }
+  /** @param {number} x @param {number} row @param {number} dy */
+  clickRow(x, row, dy) { this.dt.clickRow(x, row, dy); }
+  /** @param {number} track @param {number} slice */
+  selectSlice(track, slice) { return this.dt.selectSlice(track, slice); }
+  /** @param {string} ref */
+  loadFlows(ref) { return this.dt.loadFlows(ref); }
+  /** @param {number} d */
+  stepSlice(d) { this.dt.stepSlice(d); }
+  /** @param {bigint} t */
+  snap(t) { return this.dt.snap(t); }
+  get sliceDetails() { return this.dt.sliceDetails; }
+  get spanDraws() { return this.dt.spanDraws; }
 
   /** Draws on the next animation frame. */
   schedule() {
@@ -392,6 +431,7 @@ export class App {
   /** @param {number} id @param {boolean} reveal scroll it into view */
   selectTrack(id, reveal) {
     this.m.selTrack = id;
+    this.m.selDerived = -1;
     if (reveal) this.revealTrack(id);
     if (!this.m.selEvent) this.panels.showDetails(null); // the track's details
     this.replaceURL();
@@ -471,7 +511,10 @@ export class App {
         this.request();
       }
     }
+    m.selSlice = null;
+    m.selDerived = -1;
     this.panels.showDetails(d);
+    this.loadFlows(d.ref);
     if (opt.push) this.pushURL();
     else this.replaceURL();
     this.schedule();

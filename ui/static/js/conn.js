@@ -11,6 +11,7 @@ import { decodeHeader, decodeReply, decodeTables, KIND_REPLY, KIND_TABLES } from
 import { VIEWPORT_LIMITS } from './urlspec.js';
 import { stackParams } from './source.js';
 import { progressOf } from './progress.js';
+import { parseSpans } from './spans.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -139,6 +140,7 @@ export class WsSource {
         names: Array.isArray(t.names) ? t.names.map(String) : undefined,
         pid: typeof t.pid === 'number' ? t.pid : undefined,
         tid: typeof t.tid === 'number' ? t.tid : undefined,
+        parent: typeof t.parent === 'number' ? t.parent : undefined,
       })),
       types: (j.types ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), provider: String(t.provider ?? ''), name: String(t.name ?? ''), code: Number(t.code ?? 0) })),
       lost: (j.lost ?? []).map((/** @type {any} */ g) => ({ time: big(g.time), track: Number(g.track ?? -1), count: Number(g.count ?? 0) })),
@@ -346,6 +348,52 @@ export class WsSource {
    */
   stacksExportURL(q) {
     return `/api/traces/${this.id}/stacks/speedscope?${stackParams(q)}`;
+  }
+
+  /**
+   * Derived tracks over a range (GET /spans, PROTOCOL.md §3).
+   * @param {import('./source.js').SpanQuery} q
+   */
+  async spans(q) {
+    const p = new URLSearchParams({ from: String(q.from), to: String(q.to), width: String(Math.max(1, Math.min(8192, Math.round(q.width)))) });
+    if (q.tracks) p.set('tracks', q.tracks.join(','));
+    const { json } = await fetch(`/api/traces/${this.id}/spans?${p}`).then(jsonOrError);
+    return parseSpans(json, q.from, q.to);
+  }
+
+  /**
+   * One derived slice with both ends' fields (GET /spans/{track}/{slice}).
+   * @param {number} track @param {number} slice
+   * @returns {Promise<import('./source.js').SliceDetails>}
+   */
+  async slice(track, slice) {
+    const { json: j } = await fetch(`/api/traces/${this.id}/spans/${track}/${slice}`).then(jsonOrError);
+    return {
+      track: Number(j.track), slice: Number(j.slice), name: String(j.name ?? ''),
+      start: big(j.start), end: big(j.end), duration: Number(j.duration_ns ?? 0),
+      depth: Number(j.depth ?? 0), open: String(j.open ?? ''), thread: Number(j.thread ?? -1),
+      args: (Array.isArray(j.args) ? j.args : []).map((/** @type {any} */ a) => ({ name: String(a.name ?? ''), value: String(a.value ?? '') })),
+    };
+  }
+
+  /**
+   * The events related to one by its activity ids (GET /flows?event=).
+   * @param {string} ref
+   * @returns {Promise<import('./source.js').Hit[]>}
+   */
+  async flows(ref) {
+    const { json: j } = await fetch(`/api/traces/${this.id}/flows?event=${encodeURIComponent(ref)}`).then(jsonOrError);
+    return (j.events ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
+  }
+
+  /**
+   * Chains of related events in a range (GET /flows?from=&to=), each in time order.
+   * @param {bigint} from @param {bigint} to
+   * @returns {Promise<import('./source.js').Hit[][]>}
+   */
+  async flowsIn(from, to) {
+    const { json: j } = await fetch(`/api/traces/${this.id}/flows?from=${from}&to=${to}`).then(jsonOrError);
+    return (j.flows ?? []).map((/** @type {any} */ f) => (f.events ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) })));
   }
 
   /**

@@ -6,6 +6,7 @@
 
 import { relTime, absTitle } from './timebase.js';
 import { nameHistory } from './tip.js';
+import { formatDuration } from './viewport.js';
 
 /**
  * Creates an element and sets properties (never innerHTML).
@@ -159,4 +160,35 @@ function section(title, body) {
   const s = el('section');
   s.append(textEl(title, 'h3'), body);
   return s;
+}
+
+/**
+ * Fills the details panel for a derived slice: its name, both ends'
+ * times, its duration, its track and thread, and both ends' fields (the
+ * stop's prefixed "end.").
+ * @param {HTMLElement} box
+ * @param {import('./source.js').SliceDetails} sl
+ * @param {import('./spans.js').DerivedTrack | undefined} dt
+ * @param {import('./source.js').Meta} m
+ */
+export function renderSliceDetails(box, sl, dt, m) {
+  clear(box);
+  box.append(textEl(sl.name || '(unnamed slice)', 'h2'));
+  const open = sl.open === 'both' ? 'neither end' : sl.open === 'start' ? 'no start (bounded by the first event)' : sl.open === 'end' ? 'no end (bounded by the last event)' : '';
+  /** @type {(import('./source.js').Field & {title?: string})[]} */
+  const facts = [
+    { name: 'start', value: relTime(sl.start, m.first), title: absTitle(sl.start, m.wall) },
+    { name: 'end', value: relTime(sl.end, m.first), title: absTitle(sl.end, m.wall) },
+    { name: 'duration', value: `${formatDuration(sl.duration)} (${sl.duration.toLocaleString('en-US')} ns)` },
+    { name: 'track', value: dt ? `${dt.name} (${dt.kind})` : String(sl.track) },
+    ...(sl.thread >= 0 ? [{ name: 'thread', value: m.tracks[sl.thread]?.name ?? String(sl.thread) }] : []),
+    { name: 'depth', value: sl.depth },
+    ...(open ? [{ name: 'open', value: open }] : []),
+    { name: 'slice id', value: `${sl.track}/${sl.slice}` },
+  ];
+  box.append(section('Slice', fieldList(facts)));
+  const begin = sl.args.filter((a) => !a.name.startsWith('end.'));
+  const end = sl.args.filter((a) => a.name.startsWith('end.')).map((a) => ({ name: a.name.slice(4), value: a.value }));
+  box.append(section('Start fields', begin.length ? fieldList(begin) : textEl('none', 'p', 'hint')));
+  box.append(section('End fields', end.length ? fieldList(end) : textEl('none', 'p', 'hint')));
 }

@@ -38,6 +38,8 @@ export const EDGE_PX = 4; // the name column's edge grabs this far either side
  * @property {(delay?: number) => void} replaceURL
  * @property {(w: number, save: boolean) => void} setLabelW  the name column's width
  * @property {import('./tip.js').Tip} tip
+ * @property {(x: number, row: number, dy: number) => void} clickRow  a click on a derived row or group header (x -1: its name)
+ * @property {(t: bigint) => bigint} snap  a ruler time snapped to a slice edge
  */
 
 /** @param {InputHost} app */
@@ -164,6 +166,8 @@ function onPointerDown(app, e) {
   const px = e.clientX - r.left;
   const py = e.clientY - r.top;
   const track = m.trackAt(py - ROWS_Y);
+  const row = m.rowAt(py - ROWS_Y);
+  const rowDy = py - ROWS_Y - (Math.floor((py - ROWS_Y) / m.rowH)) * m.rowH;
 
   app.tip.hide();
   if (e.button === 0 && onLabelEdge(px, py, L)) {
@@ -188,6 +192,10 @@ function onPointerDown(app, e) {
     return;
   }
   if (px < L) {
+    if (row < -1 && e.button === 0) {
+      app.clickRow(-1, row, rowDy);
+      return;
+    }
     if (track < 0 || e.button !== 0) return;
     m.selTrack = track;
     if (e.ctrlKey || e.metaKey) actions.sink();
@@ -203,7 +211,7 @@ function onPointerDown(app, e) {
   e.preventDefault();
   c.setPointerCapture(e.pointerId);
   if (kind === 'ruler') {
-    const t = vp0.time(x0);
+    const t = app.snap(vp0.time(x0));
     m.ruler = { t0: t, t1: t };
     m.markKey = false;
   }
@@ -216,7 +224,7 @@ function onPointerDown(app, e) {
       m.fence = { x0, x1: x };
       app.schedule();
     } else {
-      m.ruler = { t0: vp0.time(x0), t1: vp0.time(x) };
+      m.ruler = { t0: app.snap(vp0.time(x0)), t1: app.snap(vp0.time(x)) };
       app.schedule();
     }
   };
@@ -239,7 +247,8 @@ function onPointerDown(app, e) {
       app.replaceURL();
       return;
     }
-    if (kind === 'pan' && !moved && track >= 0) app.click(x0, track);
+    if (kind === 'pan' && !moved && row < -1) app.clickRow(x0, row, rowDy);
+    else if (kind === 'pan' && !moved && track >= 0) app.click(x0, track);
   };
   c.addEventListener('pointermove', move);
   c.addEventListener('pointerup', up);

@@ -11,6 +11,8 @@ import { Viewport } from './viewport.js';
 import { defaultState } from './urlstate.js';
 import { fullView } from './navigate.js';
 import { naturalOrder, currentOrder, layoutRows, clampTop } from './tracks.js';
+import { groupRows } from './groups.js';
+import { sliceMatcher, sliceFilter } from './spans.js';
 
 /** @typedef {import('./source.js').Meta} Meta */
 /** @typedef {import('./source.js').Frame} Frame */
@@ -75,6 +77,24 @@ export class Model {
     this.markKey = false; // the ruler came from B: selecting an event moves its end
     /** @type {{x0: number, x1: number} | null} */
     this.fence = null;
+    /** @type {import('./spans.js').DerivedTrack[]} the trace's derived tracks (spans endpoint) */
+    this.derived = [];
+    /** @type {Set<number>} derived tracks not shown (URL `xd`) */
+    this.hideDerived = new Set();
+    /** @type {Set<string>} collapsed groups, by key (groups.js) */
+    this.collapsed = new Set();
+    /** @type {import('./groups.js').Group[]} the groups of the rows shown */
+    this.groups = [];
+    /** @type {import('./spans.js').SpanFrame | null} the newest derived-track frame */
+    this.spans = null;
+    this.selDerived = -1; // the selected derived row's track
+    /** @type {{track: number, slice: number} | null} the selected derived slice */
+    this.selSlice = null;
+    /** @type {{ref: string, time: bigint, track: number}[]} the selected event's related events (flows), in time order */
+    this.flows = [];
+    /** @type {{time: bigint, track: number}[][]} chains of related events in view (the flows toggle) */
+    this.allFlows = [];
+    this.flowsAll = false;
     /** The stacks panel's URL state (stacks.js owns the panel). */
     this.stacks = stacksState(defaultState());
   }
@@ -96,7 +116,18 @@ export class Model {
    * @param {number} visible rows that fit on screen
    */
   layout(visible) {
-    this.rows = layoutRows({ order: this.order, natural: this.natural, pins: this.pins, hide: this.hide, filter: this.filter, tracks: this.trace.tracks });
+    const rows = layoutRows({ order: this.order, natural: this.natural, pins: this.pins, hide: this.hide, filter: this.filter, tracks: this.trace.tracks });
+    if (this.derived.length) {
+      const pins = new Set(this.pins);
+      let pinned = 0;
+      while (pinned < rows.length && pins.has(rows[pinned])) pinned++;
+      const g = groupRows({ rows, pinned, tracks: this.trace.tracks, derived: this.derived, hideDerived: this.hideDerived, collapsed: this.collapsed });
+      this.rows = g.rows;
+      this.groups = g.groups;
+    } else {
+      this.rows = rows;
+      this.groups = [];
+    }
     this.top = clampTop(this.top, this.rows.length, visible);
   }
 
@@ -105,10 +136,21 @@ export class Model {
     return currentOrder(this.order, this.natural);
   }
 
-  /** The track at dy CSS px below the first row, or -1. @param {number} dy */
+  /** The trace track at dy CSS px below the first row, or -1 (also for derived and group rows). @param {number} dy */
   trackAt(dy) {
+    const r = this.rowAt(dy);
+    return r >= 0 ? r : -1;
+  }
+
+  /** The row at dy CSS px below the first row (groups.js ids), or -1. @param {number} dy */
+  rowAt(dy) {
     const row = dy >= 0 ? Math.floor(dy / this.rowH) + this.top : -1;
     return row >= 0 && row < this.rows.length ? this.rows[row] : -1;
+  }
+
+  /** The trace tracks among rows (the rows without derived tracks and group headers). @param {number[]} rows */
+  static traceRows(rows) {
+    return rows.filter((r) => r >= 0);
   }
 
   /** Clears the selected event and track (not the ruler or popups). */
@@ -129,6 +171,7 @@ export class Model {
     st.pin = [...this.pins];
     st.order = [...this.order];
     st.hideTypes = [...this.hideTypes];
+    st.hideDerived = [...this.hideDerived].sort((a, b) => a - b);
     st.mode = this.mode;
     st.q = this.query;
     st.filter = this.filter;
@@ -150,6 +193,7 @@ export class Model {
     this.pins = st.pin.filter(valid);
     this.order = st.order.filter(valid);
     this.hideTypes = new Set(st.hideTypes.filter((id) => id >= 0 && id < m.types.length));
+    this.hideDerived = new Set(st.hideDerived.filter((id) => id >= 0));
     this.mode = st.mode;
     this.filter = st.filter;
     this.selTrack = valid(st.track) ? st.track : -1;
@@ -184,6 +228,16 @@ export class Model {
       fence: this.fence,
       ruler: this.ruler,
       theme,
+      derived: new Map(this.derived.map((d) => [d.id, d])),
+      spans: this.spans,
+      groups: this.groups,
+      collapsed: this.collapsed,
+      selSlice: this.selSlice,
+      selDerived: this.selDerived,
+      sliceMatch: this.query ? sliceMatcher(this.query) : null,
+      sliceHidden: sliceFilter(this.trace.types, this.hideTypes),
+      flows: this.flows,
+      allFlows: this.flowsAll ? this.allFlows : [],
     };
   }
 }

@@ -13,6 +13,7 @@
 import { formatTime, formatDuration, unitFor } from './viewport.js';
 import { hitMarks, binMarks } from './overview.js';
 import { progressText, shownPercent } from './progress.js';
+import { drawSpanRows, drawSpanLabels, drawFlows } from './spandraw.js';
 
 /** The opacity of the events a timeline filter does not match ("dim" mode, filter.js). */
 export const DIM_ALPHA = 0.22;
@@ -80,6 +81,16 @@ const STRIPS = 2; // pixel strips per track: density, ticks
  * @property {{x0: number, x1: number} | null} fence   plot x
  * @property {{t0: bigint, t1: bigint} | null} ruler
  * @property {Theme} theme
+ * @property {Map<number, import('./spans.js').DerivedTrack>} [derived]  derived tracks by id
+ * @property {import('./spans.js').SpanFrame | null} [spans]  the newest derived-track frame
+ * @property {import('./groups.js').Group[]} [groups]
+ * @property {Set<string>} [collapsed]  collapsed group keys
+ * @property {{track: number, slice: number} | null} [selSlice]
+ * @property {number} [selDerived]    the selected derived row's track, -1 for none
+ * @property {((name: string) => boolean) | null} [sliceMatch]  slices the search highlights
+ * @property {((track: string, name: string) => boolean) | null} [sliceHidden]  slices the type filter hides
+ * @property {{ref: string, time: bigint, track: number}[]} [flows]  the selected event's related events
+ * @property {{time: bigint, track: number}[][]} [allFlows]  chains of related events in view
  * @property {Frame | null} [filterFrame] with a timeline filter (filter.js): its matching
  *           events, drawn over the plain frame drawn dimmed (null: not come yet)
  * @property {'dim' | 'hide'} [filterMode]  hide: the plain frame is not drawn
@@ -240,13 +251,16 @@ export class Renderer {
     } else {
       this.drawGlyphs(s, shown);
     }
+    drawSpanRows(this, s, shown);
     this.drawMarkers(s, shown);
     this.drawHitMarks(s, shown);
     this.drawPopups(s, shown);
+    drawFlows(this, s, shown);
     this.drawFenceRuler(s);
     ctx.restore();
 
     this.drawLabels(s, shown);
+    drawSpanLabels(this, s, shown);
     this.drawAxis(s);
     this.drawOverview(s);
   }

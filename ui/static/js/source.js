@@ -16,6 +16,7 @@
  * @property {string[]} [names] earlier names, oldest first (a renamed track)
  * @property {number} [pid]   -1 or absent when not known
  * @property {number} [tid]
+ * @property {number} [parent] the track it belongs under (a thread's process track), -1 for none
  *
  * @typedef {object} EventType
  * @property {number} id       TypeID
@@ -117,6 +118,24 @@
  * @property {string} tf       transforms (stacktf.js)
  * @property {number} width    px of the flame graph (the server prunes narrower nodes)
  *
+ * @typedef {object} SpanQuery  the spans endpoint's parameters
+ * @property {bigint} from
+ * @property {bigint} to
+ * @property {number} width
+ * @property {number[] | null} tracks  derived track ids; null: all
+ *
+ * @typedef {object} SliceDetails  one derived slice (GET /spans/{track}/{slice})
+ * @property {number} track
+ * @property {number} slice
+ * @property {string} name
+ * @property {bigint} start
+ * @property {bigint} end
+ * @property {number} duration  ns
+ * @property {number} depth
+ * @property {string} open      "", "start", "end" or "both"
+ * @property {number} thread    trace track, -1 for none
+ * @property {{name: string, value: string}[]} args  both ends' fields, the stop's prefixed "end."
+ *
  * @typedef {object} Source
  * @property {(onProgress: (p: import('./progress.js').Progress) => void) => Promise<Meta>} open
  *           resolves once the trace is indexed
@@ -133,6 +152,10 @@
  *           the events under a node of the tree the same query gave
  * @property {(q: StackQuery) => string} [stacksExportURL]
  *           where the query's stacks download as a speedscope file
+ * @property {(q: SpanQuery) => Promise<import('./spans.js').SpanFrame>} [spans]  derived tracks over a range
+ * @property {(track: number, slice: number) => Promise<SliceDetails>} [slice]  one derived slice
+ * @property {(ref: string) => Promise<Hit[]>} [flows]  the events related to one by activity ids, in time order
+ * @property {(from: bigint, to: bigint) => Promise<Hit[][]>} [flowsIn]  chains of related events in a range
  */
 
 /**

@@ -29,6 +29,7 @@ export const VIEW_PARAMS = Object.freeze([
   {"key":"pin","field":"pin","state":"pin","kind":"list","max":65536},
   {"key":"order","field":"order","state":"order","kind":"list","max":65536},
   {"key":"xt","field":"hide_types","state":"hideTypes","kind":"set","max":65536},
+  {"key":"xd","field":"hide_derived","state":"hideDerived","kind":"set","max":65536},
   {"key":"mode","field":"mode","state":"mode","kind":"enum","values":["event","summary"]},
   {"key":"q","field":"q","state":"q","kind":"text","max":1024},
   {"key":"f","field":"filter","state":"filter","kind":"text","max":1024},

@@ -25,6 +25,7 @@ export const VERSION = VIEW_VERSION;
  * @property {number[]} pin        pinned tracks, in order
  * @property {number[]} order      explicit track order
  * @property {number[]} hideTypes  hidden event types
+ * @property {number[]} hideDerived  hidden derived tracks (spans endpoint ids)
  * @property {'event' | 'summary'} mode
  * @property {string} q
  * @property {string} filter
