@@ -399,7 +399,7 @@ func TestSpansGC(t *testing.T) {
 			if err := json.Unmarshal(l, &s); err != nil {
 				t.Fatal(err)
 			}
-			if s.Kind != "slices" || !strings.HasPrefix(s.Track, "GC") {
+			if s.Kind != "slices" || !strings.Contains(s.Track, "GC (pid ") {
 				continue
 			}
 			switch {

@@ -41,7 +41,7 @@ func (g *GCTracks) Finish(r trace.Reader, b *span.Builder) {
 	m := r.Meta()
 	type procTracks struct{ slices, heap span.TrackID }
 	procs := map[int64]procTracks{}
-	tracksOf := func(pid int64) procTracks {
+	tracksOf := func(pid int64, thread trace.TrackID) procTracks {
 		if t, ok := procs[pid]; ok {
 			return t
 		}
@@ -50,6 +50,9 @@ func (g *GCTracks) Finish(r trace.Reader, b *span.Builder) {
 			name = "GC (pid " + strconv.FormatInt(pid, 10) + ")"
 		}
 		of := processTrack(m, pid)
+		if of == trace.NoTrack {
+			of = thread // NetTrace has no process tracks: under the GC's thread, in its process
+		}
 		t := procTracks{
 			slices: b.Track(span.Track{Kind: span.KindSlices, Name: name, Of: of, CPU: trace.NoCPU}),
 			heap:   b.Track(span.Track{Kind: span.KindCounter, Name: name + " heap bytes", Of: of, CPU: trace.NoCPU}),
@@ -68,7 +71,7 @@ func (g *GCTracks) Finish(r trace.Reader, b *span.Builder) {
 	slices.SortStableFunc(rows, func(a, c GC) int { return cmp.Compare(a.Start, c.Start) })
 	for i := range rows {
 		gc := &rows[i]
-		t := tracksOf(gc.PID)
+		t := tracksOf(gc.PID, gc.Track)
 		if gc.HasPause {
 			k := pauseKey{gc.PID, gc.PauseStart, gc.PauseEnd}
 			if !paused[k] { // GCs that ran in one suspension share its slice
@@ -93,7 +96,7 @@ func (g *GCTracks) Finish(r trace.Reader, b *span.Builder) {
 		}
 	}
 	for _, o := range g.gcs.Orphans() {
-		t := tracksOf(o.PID)
+		t := tracksOf(o.PID, o.Track)
 		b.Add(span.Slice{Start: b.First(), End: o.Time, Track: t.slices, Thread: o.Track, Depth: 1, Name: stop, Flags: span.OpenStart,
 			Args: b.Args([]trace.Field{{Name: "Number", Value: trace.IntValue(o.Number)}})})
 	}
@@ -122,7 +125,9 @@ func gcArgs(gc *GC) []trace.Field {
 }
 
 // processTrack returns the process track of pid, or trace.NoTrack when
-// the trace has none (NetTrace has threads only).
+// the trace has none (NetTrace has threads only; the GC tracks then go
+// under the thread of the process's first GC, so the page groups them
+// with the process).
 func processTrack(m *trace.Meta, pid int64) trace.TrackID {
 	if pid < 0 {
 		return trace.NoTrack
