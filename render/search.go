@@ -72,21 +72,7 @@ func (p Predicate) Match(d trace.Details) bool {
 	if !ok {
 		c = strings.Compare(v.String(), p.Value)
 	}
-	switch p.Op {
-	case OpEq:
-		return c == 0
-	case OpNe:
-		return c != 0
-	case OpLt:
-		return c < 0
-	case OpLe:
-		return c <= 0
-	case OpGt:
-		return c > 0
-	case OpGe:
-		return c >= 0
-	}
-	return false
+	return opHolds(p.Op, c)
 }
 
 func lookup(fields []trace.Field, path string) (trace.Value, bool) {

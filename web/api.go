@@ -482,14 +482,10 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	limit := DefaultSearchLimit
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > MaxSearchLimit {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit: not a number from 1 to %d", MaxSearchLimit))
-			return
-		}
-		limit = n
+	limit, err := countParam("limit", q.Get("limit"), DefaultSearchLimit, MaxSearchLimit)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	bins, err := parseBins(q.Get("bins"))
 	if err != nil {

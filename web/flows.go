@@ -116,14 +116,10 @@ func (s *Server) handleFlows(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	limit := 1000
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxFlowEvents {
-			writeError(w, http.StatusBadRequest, "limit must be 1 to "+strconv.Itoa(MaxFlowEvents))
-			return
-		}
-		limit = n
+	limit, err := countParam("limit", q.Get("limit"), 1000, MaxFlowEvents)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	var ref EventRef
 	var from, to int64

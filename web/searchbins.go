@@ -28,9 +28,18 @@ func parseBins(s string) (int, error) {
 	if s == "" {
 		return 0, nil
 	}
+	return countParam("bins", s, 0, MaxSearchBins)
+}
+
+// countParam reads the count parameter name of a request, whose text is
+// s: def when s is empty, else a number from 1 to most.
+func countParam(name, s string, def, most int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > MaxSearchBins {
-		return 0, fmt.Errorf("bins: not a number from 1 to %d", MaxSearchBins)
+	if err != nil || n < 1 || n > most {
+		return 0, fmt.Errorf("%s: not a number from 1 to %d", name, most)
 	}
 	return n, nil
 }

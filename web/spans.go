@@ -76,18 +76,6 @@ type spanArgReply struct {
 	Value string `json:"value"`
 }
 
-func openText(f span.Flags) string {
-	switch f & (span.OpenStart | span.OpenEnd) {
-	case span.OpenStart:
-		return "start"
-	case span.OpenEnd:
-		return "end"
-	case span.OpenStart | span.OpenEnd:
-		return "both"
-	}
-	return ""
-}
-
 // spansOf returns a trace's derived-track index, or writes why there is
 // none.
 func (s *Server) spansOf(w http.ResponseWriter, r *http.Request) (*render.Spans, func(), bool) {
@@ -145,7 +133,7 @@ func (s *Server) handleSpans(w http.ResponseWriter, r *http.Request) {
 			sl := col.At(int(it.Slice))
 			ij := spanItemReply{Slice: it.Slice, Depth: it.Depth, Start: int64(it.Start), End: int64(it.End), Name: set.Name(sl.Name), Count: it.Count, Summary: it.Summary, Busy: it.Busy, Thread: int32(sl.Thread)}
 			if !it.Summary {
-				ij.Open = openText(sl.Flags)
+				ij.Open = sl.Flags.Ends()
 			}
 			tj.Items = append(tj.Items, ij)
 		}
@@ -187,7 +175,7 @@ func (s *Server) handleSpan(w http.ResponseWriter, r *http.Request) {
 	}
 	sl := col.At(int(n))
 	rep := spanReply{Slice: int32(n), Track: int32(sl.Track), Name: set.Name(sl.Name), Start: int64(sl.Start), End: int64(sl.End),
-		DurationNS: int64(sl.End - sl.Start), Depth: sl.Depth, Open: openText(sl.Flags), Thread: int32(sl.Thread), Args: []spanArgReply{}}
+		DurationNS: int64(sl.End - sl.Start), Depth: sl.Depth, Open: sl.Flags.Ends(), Thread: int32(sl.Thread), Args: []spanArgReply{}}
 	for _, a := range set.ArgList(sl.Args) {
 		rep.Args = append(rep.Args, spanArgReply{Name: a.Name, Value: a.Value.String()})
 	}

@@ -172,14 +172,10 @@ func (s *Server) handleStackSamples(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "node: not a node index")
 		return
 	}
-	limit := DefaultSearchLimit
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > MaxSearchLimit {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit: not a number from 1 to %d", MaxSearchLimit))
-			return
-		}
-		limit = n
+	limit, err := countParam("limit", q.Get("limit"), DefaultSearchLimit, MaxSearchLimit)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	res, release := s.stacksResult(w, r, true)
 	if res == nil {

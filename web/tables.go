@@ -155,14 +155,11 @@ func (s *Server) handleCounts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	field, bins := r.URL.Query().Get("field"), DefaultHistBins
-	if b := r.URL.Query().Get("bins"); b != "" {
-		n, err := strconv.Atoi(b)
-		if err != nil || n < 1 || n > MaxHistBins {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("bins: not a number from 1 to %d", MaxHistBins))
-			return
-		}
-		bins = n
+	field := r.URL.Query().Get("field")
+	bins, err := countParam("bins", r.URL.Query().Get("bins"), DefaultHistBins, MaxHistBins)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	if len(field) > query.MaxLen {
 		writeError(w, http.StatusBadRequest, "field: too long")
@@ -262,14 +259,10 @@ func (s *Server) handleTable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	limit := DefaultTableLimit
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > MaxTableLimit {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit: not a number from 1 to %d", MaxTableLimit))
-			return
-		}
-		limit = n
+	limit, err := countParam("limit", q.Get("limit"), DefaultTableLimit, MaxTableLimit)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	from := render.At(sel.lo)
 	if a := q.Get("after"); a != "" {

@@ -191,14 +191,35 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // placed at a random position.
 func sweep(ctx context.Context, x *render.Index, ids []trace.TrackID, seed uint64) ([]benchLevel, error) {
 	first, last := x.Span()
-	span := float64(last-first) + 1
-	minWin := max(span*benchWidth/float64(x.Events()), benchWidth)
-	ratio := math.Pow(minWin/span, 1.0/benchLevels)
-	rng := rand.New(rand.NewPCG(seed, 0x6265))
 	var s render.Slice
+	levels, err := sweepLevels(first, last, x.Events(), seed, 0x6265, func(start, end trace.Time) (int64, int, error) {
+		if err := x.QueryInto(ctx, render.Viewport{Start: start, End: end, Width: benchWidth, Tracks: ids}, &s); err != nil {
+			return 0, 0, err
+		}
+		items := 0
+		for _, ts := range s.Tracks {
+			items += len(ts.Items)
+		}
+		return s.Res, items, nil
+	})
+	runtime.KeepAlive(x)
+	return levels, err
+}
+
+// sweepLevels times benchQueries viewports [start, end) of [first, last]
+// per zoom level with query, which returns the reply's resolution and
+// item count: level 0 is the whole range, level benchLevels a window
+// holding about one of n items per pixel (at least benchWidth ns), the
+// levels between geometric steps, each viewport at a random position
+// (rng streams seed, stream).
+func sweepLevels(first, last trace.Time, n int64, seed, stream uint64, query func(start, end trace.Time) (res int64, items int, err error)) ([]benchLevel, error) {
+	extent := float64(last-first) + 1
+	minWin := max(extent*benchWidth/float64(n), benchWidth)
+	ratio := math.Pow(minWin/extent, 1.0/benchLevels)
+	rng := rand.New(rand.NewPCG(seed, stream))
 	var levels []benchLevel
 	for lv := 0; lv <= benchLevels; lv++ {
-		win := int64(math.Max(1, span*math.Pow(ratio, float64(lv))))
+		win := int64(math.Max(1, extent*math.Pow(ratio, float64(lv))))
 		l := benchLevel{Level: lv, WindowNS: win, Queries: benchQueries}
 		times := make([]float64, 0, benchQueries)
 		cpu := make([]float64, 0, benchQueries)
@@ -208,20 +229,18 @@ func sweep(ctx context.Context, x *render.Index, ids []trace.TrackID, seed uint6
 			if room := int64(last-first) + 1 - win; room > 0 {
 				start += trace.Time(rng.Int64N(room + 1))
 			}
-			vp := render.Viewport{Start: start, End: start + trace.Time(win), Width: benchWidth, Tracks: ids}
 			c0, cok := processCPU()
 			t0 := time.Now()
-			if err := x.QueryInto(ctx, vp, &s); err != nil {
+			res, k, err := query(start, start+trace.Time(win))
+			if err != nil {
 				return nil, err
 			}
 			times = append(times, float64(time.Since(t0).Nanoseconds())/1e6)
 			if c1, ok := processCPU(); ok && cok {
 				cpu = append(cpu, float64((c1-c0).Nanoseconds())/1e6)
 			}
-			for _, ts := range s.Tracks {
-				items += len(ts.Items)
-			}
-			l.ResNS = s.Res
+			items += k
+			l.ResNS = res
 		}
 		l.Items = float64(items) / benchQueries
 		l.P50MS, l.P99MS, l.MaxMS = percentiles(times)
@@ -230,7 +249,6 @@ func sweep(ctx context.Context, x *render.Index, ids []trace.TrackID, seed uint6
 		}
 		levels = append(levels, l)
 	}
-	runtime.KeepAlive(x)
 	return levels, nil
 }
 

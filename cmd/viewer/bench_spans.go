@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
-	"time"
 
 	"viewer/render"
 	"viewer/trace"
@@ -90,43 +87,20 @@ func sweepSpans(ctx context.Context, x *render.Index, loadSeconds float64, seed 
 			first, last = min(first, c.At(0).Start), max(last, c.At(c.Len()-1).End)
 		}
 	}
-	extent := float64(last-first) + 1
-	minWin := max(extent*benchWidth/float64(set.Len()), benchWidth)
-	ratio := math.Pow(minWin/extent, 1.0/benchLevels)
-	rng := rand.New(rand.NewPCG(seed, 0x7370))
 	var got render.SpanSlice
-	for lv := 0; lv <= benchLevels; lv++ {
-		win := int64(math.Max(1, extent*math.Pow(ratio, float64(lv))))
-		l := benchLevel{Level: lv, WindowNS: win, Queries: benchQueries}
-		times := make([]float64, 0, benchQueries)
-		cpu := make([]float64, 0, benchQueries)
+	var err error
+	b.Levels, err = sweepLevels(first, last, int64(set.Len()), seed, 0x7370, func(start, end trace.Time) (int64, int, error) {
+		if err := sp.QueryInto(ctx, render.SpanViewport{Start: start, End: end, Width: benchWidth, Tracks: ids}, &got); err != nil {
+			return 0, 0, err
+		}
 		items := 0
-		for range benchQueries {
-			start := first
-			if room := int64(last-first) + 1 - win; room > 0 {
-				start += trace.Time(rng.Int64N(room + 1))
-			}
-			vp := render.SpanViewport{Start: start, End: start + trace.Time(win), Width: benchWidth, Tracks: ids}
-			c0, cok := processCPU()
-			t0 := time.Now()
-			if err := sp.QueryInto(ctx, vp, &got); err != nil {
-				return nil, err
-			}
-			times = append(times, float64(time.Since(t0).Nanoseconds())/1e6)
-			if c1, ok := processCPU(); ok && cok {
-				cpu = append(cpu, float64((c1-c0).Nanoseconds())/1e6)
-			}
-			for _, t := range got.Tracks {
-				items += len(t.Items) + len(t.Counters)
-			}
-			l.ResNS = got.Res
+		for _, t := range got.Tracks {
+			items += len(t.Items) + len(t.Counters)
 		}
-		l.Items = float64(items) / benchQueries
-		l.P50MS, l.P99MS, l.MaxMS = percentiles(times)
-		if len(cpu) == len(times) {
-			l.CPUP50MS, l.CPUP99MS, l.CPUMaxMS = percentiles(cpu)
-		}
-		b.Levels = append(b.Levels, l)
+		return got.Res, items, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return b, nil
 }

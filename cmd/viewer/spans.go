@@ -94,18 +94,6 @@ func trackLabel(set *span.Set, m *trace.Meta, id span.TrackID) string {
 	return t.Name
 }
 
-func openName(f span.Flags) string {
-	switch f & (span.OpenStart | span.OpenEnd) {
-	case span.OpenStart:
-		return "start"
-	case span.OpenEnd:
-		return "end"
-	case span.OpenStart | span.OpenEnd:
-		return "both"
-	}
-	return ""
-}
-
 // appendSpan appends one slice as a JSON line.
 func appendSpan(b []byte, set *span.Set, m *trace.Meta, sl span.Slice) []byte {
 	b = append(b, `{"track":`...)
@@ -120,7 +108,7 @@ func appendSpan(b []byte, set *span.Set, m *trace.Meta, sl span.Slice) []byte {
 	b = strconv.AppendInt(b, int64(sl.End), 10)
 	b = append(b, `,"depth":`...)
 	b = strconv.AppendInt(b, int64(sl.Depth), 10)
-	if o := openName(sl.Flags); o != "" {
+	if o := sl.Flags.Ends(); o != "" {
 		b = append(b, `,"open":"`...)
 		b = append(b, o...)
 		b = append(b, '"')

@@ -117,6 +117,20 @@ type Slice struct {
 	Flags  Flags
 }
 
+// Ends names the ends the flags say are missing, as the API and
+// `viewer spans` print them: "start", "end", "both", or "" for none.
+func (f Flags) Ends() string {
+	switch f & (OpenStart | OpenEnd) {
+	case OpenStart:
+		return "start"
+	case OpenEnd:
+		return "end"
+	case OpenStart | OpenEnd:
+		return "both"
+	}
+	return ""
+}
+
 // Open reports whether an end of the slice is missing.
 func (s Slice) Open() bool { return s.Flags != 0 }
 
