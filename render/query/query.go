@@ -53,7 +53,7 @@ func Parse(q string, m *trace.Meta) (render.Filter, error) {
 
 // ParseExpr reads a query into an expression.
 func ParseExpr(q string) (render.Expr, error) {
-	q = strings.TrimSpace(q)
+	q = strings.Trim(q, spaces)
 	if q == "" {
 		return render.Expr{}, errors.New("the search query is empty")
 	}
@@ -90,6 +90,12 @@ func (p *parser) space() {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// spaces are the characters isSpace accepts: queries and values are
+// trimmed of these only, so that what the parser keeps as a term (a
+// vertical tab, a no-break space) is never trimmed away when the query is
+// printed and read again.
+const spaces = " \t\n\r"
 
 // keyword reports whether the text at the cursor (after spaces) is the
 // word kw (case-insensitive) standing alone, and consumes it if so.
@@ -357,7 +363,7 @@ func (p *parser) value(inList bool) (string, error) {
 		}
 		p.i++
 	}
-	return strings.TrimSpace(p.s[start:p.i]), nil
+	return strings.Trim(p.s[start:p.i], spaces), nil
 }
 
 func (p *parser) quoted() (string, error) {
@@ -512,7 +518,7 @@ func ParsePredicate(s string) (render.Predicate, error) {
 	if at < 0 {
 		return render.Predicate{}, fmt.Errorf("predicate %q has no operator (= != < <= > >= ~)", s)
 	}
-	p := render.Predicate{Field: strings.TrimSpace(s[:at]), Op: op.op, Value: strings.TrimSpace(s[at+len(op.text):])}
+	p := render.Predicate{Field: strings.Trim(s[:at], spaces), Op: op.op, Value: strings.Trim(s[at+len(op.text):], spaces)}
 	if p.Field == "" {
 		return render.Predicate{}, fmt.Errorf("predicate %q names no field", s)
 	}
