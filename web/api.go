@@ -77,6 +77,17 @@ func (s *Server) entry(w http.ResponseWriter, r *http.Request) (Entry, bool) {
 // index returns the built index of a trace, starting its build if needed,
 // and a func to call when done with it; while it builds it writes 409
 // with the progress.
+// entryIndex is entry, then index: the trace a request names and its
+// index, with the release the caller must call when ok.
+func (s *Server) entryIndex(w http.ResponseWriter, r *http.Request) (Entry, *index, func(), bool) {
+	e, ok := s.entry(w, r)
+	if !ok {
+		return e, nil, nil, false
+	}
+	idx, release, ok := s.index(w, e)
+	return e, idx, release, ok
+}
+
 func (s *Server) index(w http.ResponseWriter, e Entry) (*index, func(), bool) {
 	j, release := s.ix.acquire(e)
 	p, idx := j.snapshot()
@@ -375,11 +386,7 @@ func (s *Server) tried() string {
 }
 
 func (s *Server) handleMeta(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.entry(w, r)
-	if !ok {
-		return
-	}
-	idx, release, ok := s.index(w, e)
+	_, idx, release, ok := s.entryIndex(w, r)
 	if !ok {
 		return
 	}

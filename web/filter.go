@@ -210,11 +210,7 @@ type filterReply struct {
 // handleFilter evaluates a timeline filter (or finds it cached) and
 // answers its matching events per track.
 func (s *Server) handleFilter(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.entry(w, r)
-	if !ok {
-		return
-	}
-	idx, release, ok := s.index(w, e)
+	e, idx, release, ok := s.entryIndex(w, r)
 	if !ok {
 		return
 	}
@@ -247,11 +243,7 @@ func (s *Server) filterNotice() string {
 // handleFilterViewport answers a filtered viewport with a render/wire
 // reply frame (PROTOCOL.md §3): the buckets' matching events only.
 func (s *Server) handleFilterViewport(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.entry(w, r)
-	if !ok {
-		return
-	}
-	idx, release, ok := s.index(w, e)
+	e, idx, release, ok := s.entryIndex(w, r)
 	if !ok {
 		return
 	}

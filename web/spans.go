@@ -79,11 +79,7 @@ type spanArgReply struct {
 // spansOf returns a trace's derived-track index, or writes why there is
 // none.
 func (s *Server) spansOf(w http.ResponseWriter, r *http.Request) (*render.Spans, func(), bool) {
-	e, ok := s.entry(w, r)
-	if !ok {
-		return nil, nil, false
-	}
-	idx, release, ok := s.index(w, e)
+	_, idx, release, ok := s.entryIndex(w, r)
 	if !ok {
 		return nil, nil, false
 	}

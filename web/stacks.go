@@ -98,11 +98,7 @@ type aggregated struct {
 // aggregate runs the aggregation a request describes; it writes the error
 // and returns nil when it fails. release lets go of the trace's index.
 func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, refs bool) (*stacks.Aggregator, aggregated, func()) {
-	e, ok := s.entry(w, r)
-	if !ok {
-		return nil, aggregated{}, nil
-	}
-	idx, release, ok := s.index(w, e)
+	e, idx, release, ok := s.entryIndex(w, r)
 	if !ok {
 		return nil, aggregated{}, nil
 	}
@@ -207,11 +203,7 @@ type StackEventType struct {
 }
 
 func (s *Server) handleStackEvents(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.entry(w, r)
-	if !ok {
-		return
-	}
-	idx, release, ok := s.index(w, e)
+	_, idx, release, ok := s.entryIndex(w, r)
 	if !ok {
 		return
 	}

@@ -141,11 +141,7 @@ type trackCount struct {
 // handleCounts answers an area selection's counts table: the events
 // matching q in [from, to] on the tracks, per type and per track.
 func (s *Server) handleCounts(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.entry(w, r)
-	if !ok {
-		return
-	}
-	idx, release, ok := s.index(w, e)
+	_, idx, release, ok := s.entryIndex(w, r)
 	if !ok {
 		return
 	}
@@ -244,11 +240,7 @@ type tableRow struct {
 // q in [from, to] on the tracks, in time order, after the event `after`,
 // with their fields as columns.
 func (s *Server) handleTable(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.entry(w, r)
-	if !ok {
-		return
-	}
-	idx, release, ok := s.index(w, e)
+	e, idx, release, ok := s.entryIndex(w, r)
 	if !ok {
 		return
 	}
