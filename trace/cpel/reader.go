@@ -385,16 +385,8 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 		if j := (c.i - c.bufStart) * recordSize; j >= 0 && j+recordSize <= len(c.buf) {
 			// decode, by hand: building the result in place avoids copying
 			// it, which costs more than the decoding.
-			b := c.buf[j : j+recordSize]
 			es := c.es
-			var ticks uint64
-			var id, code uint32
-			if r.big {
-				ticks, id, code = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
-			} else {
-				ticks = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:]))
-				id, code = binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
-			}
+			ticks, id, code := eventRecord(c.buf[j:j+recordSize], r.big)
 			t := trace.Time(ticks)
 			if es.clock.mul != 1 || ticks > math.MaxInt64 {
 				t = es.clock.time(ticks)
@@ -424,6 +416,16 @@ func (r *Reader) ReadEvent() (trace.Event, error) {
 	return r.readSlow()
 }
 
+// eventRecord decodes the header of an event record (b holds at least
+// recordSize bytes): its time in ticks, track id and event code. Small
+// enough to be inlined on the reading paths.
+func eventRecord(b []byte, big bool) (ticks uint64, id, code uint32) {
+	if big {
+		return binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
+	}
+	return uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:])), binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+}
+
 // ReadEvents fills dst with the next events, as ReadEvent would return
 // them one by one, and returns how many: err is nil while events remain,
 // else what ended reading after them (io.EOF at the end). Records are
@@ -439,15 +441,7 @@ func (r *Reader) ReadEvents(dst []trace.Event) (int, error) {
 				if j < 0 || j+recordSize > len(c.buf) {
 					break
 				}
-				b := c.buf[j : j+recordSize]
-				var ticks uint64
-				var id, code uint32
-				if r.big {
-					ticks, id, code = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
-				} else {
-					ticks = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[4:]))
-					id, code = binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
-				}
+				ticks, id, code := eventRecord(c.buf[j:j+recordSize], r.big)
 				t := trace.Time(ticks)
 				if es.clock.mul != 1 || ticks > math.MaxInt64 {
 					t = es.clock.time(ticks)
