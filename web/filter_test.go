@@ -17,7 +17,6 @@ import (
 	"viewer/render/query"
 	"viewer/render/wire"
 	"viewer/trace"
-	"viewer/trace/synth"
 )
 
 // TestFilterEndpoints checks the timeline filter's per-track counts and
@@ -26,18 +25,7 @@ import (
 // events, and a lone one names a matching event.
 func TestFilterEndpoints(t *testing.T) {
 	ts := newTestServer(t, t.TempDir(), nil)
-	const events, seed, tracks = 6000, 7, 5
-	_, id, _ := ts.upload("t.synth", synth.File(events, seed, tracks))
-	ts.waitReady(id)
-	ref := synth.New(synth.Config{Events: events, Seed: seed, Tracks: tracks})
-	var evs []trace.Event
-	for {
-		e, err := ref.ReadEvent()
-		if err != nil {
-			break
-		}
-		evs = append(evs, e)
-	}
+	id, ref, evs := uploadSynth(ts)
 	for _, q := range []string{"Event3 or value > 900", `"item-7" and not Synthetic-2`, "value < 0"} {
 		expr, err := query.ParseExpr(q)
 		if err != nil {
@@ -80,7 +68,7 @@ func TestFilterEndpoints(t *testing.T) {
 				t.Fatalf("%q: viewport %d %s", q, resp.StatusCode, b)
 			}
 			f, err := wire.Decode(b)
-			if err != nil || f.Reply == nil || f.Seq != 9 || len(f.Reply.Tracks) != tracks {
+			if err != nil || f.Reply == nil || f.Seq != 9 || len(f.Reply.Tracks) != synthTracks {
 				t.Fatalf("%q: viewport frame: %v %+v", q, err, f)
 			}
 			for _, tr := range f.Reply.Tracks {

@@ -15,17 +15,18 @@ import (
 	"viewer/trace/synth"
 )
 
-// TestCountsAndTable checks the counts and table endpoints against a
-// streaming render.Matcher run over the same synthetic trace's events:
-// the counts per type and per track of a selection, and the rows of a
-// table read page by page.
-func TestCountsAndTable(t *testing.T) {
-	ts := newTestServer(t, t.TempDir(), nil)
-	const events, seed, tracks = 6000, 7, 5
-	_, id, _ := ts.upload("t.synth", synth.File(events, seed, tracks))
+// synthTracks is how many tracks uploadSynth's trace has.
+const synthTracks = 5
+
+// uploadSynth uploads a small synthetic trace to ts and waits for its
+// index: it returns the trace's id, a reader of the same trace read to
+// its end (for render.NewMatcher) and its events, the reference the
+// endpoint tests compare with.
+func uploadSynth(ts *testServer) (id string, ref trace.Reader, evs []trace.Event) {
+	const events, seed = 6000, 7
+	_, id, _ = ts.upload("t.synth", synth.File(events, seed, synthTracks))
 	ts.waitReady(id)
-	ref := synth.New(synth.Config{Events: events, Seed: seed, Tracks: tracks})
-	var evs []trace.Event
+	ref = synth.New(synth.Config{Events: events, Seed: seed, Tracks: synthTracks})
 	for {
 		e, err := ref.ReadEvent()
 		if err != nil {
@@ -33,6 +34,16 @@ func TestCountsAndTable(t *testing.T) {
 		}
 		evs = append(evs, e)
 	}
+	return id, ref, evs
+}
+
+// TestCountsAndTable checks the counts and table endpoints against a
+// streaming render.Matcher run over the same synthetic trace's events:
+// the counts per type and per track of a selection, and the rows of a
+// table read page by page.
+func TestCountsAndTable(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), nil)
+	id, ref, evs := uploadSynth(ts)
 	lo, hi := evs[len(evs)/5].Time, evs[len(evs)*4/5].Time
 	for _, c := range []struct {
 		q      string

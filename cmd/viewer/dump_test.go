@@ -169,6 +169,29 @@ func BenchmarkDumpCPEL(b *testing.B) {
 	}
 }
 
+// dumpOnce runs `viewer dump` of path into out as the command does:
+// symbols learnt first, then formatted on workers goroutines (the
+// parallel dump) or on one.
+func dumpOnce(b *testing.B, path string, workers int, out io.Writer) {
+	f, err := wrap.OpenFile(context.Background(), path, formats(), wrap.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sym, err := learnSymbols(context.Background(), f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if workers > 1 {
+		err = dumpParallel(context.Background(), f.Reader, f.Reader.(trace.PayloadDecoder), sym, workers, dumpBatchEvents, out)
+	} else {
+		err = dump(context.Background(), f.Reader, sym, out, io.Discard)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkDumpNetTrace times `viewer dump` of HeartRateMonitor (29.6 MB,
 // 114,565 events, most of them method rundown events with three strings
 // each) into a counter, symbols learnt first as the command does: on
@@ -181,23 +204,7 @@ func BenchmarkDumpNetTrace(b *testing.B) {
 			var out countWriter
 			cpu0 := tracetest.CPUTime()
 			for b.Loop() {
-				f, err := wrap.OpenFile(context.Background(), path, formats(), wrap.Limits{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				sym, err := learnSymbols(context.Background(), f)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if workers > 1 {
-					err = dumpParallel(context.Background(), f.Reader, f.Reader.(trace.PayloadDecoder), sym, workers, dumpBatchEvents, &out)
-				} else {
-					err = dump(context.Background(), f.Reader, sym, &out, io.Discard)
-				}
-				f.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
+				dumpOnce(b, path, workers, &out)
 			}
 			b.ReportMetric(float64(out.n)/b.Elapsed().Seconds()/1e9, "GB/s")
 			if cpu := (tracetest.CPUTime() - cpu0).Seconds(); cpu > 0 {
@@ -226,23 +233,7 @@ func BenchmarkDumpPerf(b *testing.B) {
 			var out countWriter
 			cpu0 := tracetest.CPUTime()
 			for b.Loop() {
-				f, err := wrap.OpenFile(context.Background(), path, formats(), wrap.Limits{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				sym, err := learnSymbols(context.Background(), f)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if workers > 1 {
-					err = dumpParallel(context.Background(), f.Reader, f.Reader.(trace.PayloadDecoder), sym, workers, dumpBatchEvents, &out)
-				} else {
-					err = dump(context.Background(), f.Reader, sym, &out, io.Discard)
-				}
-				f.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
+				dumpOnce(b, path, workers, &out)
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 			if cpu := (tracetest.CPUTime() - cpu0).Seconds(); cpu > 0 {
