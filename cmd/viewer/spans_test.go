@@ -399,7 +399,7 @@ func TestSpansGC(t *testing.T) {
 			if err := json.Unmarshal(l, &s); err != nil {
 				t.Fatal(err)
 			}
-			if s.Kind != "slices" || !strings.Contains(s.Track, "GC (pid ") {
+			if s.Kind != "slices" || !(s.Track == "GC" || strings.HasSuffix(s.Track, "/GC") || strings.HasPrefix(s.Track, "GC (pid ")) {
 				continue
 			}
 			switch {

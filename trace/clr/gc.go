@@ -66,7 +66,8 @@ type GCs struct {
 	rows    []GC
 	orphans []GCStop
 	procs   map[int64]*gcProcess
-	Dropped int64 // GCs beyond MaxGCs
+	kinds   []gcEvent // by TypeID: what each type is to GCs, gcUnseen until looked up
+	Dropped int64     // GCs beyond MaxGCs
 }
 
 // gcProcess is what GCs follows per process.
@@ -93,6 +94,7 @@ const (
 	gcRestart
 	gcHeapStats
 	gcAllocTick
+	gcUnseen gcEvent = 0xff // a type not looked up yet
 )
 
 var gcEvents = map[string]gcEvent{
@@ -106,9 +108,18 @@ func (g *GCs) Observe(r trace.Reader, e trace.Event) {
 	if e.Type < 0 || int(e.Type) >= len(m.Types) {
 		return
 	}
-	et := &m.Types[e.Type]
-	kind := gcEvents[et.Name]
-	if kind == gcNone || et.Provider != Runtime {
+	for int(e.Type) >= len(g.kinds) {
+		g.kinds = append(g.kinds, gcUnseen)
+	}
+	kind := g.kinds[e.Type]
+	if kind == gcUnseen { // once per type, not per event
+		kind = gcNone
+		if et := &m.Types[e.Type]; et.Provider == Runtime {
+			kind = gcEvents[et.Name]
+		}
+		g.kinds[e.Type] = kind
+	}
+	if kind == gcNone {
 		return
 	}
 	pid := int64(-1)

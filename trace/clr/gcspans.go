@@ -10,11 +10,12 @@ import (
 )
 
 // GCTracks derives the garbage collections of a .NET trace as timeline
-// tracks, from the rows of a [GCs] table: per process, a "GC" slice track
-// with each suspension a GC ran in (GC/SuspendEEStart → GC/RestartEEStop,
-// named "pause") at depth 0 and each GC (GC/Start → GC/Stop, named
-// "GC #N gen G", with its generation, reason, type and heap sizes as
-// arguments) at depth 1, and a "GC heap" counter track: the heap before
+// tracks, from the rows of a [GCs] table: per process, under its process
+// track (else the thread of its first GC), a "GC" slice track with each
+// suspension a GC ran in (GC/SuspendEEStart → GC/RestartEEStop, named
+// "pause") at depth 0 and each GC (GC/Start → GC/Stop, named "GC gen G",
+// with its number, generation, reason, type, pause and heap sizes as
+// arguments) at depth 1, and a "GC heap bytes" counter track: the heap before
 // each GC (PerfView's estimate) at its start and after it (GC/HeapStats)
 // at its end. A GC whose GC/Stop the trace does not hold ends, open, at
 // the trace's last event; a GC/Stop whose GC/Start it does not hold is a
@@ -45,13 +46,13 @@ func (g *GCTracks) Finish(r trace.Reader, b *span.Builder) {
 		if t, ok := procs[pid]; ok {
 			return t
 		}
-		name := "GC"
-		if pid >= 0 {
-			name = "GC (pid " + strconv.FormatInt(pid, 10) + ")"
-		}
 		of := processTrack(m, pid)
 		if of == trace.NoTrack {
 			of = thread // NetTrace has no process tracks: under the GC's thread, in its process
+		}
+		name := "GC" // its owner says which process
+		if of == trace.NoTrack && pid >= 0 {
+			name = "GC (pid " + strconv.FormatInt(pid, 10) + ")"
 		}
 		t := procTracks{
 			slices: b.Track(span.Track{Kind: span.KindSlices, Name: name, Of: of, CPU: trace.NoCPU}),
