@@ -276,6 +276,14 @@ const (
 	HasProvider                    // EventType.Provider
 )
 
+// Growing is implemented by an io.ReaderAt whose bytes are still arriving
+// (trace/follow): its reads past Available wait for more. A reader that
+// reads ahead reads no further than Available, so that it hands out the
+// events it has instead of waiting for bytes it does not need yet.
+type Growing interface {
+	Available() int64
+}
+
 // Reader streams the events of one trace in time order.
 type Reader interface {
 	// Meta returns the reader's tables. The pointer stays the same; its

@@ -40,6 +40,7 @@ var layers = []struct {
 	{"viewer/trace/perf/eventheader", []string{"viewer/trace", "viewer/trace/span"}, "EventHeader events"},
 	{"viewer/trace/synth", []string{"viewer/trace"}, "the synthetic test format"},
 	{"viewer/trace/wrap", []string{"viewer/trace"}, "zip, gzip and zstd around any format's trace"},
+	{"viewer/trace/follow", nil, "a trace file still being written"},
 	// Writers and test helpers: the model, symbols and each other, never a
 	// reader (the readers' own tests import them).
 	{"viewer/trace/*/*test", []string{"viewer/trace", "viewer/symbols", "viewer/trace/*/*test", "viewer/trace/*/*/*test"}, "writers for tests"},
@@ -50,7 +51,7 @@ var layers = []struct {
 	{"viewer/render/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*"}, "the index's parts"},
 	{"viewer/ui", nil, "embedded pages and scripts"},
 	{"viewer/ui/templates", nil, "templ pages"},
-	{"viewer/web", []string{"viewer/trace", "viewer/trace/export", "viewer/trace/span", "viewer/trace/wrap", "viewer/render", "viewer/render/*", "viewer/ui/templates"}, "the server: formats come from its Config; it unwraps uploads"},
+	{"viewer/web", []string{"viewer/trace", "viewer/trace/export", "viewer/trace/span", "viewer/trace/wrap", "viewer/trace/follow", "viewer/render", "viewer/render/*", "viewer/ui/templates"}, "the server: formats come from its Config; it unwraps uploads and follows live traces"},
 	{"viewer/web/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*", "viewer/web", "viewer/ui/templates"}, "the server's parts"},
 	{"viewer/web/internal/*", []string{"viewer/web"}, "generators of the page's files from the server's tables"},
 	{"viewer/cmd/viewer", []string{"viewer/*", "viewer/*/*", "viewer/*/*/*", "viewer/*/*/*/*"}, "assembles everything"},

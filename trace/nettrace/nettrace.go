@@ -158,6 +158,9 @@ type Reader struct {
 	version int   // 3, 4, 5 or 6
 	tag     byte  // BeginObject tag of ≤v5 objects
 	pos     int64 // file offset of the next object or block
+	// stall is a block whose header was read but whose bytes had not all
+	// arrived from a growing source: step handles it next (NOTES.md §live).
+	stall stalledBlock
 	buf     []byte
 	head    []byte // scratch for object headers
 	// held is the current region's blocks, back to back, kept in memory
@@ -690,7 +693,7 @@ func (r *Reader) fill() {
 		if err != nil {
 			r.err = err
 		}
-		if done && len(r.region) > 0 {
+		if done && len(r.region) > 0 || len(r.region) > 0 && r.stalled(r.pos+r.headLen()) {
 			break
 		}
 		if len(r.region) >= MaxRegionEvents {
@@ -714,6 +717,23 @@ func (r *Reader) fill() {
 	}
 }
 
+// stalled reports whether the bytes up to end have not arrived yet from
+// a source still being written (a trace.Growing): the reader then hands
+// out the region read so far rather than wait for its sequence point
+// (NOTES.md §live).
+func (r *Reader) stalled(end int64) bool {
+	g, ok := r.r.(trace.Growing)
+	return ok && g.Available() < end
+}
+
+// headLen is how many bytes a block's header takes at most.
+func (r *Reader) headLen() int64 {
+	if r.version == 6 {
+		return 4
+	}
+	return maxObjectHead
+}
+
 func byTime(a, b trace.Event) int {
 	switch {
 	case a.Time < b.Time:
@@ -724,11 +744,23 @@ func byTime(a, b trace.Event) int {
 	return 0
 }
 
-// step reads and handles one block. done says the region may be handed out.
+// stalledBlock is the header of a block step has not read yet.
+type stalledBlock struct {
+	set  bool
+	kind int
+	off  int64
+	n    int
+}
+
+// step reads and handles one block. done says the region may be handed
+// out: at a sequence point, at the end, or when the next block has not
+// arrived yet from a growing source.
 func (r *Reader) step() (done bool, err error) {
-	var kind int
-	var off int64
-	var n int
+	kind, off, n := r.stall.kind, r.stall.off, r.stall.n
+	if r.stall.set {
+		r.stall = stalledBlock{}
+		return r.block(kind, off, n)
+	}
 	if r.version == 6 {
 		if kind, off, n, err = r.blockV6(); err != nil {
 			return true, err
@@ -768,6 +800,16 @@ func (r *Reader) step() (done bool, err error) {
 		}
 		r.pos = off + int64(n) + 1 // then EndObject
 	}
+	if len(r.region) > 0 && r.stalled(off+int64(n)+1) {
+		r.stall = stalledBlock{set: true, kind: kind, off: off, n: n}
+		return true, nil
+	}
+	return r.block(kind, off, n)
+}
+
+// block reads and handles the block of the given kind whose n bytes are
+// at off.
+func (r *Reader) block(kind int, off int64, n int) (done bool, err error) {
 	if n > MaxBlockSize {
 		return true, r.errorf(off-4, "block size %d exceeds the maximum %d", n, MaxBlockSize)
 	}

@@ -41,6 +41,9 @@ func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 		return nil, io.ErrUnexpectedEOF
 	}
 	want := max(int64(n), min(chunkSize, c.limit-off))
+	if g, ok := c.r.(trace.Growing); ok { // read no further than has arrived
+		want = max(int64(n), min(want, g.Available()-off))
+	}
 	next := c.spare
 	if int64(cap(next)) < want {
 		next = make([]byte, want)

@@ -798,6 +798,9 @@ func (rd *Reader) step() error {
 	off := rd.pos
 	hdr, err := rd.buf.at(off, recordHeaderSize)
 	if err != nil {
+		if g, ok := rd.r.(trace.Growing); ok && rd.pipe && g.Available() == off {
+			return io.EOF // a stream that ended at a record boundary (NOTES.md §live)
+		}
 		return rd.readErr(off, err, "record header")
 	}
 	typ := rd.bo.Uint32(hdr)
