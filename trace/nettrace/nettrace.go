@@ -161,8 +161,8 @@ type Reader struct {
 	// stall is a block whose header was read but whose bytes had not all
 	// arrived from a growing source: step handles it next (NOTES.md §live).
 	stall stalledBlock
-	buf     []byte
-	head    []byte // scratch for object headers
+	buf   []byte
+	head  []byte // scratch for object headers
 	// held is the current region's blocks, back to back, kept in memory
 	// (up to MaxHeldBytes) so that its events' payloads are read from
 	// here rather than from the file; heldAt says where each block lies.
