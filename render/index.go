@@ -85,6 +85,9 @@ type Options struct {
 	// derives slice and counter tracks (trace/span); Index.Spans indexes
 	// them (spans.go).
 	Derive span.Deriver
+	// Live, when not nil, receives snapshots of the index while Build
+	// reads (see [Live]), and the final Index last.
+	Live *Live
 }
 
 // SymbolSource learns names for stack addresses from a trace's own events
@@ -175,6 +178,10 @@ type Index struct {
 	spans      *Spans
 	deriveTime time.Duration
 	deriveErr  error
+	// stats are a snapshot's statistics, gathered at its publication
+	// point (nil: the counter's); growing marks a snapshot.
+	stats   *export.Stats
+	growing bool
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -194,9 +201,15 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	if opts.Derive != nil {
 		x.deriving = &deriving{v: span.NewDriver(r, opts.Derive)}
 	}
-	if err := x.read(ctx, opts.Progress); err != nil {
+	if err := x.read(ctx, opts.Progress, opts.Live); err != nil {
 		sp.close()
+		if opts.Live != nil {
+			opts.Live.publish(nil, true)
+		}
 		return nil, err
+	}
+	if opts.Live != nil {
+		opts.Live.publish(x, true)
 	}
 	return x, nil
 }
@@ -213,8 +226,9 @@ type entry struct {
 // batch is a run of events read ahead by the reading goroutine.
 type batch struct {
 	evs   []entry
-	bytes int64 // furthest payload end up to the batch's last event
-	err   error // the error that ended reading, with the last batch
+	bytes int64        // furthest payload end up to the batch's last event
+	err   error        // the error that ended reading, with the last batch
+	pub   *publication // with Options.Live: publish a snapshot after this batch
 }
 
 // batchEvents is how many events the reading goroutine hands over at once.
@@ -223,30 +237,24 @@ const batchEvents = 4096
 // readAhead is the reading goroutine: it calls ReadEvent, writes each
 // event's spill record and hands the rest over in batches, so that
 // decoding and spilling use one core and indexing another. It is the
-// only user of the reader and the spill file until it returns; stop makes
-// it return early, and done is closed when it has. It leaves the spill
-// tracks, by track id + 1, in x.spills.
-func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan struct{}, done chan<- struct{}) {
+// only user of the reader and the spill file until it returns (with
+// Options.Live, snapshots share the reader under the reader mutex, see
+// live.go); stop makes it return early, and done is closed when it has.
+// It leaves the spill tracks, by track id + 1, in x.spills.
+func (x *Index) readAhead(rs *reading, done chan<- struct{}) {
 	defer close(done)
-	defer close(out)
-	var rs reading
+	defer close(rs.out)
 	defer func() { x.spills, x.spillAll = rs.spills, rs.all }()
+	if rs.live != nil {
+		rs.live.l.build.Store(rs)
+		defer rs.live.l.build.Store(nil)
+	}
 	for {
-		var b *batch
-		select {
-		case b = <-free:
-			b.evs = b.evs[:0]
-		default:
-			b = &batch{evs: make([]entry, 0, batchEvents)}
-		}
-		b.err = x.fill(b, &rs)
-		b.bytes = rs.bytes
-		select {
-		case out <- b:
-		case <-stop:
-			return
-		}
-		if b.err != nil {
+		rs.b = rs.next()
+		err := x.fill(rs)
+		b := rs.b
+		b.err, b.bytes = err, rs.bytes
+		if !rs.send(b) || err != nil {
 			return
 		}
 	}
@@ -254,10 +262,38 @@ func (x *Index) readAhead(out chan<- *batch, free <-chan *batch, stop <-chan str
 
 // reading is the reading goroutine's state.
 type reading struct {
+	x      *Index
+	out    chan<- *batch
+	free   <-chan *batch
+	stop   <-chan struct{}
 	spills []*spillTrack // by track id + 1
 	all    []*spillTrack // in order of appearance
 	bytes  int64         // furthest payload end
-	evs    []trace.Event // the batch being read
+	b      *batch        // the batch being filled
+	evs    []trace.Event // the events being read into it
+	n      int           // events read into evs
+	live   *liveRead     // nil without Options.Live
+}
+
+// next returns an empty batch, recycled when one is free.
+func (rs *reading) next() *batch {
+	select {
+	case b := <-rs.free:
+		b.evs, b.pub = b.evs[:0], nil
+		return b
+	default:
+		return &batch{evs: make([]entry, 0, batchEvents)}
+	}
+}
+
+// send hands b to the indexer; false when Build stopped.
+func (rs *reading) send(b *batch) bool {
+	select {
+	case rs.out <- b:
+		return true
+	case <-rs.stop:
+		return false
+	}
 }
 
 // batchReader is a trace.Reader that can also return many events per
@@ -273,7 +309,16 @@ type batchReader interface {
 // that a reader bug fails the load of one trace rather than the process
 // (this runs on the read-ahead goroutine, where no caller could recover
 // it).
-func (x *Index) fill(b *batch, rs *reading) (err error) {
+//
+// With Options.Live it holds the reader mutex while it reads (a live
+// source's wait releases it, see Live.AroundWait), and prepares a
+// publication when the interval has passed since the last one.
+func (x *Index) fill(rs *reading) (err error) {
+	lr := rs.live
+	if lr != nil {
+		lr.mu.Lock()
+		defer lr.mu.Unlock()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("internal error: the %s reader panicked: %v", x.meta.Format, p)
@@ -282,19 +327,32 @@ func (x *Index) fill(b *batch, rs *reading) (err error) {
 	if rs.evs == nil {
 		rs.evs = make([]trace.Event, batchEvents)
 	}
-	n := 0
-	if br, ok := x.r.(batchReader); ok {
-		n, err = br.ReadEvents(rs.evs)
-		n = min(max(n, 0), len(rs.evs))
+	rs.n = 0
+	if br, ok := x.r.(batchReader); ok && (lr == nil || !lr.perEvent) {
+		if lr != nil {
+			lr.inBatch = true
+		}
+		n, rerr := br.ReadEvents(rs.evs)
+		if lr != nil {
+			lr.inBatch = false
+		}
+		rs.n, err = min(max(n, 0), len(rs.evs)), rerr
 	} else {
-		for n < len(rs.evs) {
-			if rs.evs[n], err = x.r.ReadEvent(); err != nil {
+		for rs.n < len(rs.evs) {
+			e, rerr := x.r.ReadEvent() // may hand rs.evs[:rs.n] over (Live.AroundWait)
+			if rerr != nil {
+				err = rerr
 				break
 			}
-			n++
+			rs.evs[rs.n] = e
+			rs.n++
 		}
 	}
-	x.add(b, rs, rs.evs[:n])
+	x.add(rs.b, rs, rs.evs[:rs.n])
+	rs.n = 0
+	if lr != nil && err == nil && lr.unpub > 0 && time.Since(lr.last) >= lr.l.every {
+		rs.b.pub = x.prepare(rs)
+	}
 	return err
 }
 
@@ -333,13 +391,21 @@ func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
 		}
 		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type, stack: e.Stack})
 	}
+	if rs.live != nil {
+		rs.live.unpub += len(evs)
+	}
 	x.observe(evs)
 }
 
-func (x *Index) read(ctx context.Context, progress func(Progress)) error {
+func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) error {
 	batches, free := make(chan *batch, 2), make(chan *batch, 4)
 	stop, done := make(chan struct{}), make(chan struct{})
-	go x.readAhead(batches, free, stop, done)
+	rs := &reading{x: x, out: batches, free: free, stop: stop}
+	var li liveIndex
+	if live != nil {
+		rs.live = &liveRead{l: live, mu: new(sync.Mutex), last: time.Now()}
+	}
+	go x.readAhead(rs, done)
 	defer func() {
 		close(stop)
 		<-done // the reader and the spill file are ours again
@@ -349,6 +415,9 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 	for b := range batches {
 		if err := x.index(ctx, progress, b, &all, &last); err != nil {
 			return err
+		}
+		if b.pub != nil {
+			live.publish(x.snapshot(b.pub, &li, rs.live), false)
 		}
 		if err := b.err; err != nil {
 			if err != io.EOF {
@@ -361,9 +430,11 @@ func (x *Index) read(ctx context.Context, progress func(Progress)) error {
 			}
 			break
 		}
-		select {
-		case free <- b:
-		default:
+		if cap(b.evs) == batchEvents {
+			select {
+			case free <- b:
+			default:
+			}
 		}
 	}
 	<-done
@@ -498,10 +569,17 @@ func (t *track) clip() {
 	}
 }
 
-// Close releases the spill file. The Index must not be used afterwards.
-func (x *Index) Close() error { return x.spill.close() }
+// Close releases the spill file. The Index must not be used afterwards,
+// nor its snapshots (see [Live]); Close on a snapshot does nothing.
+func (x *Index) Close() error {
+	if x.growing {
+		return nil
+	}
+	return x.spill.close()
+}
 
-// Meta returns the trace's tables (complete: Build read to the end).
+// Meta returns the trace's tables (complete: Build read to the end; a
+// snapshot's, as they were when it was published).
 func (x *Index) Meta() *trace.Meta { return x.meta }
 
 // Events returns the number of events indexed.
@@ -513,6 +591,12 @@ func (x *Index) Span() (first, last trace.Time) { return x.first, x.last }
 // Stats returns the trace's statistics (`viewer stats`), gathered while
 // indexing.
 func (x *Index) Stats() export.Stats {
+	if x.stats != nil {
+		st := *x.stats
+		st.Counts = slices.Clone(st.Counts)
+		st.Notices = slices.Clone(st.Notices)
+		return st
+	}
 	st := x.counter.Stats(x.meta, x.readErr)
 	st.Frames = x.frames
 	return st

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"sync"
 
 	"viewer/trace"
 )
@@ -210,6 +211,11 @@ type spill struct {
 	jobs     chan []byte
 	free     chan []byte // full-size buffers the writer is done with
 	done     chan error
+	// written is how many bytes the writer has written (or failed to),
+	// for snapshots that must not read a run before it is in the file.
+	wmu     sync.Mutex
+	wcond   sync.Cond
+	written int64
 }
 
 // spillQueue is how many runs may wait for the writer.
@@ -224,6 +230,7 @@ func newSpill(dir string) (*spill, error) {
 	// leaves nothing behind on systems that allow it.
 	os.Remove(f.Name())
 	s := &spill{f: f, jobs: make(chan []byte, spillQueue), free: make(chan []byte, spillQueue+2), done: make(chan error, 1)}
+	s.wcond.L = &s.wmu
 	go s.write(s.jobs)
 	return s, nil
 }
@@ -236,6 +243,10 @@ func (s *spill) write(jobs <-chan []byte) {
 				err = fmt.Errorf("render: writing the index spill file: %w", werr)
 			}
 		}
+		s.wmu.Lock()
+		s.written += int64(len(b))
+		s.wcond.Broadcast()
+		s.wmu.Unlock()
 		if cap(b) == runBuffer {
 			select {
 			case s.free <- b[:0]:
@@ -334,6 +345,16 @@ func (s *spill) stop() error {
 	close(s.jobs)
 	s.jobs = nil
 	return <-s.done
+}
+
+// waitWritten waits until the writer has written the first n bytes
+// queued.
+func (s *spill) waitWritten(n int64) {
+	s.wmu.Lock()
+	for s.written < n {
+		s.wcond.Wait()
+	}
+	s.wmu.Unlock()
 }
 
 func (s *spill) close() error {
