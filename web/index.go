@@ -30,10 +30,16 @@ type index struct {
 	// format is the format's own reader (r wraps it) when it holds
 	// resources of its own to close (perf.data's decompressed data).
 	format io.Closer
+	// snapshot says x is a snapshot of a live trace's index: closing it
+	// closes nothing (the build's final index owns the resources).
+	snapshot bool
 }
 
 // close closes the index and the reader it was built from.
 func (idx *index) close() {
+	if idx.snapshot {
+		return
+	}
 	idx.x.Close()
 	if idx.format != nil {
 		idx.format.Close()
@@ -75,7 +81,10 @@ const (
 	StateQueued   State = "queued"
 	StateIndexing State = "indexing"
 	StateReady    State = "ready"
-	StateFailed   State = "failed"
+	// StateLive: the trace is still being recorded; the index is a
+	// snapshot of what has arrived (live.go).
+	StateLive   State = "live"
+	StateFailed State = "failed"
 )
 
 // Progress is the state of an index build, as pushed to the page.
@@ -160,6 +169,8 @@ type indexer struct {
 	every time.Duration
 	// minFree is the disk space a build needs free in spill to start.
 	minFree int64
+	// live is the server's live traces (live.go).
+	live *liveSet
 
 	mu   sync.Mutex
 	jobs map[uuid.UUID]*job
@@ -247,9 +258,9 @@ func (ix *indexer) evict() {
 	resident, bytes := 0, int64(0)
 	size := map[*job]int64{}
 	for _, j := range ix.jobs {
-		_, idx := j.snapshot()
-		if idx == nil {
-			continue // building, or failed
+		p, idx := j.snapshot()
+		if idx == nil || p.State == StateLive || p.State == StateIndexing {
+			continue // building (a live trace's has an index already), or failed
 		}
 		resident++
 		size[j] = idx.x.Bytes()
@@ -373,21 +384,37 @@ func (ix *indexer) run(ctx context.Context, j *job, e Entry) {
 }
 
 func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f *os.File, err error) {
-	select {
-	case ix.sem <- struct{}{}:
-		defer func() { <-ix.sem }()
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
-	}
 	defer func() {
 		if p := recover(); p != nil {
 			ix.log.Error("panic while indexing", "trace", e.ID, "panic", p, "stack", string(debug.Stack()))
 			idx, err = nil, fmt.Errorf("internal error while indexing: %v", p)
 		}
 	}()
+	if rec, ok := ix.lib.recording(e.ID); ok {
+		return ix.buildLive(ctx, j, e, rec)
+	}
+	if err := ix.acquireBuild(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer func() { <-ix.sem }()
 	if err := checkFree(ix.spill, ix.minFree); err != nil {
 		return nil, nil, err
 	}
+	return ix.buildStored(ctx, j, e)
+}
+
+// acquireBuild waits for a build slot (ix.sem).
+func (ix *indexer) acquireBuild(ctx context.Context) error {
+	select {
+	case ix.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// buildStored indexes a stored trace.
+func (ix *indexer) buildStored(ctx context.Context, j *job, e Entry) (idx *index, f *os.File, err error) {
 	f, err = ix.lib.Open(e.ID)
 	if err != nil {
 		return nil, nil, err
@@ -408,31 +435,20 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 	start := time.Now()
 	var last time.Time
 	j.update(func(p *Progress) { p.State = StateIndexing })
-	var symbols render.SymbolSource
-	if ix.symbols != nil {
-		symbols = ix.symbols(r)
+	opts := ix.options(r)
+	opts.Progress = func(rp render.Progress) {
+		now := time.Now()
+		if now.Sub(last) < ix.every && !rp.Done {
+			return
+		}
+		last = now
+		pct := progressPercent(rp, e.Size, total)
+		rate := float64(rp.Events) / now.Sub(start).Seconds()
+		j.update(func(p *Progress) {
+			p.Percent, p.Events, p.EventsPerS = pct, rp.Events, rate
+		})
 	}
-	var derive span.Deriver
-	if ix.derive != nil {
-		derive = ix.derive(r)
-	}
-	x, err := render.Build(ctx, sr, render.Options{
-		SpillDir: ix.spill,
-		Symbols:  symbols,
-		Derive:   derive,
-		Progress: func(rp render.Progress) {
-			now := time.Now()
-			if now.Sub(last) < ix.every && !rp.Done {
-				return
-			}
-			last = now
-			pct := progressPercent(rp, e.Size, total)
-			rate := float64(rp.Events) / now.Sub(start).Seconds()
-			j.update(func(p *Progress) {
-				p.Percent, p.Events, p.EventsPerS = pct, rp.Events, rate
-			})
-		},
-	})
+	x, err := render.Build(ctx, sr, opts)
 	closer, _ := r.(io.Closer)
 	if err != nil {
 		if closer != nil {
@@ -441,6 +457,19 @@ func (ix *indexer) buildOne(ctx context.Context, j *job, e Entry) (idx *index, f
 		return nil, f, err
 	}
 	return &index{x: x, r: sr, stats: capStats(x.Stats()), types: sr.types, format: closer}, f, nil
+}
+
+// options returns the build options for the trace r reads (the format's
+// own reader).
+func (ix *indexer) options(r trace.Reader) render.Options {
+	opts := render.Options{SpillDir: ix.spill}
+	if ix.symbols != nil {
+		opts.Symbols = ix.symbols(r)
+	}
+	if ix.derive != nil {
+		opts.Derive = ix.derive(r)
+	}
+	return opts
 }
 
 // progressPercent is how far a build is, never 100 before it is ready:

@@ -137,6 +137,8 @@ type Server struct {
 	uploads chan struct{}
 	// filters holds the timeline filters' evaluated masks (filter.go).
 	filters *filterCache
+	// live holds the live traces being recorded (live.go).
+	live liveSet
 	// accepted, when set (by tests), is called by a session's reader with
 	// the seq of each request it has queued.
 	accepted func(seq uint32)
@@ -200,6 +202,7 @@ func New(cfg Config) (*Server, error) {
 		res:      newResources(cfg),
 		uploads:  make(chan struct{}, cfg.MaxUploads),
 		filters:  newFilterCache(filterCacheBytes(cfg.MemoryBudget)),
+		live:     liveSet{traces: map[uuid.UUID]*liveTrace{}},
 	}
 	for _, h := range cfg.AllowHosts {
 		s.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
@@ -215,6 +218,7 @@ func New(cfg Config) (*Server, error) {
 		budget:   cfg.MemoryBudget - filterCacheBytes(cfg.MemoryBudget), // the filter cache keeps the rest
 		every:    progressEvery,
 		minFree:  cfg.MinFreeDisk,
+		live:     &s.live,
 		log:      log,
 		sem:      make(chan struct{}, 1),
 		jobs:     map[uuid.UUID]*job{},
@@ -263,6 +267,9 @@ func (s *Server) AddMember(name string, r io.Reader, member string) (Entry, erro
 	s.ix.get(e)
 	return e, nil
 }
+
+// Library returns the server's trace library.
+func (s *Server) Library() *Library { return s.lib }
 
 // CloseSessions tells every websocket session to close with "going away".
 // Register it with http.Server.RegisterOnShutdown: Shutdown does not wait

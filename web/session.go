@@ -59,6 +59,9 @@ type request struct {
 	Tracks []trace.TrackID `json:"tracks"`
 	Types  []trace.TypeID  `json:"types"`
 	Mode   Mode            `json:"mode"`
+	// Chase, on a live trace, asks for this view again, moved to end at
+	// the newest event, whenever the index grows (live.go).
+	Chase bool `json:"chase"`
 }
 
 // session is one viewer tab's websocket.
@@ -83,8 +86,11 @@ type session struct {
 
 	mu       sync.Mutex
 	viewport *request // newest pending viewport request ("latest wins")
-	// sentTables says whether the name tables went out (writer only).
+	chase    *request // the view that follows a live trace's end, or nil
+	// sentTables says whether the name tables went out, and tablesOf
+	// what they were made of (writer only).
 	sentTables bool
+	tablesOf   tablesKey
 }
 
 func (s *Server) upgrader() *websocket.Upgrader {
@@ -230,6 +236,10 @@ func (ss *session) accept(req *request) error {
 		}
 		ss.mu.Lock()
 		ss.viewport = req
+		ss.chase = nil
+		if req.Chase {
+			ss.chase = req
+		}
 		ss.mu.Unlock()
 	default:
 		return fmt.Errorf("unknown message type %q", req.Type)
@@ -321,7 +331,14 @@ func (ss *session) writeProgress() error {
 	switch p.State {
 	case StateReady:
 		if idx != nil {
+			if ss.tablesOf.live {
+				return ss.serveLive(idx, true)
+			}
 			return ss.serve() // sends ready and the tables first
+		}
+	case StateLive:
+		if idx != nil {
+			return ss.serveLive(idx, false)
 		}
 	case StateFailed:
 		return ss.writeJSON(map[string]any{"type": "failed", "error": p.Error})
@@ -342,8 +359,13 @@ func (ss *session) writeReady(idx *index) error {
 	if err := ss.writeJSON(map[string]any{"type": "ready", "info": ss.srv.listInfo(ss.e)}); err != nil {
 		return err
 	}
-	tables := idx.tables()
-	return ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, tables))
+	return ss.writeTables(idx)
+}
+
+// writeTables sends the name tables of idx.
+func (ss *session) writeTables(idx *index) error {
+	ss.tablesOf = tablesKeyOf(idx)
+	return ss.write(websocket.BinaryMessage, wire.AppendTables(nil, 0, idx.tables()))
 }
 
 // serve answers the newest pending viewport request, once the index is

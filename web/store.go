@@ -58,6 +58,9 @@ type Entry struct {
 	Wrapper     string `json:"wrapper,omitempty"`
 	Member      string `json:"member,omitempty"`
 	WrappedSize int64  `json:"wrapped_size,omitempty"`
+	// Live says the trace is still being recorded (recording.go): it
+	// grows, and Size and SHA256 are not known yet.
+	Live bool `json:"live,omitempty"`
 }
 
 // Library is the trace store in a data directory. It is safe for
@@ -72,19 +75,23 @@ type Library struct {
 	mu      sync.Mutex
 	entries map[uuid.UUID]Entry
 	bySum   map[string]uuid.UUID
+	live    map[uuid.UUID]*Recording
 }
 
 // OpenLibrary opens (creating if needed) the library in dir and loads its
 // entries. Directories that do not hold a complete trace are skipped and
 // logged.
 func OpenLibrary(dir string, log *slog.Logger) (*Library, error) {
-	for _, d := range []string{dir, filepath.Join(dir, tracesDir), filepath.Join(dir, tmpDir)} {
+	for _, d := range []string{dir, filepath.Join(dir, tracesDir), filepath.Join(dir, tmpDir), filepath.Join(dir, liveDir)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err
 		}
 	}
-	l := &Library{dir: dir, log: log, entries: map[uuid.UUID]Entry{}, bySum: map[string]uuid.UUID{}}
+	l := &Library{dir: dir, log: log, entries: map[uuid.UUID]Entry{}, bySum: map[string]uuid.UUID{}, live: map[uuid.UUID]*Recording{}}
 	if err := l.clearTmp(); err != nil {
+		return nil, err
+	}
+	if err := l.recoverLive(); err != nil {
 		return nil, err
 	}
 	des, err := os.ReadDir(filepath.Join(dir, tracesDir))
@@ -183,8 +190,12 @@ func (l *Library) Get(id uuid.UUID) (Entry, bool) {
 
 // Open opens a stored trace file for reading.
 func (l *Library) Open(id uuid.UUID) (*os.File, error) {
-	if _, ok := l.Get(id); !ok {
+	e, ok := l.Get(id)
+	if !ok {
 		return nil, ErrNotFound
+	}
+	if e.Live {
+		return os.Open(filepath.Join(l.dir, liveDir, id.String(), traceFile))
 	}
 	return os.Open(filepath.Join(l.traceDir(id), traceFile))
 }
@@ -371,6 +382,9 @@ func (l *Library) Delete(id uuid.UUID) error {
 	e, ok := l.entries[id]
 	if !ok {
 		return ErrNotFound
+	}
+	if e.Live {
+		return ErrLive
 	}
 	grave := filepath.Join(l.dir, tmpDir, "deleted-"+id.String())
 	if err := os.Rename(l.traceDir(id), grave); err != nil {

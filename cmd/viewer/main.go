@@ -5,6 +5,7 @@
 // Usage:
 //
 //	viewer [serve] [flags] [FILE...]   start the viewer (default)
+//	viewer record [--] CMD ARGS...     record CMD with perf, watched live
 //	viewer stats [--json] FILE         summary of a trace
 //	viewer dump [--where Q] FILE       every event as JSON Lines
 //	viewer export --format chrome FILE events as Chrome trace events
@@ -113,7 +114,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"serve", "[flags] [FILE...]   start the viewer (the default command)", runServe},
+		{"serve", "[flags] [FILE... | - | --follow FILE]   start the viewer (the default command); - shows standard input live", runServe},
+		{"record", "[--event EV]... [--output FILE] [--] [CMD ARGS...]  record with perf and watch it live", runRecord},
 		{"stats", "[--json] FILE      summary of a trace", runStats},
 		{"dump", "[--where Q] FILE   every event (or those a query selects) as JSON Lines", runDump},
 		{"stacks", "[--collapsed] FILE  sampled stacks, aggregated", runStacks},

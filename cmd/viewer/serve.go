@@ -26,24 +26,78 @@ const DefaultPort = 8484
 
 // runServe starts the web viewer on the loopback interface and serves
 // until ctx ends. FILE arguments are added to the library and their
-// viewer URLs printed.
+// viewer URLs printed; "-" records standard input as a live trace, and
+// --follow a file another program is still writing.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
-	port := fs.Int("port", DefaultPort, "TCP port on 127.0.0.1; 0 picks a free port (environment: VIEWER_PORT)")
-	listen := fs.String("listen", "", "listen on `host:port` instead of 127.0.0.1; requests must then carry the access token printed in the URL (environment VIEWER_TOKEN sets it)")
-	noAuth := fs.Bool("no-auth", false, "with --listen, serve without an access token: anyone who can reach the port sees and deletes your traces")
-	maxUploads := fs.Int("max-uploads", web.DefaultMaxUploads, "uploads received at once; more are refused with 429")
-	uploadIdle := fs.Duration("upload-idle", web.DefaultUploadIdle, "cut off an upload that delivers less than 16 KiB in this `duration`")
-	minFree := fs.Int64("min-free", web.DefaultMinFreeDisk, "free `bytes` the data directory must keep for an upload or index build to start (-1: no check)")
-	memBudget := fs.Int64("memory-budget", 0, "`bytes` of trace indexes kept in memory while no one views them; the least recently used beyond it are closed and rebuilt when opened again (0: a quarter of physical memory, -1: no bound)")
-	dataDir := fs.String("data", "", "directory of the trace library (default: the user's data directory)")
-	maxUpload := fs.Int64("max-upload", web.DefaultMaxUpload, "largest accepted upload in `bytes`")
-	allowHosts := fs.String("allow-host", "", "comma-separated extra `names` accepted in the Host header (with --listen)")
+	sf := addServeFlags(fs)
+	var follows []string
+	fs.Func("follow", "show `FILE` (a .nettrace or pipe-mode perf.data another program is still writing) as a live trace; repeatable", func(v string) error {
+		follows = append(follows, v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	return sf.serve(ctx, stdout, stderr, func(ctx context.Context, srv *web.Server) ([]web.Entry, error) {
+		var opened []web.Entry
+		for _, name := range fs.Args() {
+			var e web.Entry
+			var err error
+			if name == "-" {
+				e, _, err = srv.Ingest(web.LiveSource{Name: "stdin", R: os.Stdin})
+			} else {
+				e, err = addFile(srv, name)
+			}
+			if err != nil {
+				return nil, err
+			}
+			opened = append(opened, e)
+		}
+		for _, name := range follows {
+			e, err := followFile(ctx, srv, name)
+			if err != nil {
+				return nil, err
+			}
+			opened = append(opened, e)
+		}
+		return opened, nil
+	})
+}
+
+// serveFlags are the flags of the commands that start the viewer.
+type serveFlags struct {
+	port                    *int
+	listen, dataDir, allow  *string
+	noAuth                  *bool
+	maxUploads              *int
+	uploadIdle              *time.Duration
+	minFree, memBudget, max *int64
+	fs                      *flag.FlagSet
+}
+
+func addServeFlags(fs *flag.FlagSet) *serveFlags {
+	return &serveFlags{
+		fs:         fs,
+		port:       fs.Int("port", DefaultPort, "TCP port on 127.0.0.1; 0 picks a free port (environment: VIEWER_PORT)"),
+		listen:     fs.String("listen", "", "listen on `host:port` instead of 127.0.0.1; requests must then carry the access token printed in the URL (environment VIEWER_TOKEN sets it)"),
+		noAuth:     fs.Bool("no-auth", false, "with --listen, serve without an access token: anyone who can reach the port sees and deletes your traces"),
+		maxUploads: fs.Int("max-uploads", web.DefaultMaxUploads, "uploads received at once; more are refused with 429"),
+		uploadIdle: fs.Duration("upload-idle", web.DefaultUploadIdle, "cut off an upload that delivers less than 16 KiB in this `duration`"),
+		minFree:    fs.Int64("min-free", web.DefaultMinFreeDisk, "free `bytes` the data directory must keep for an upload or index build to start (-1: no check)"),
+		memBudget:  fs.Int64("memory-budget", 0, "`bytes` of trace indexes kept in memory while no one views them; the least recently used beyond it are closed and rebuilt when opened again (0: a quarter of physical memory, -1: no bound)"),
+		dataDir:    fs.String("data", "", "directory of the trace library (default: the user's data directory)"),
+		max:        fs.Int64("max-upload", web.DefaultMaxUpload, "largest accepted upload (or live trace) in `bytes`"),
+		allow:      fs.String("allow-host", "", "comma-separated extra `names` accepted in the Host header (with --listen)"),
+	}
+}
+
+// serve starts the viewer with the parsed flags, lets open add the
+// traces to show (their URLs are printed), and serves until ctx ends.
+func (sf *serveFlags) serve(ctx context.Context, stdout, stderr io.Writer, open func(ctx context.Context, srv *web.Server) ([]web.Entry, error)) error {
+	port, listen, dataDir, noAuth := sf.port, sf.listen, sf.dataDir, sf.noAuth
 	portSet := false
-	fs.Visit(func(f *flag.Flag) { portSet = portSet || f.Name == "port" })
+	sf.fs.Visit(func(f *flag.Flag) { portSet = portSet || f.Name == "port" })
 	if v := os.Getenv("VIEWER_PORT"); v != "" && !portSet {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 65535 {
@@ -63,8 +117,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(*port))
 	var hosts []string
-	if *allowHosts != "" {
-		hosts = strings.Split(*allowHosts, ",")
+	if *sf.allow != "" {
+		hosts = strings.Split(*sf.allow, ",")
 	}
 	if *listen != "" {
 		addr = *listen
@@ -96,15 +150,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Symbols:    symbolSource,
 		Derive:     deriver,
 		Static:     ui.Static(),
-		MaxUpload:  *maxUpload,
+		MaxUpload:  *sf.max,
 		AllowHosts: hosts,
 		Demo:       demoTrace,
 		Logger:     log,
 
-		MaxUploads:   *maxUploads,
-		MemoryBudget: *memBudget,
-		UploadIdle:   *uploadIdle,
-		MinFreeDisk:  *minFree,
+		MaxUploads:   *sf.maxUploads,
+		MemoryBudget: *sf.memBudget,
+		UploadIdle:   *sf.uploadIdle,
+		MinFreeDisk:  *sf.minFree,
 		Token:        token,
 	})
 	if err != nil {
@@ -112,13 +166,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer srv.Close()
 
-	var opened []web.Entry
-	for _, name := range fs.Args() {
-		e, err := addFile(srv, name)
-		if err != nil {
-			return err
-		}
-		opened = append(opened, e)
+	opened, err := open(ctx, srv)
+	if err != nil {
+		return err
 	}
 
 	ln, err := net.Listen("tcp", addr)

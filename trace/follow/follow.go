@@ -25,7 +25,13 @@ var ErrLimit = errors.New("the trace grew past the size limit")
 // File is a growing io.ReaderAt. The zero value is not usable; see [New].
 // It is safe for concurrent use.
 type File struct {
-	r     io.ReaderAt
+	r    io.ReaderAt
+	hook func(wait func()) // guarded by state.mu
+	*state
+}
+
+// state is what the Files over one source share.
+type state struct {
 	limit int64
 
 	mu      sync.Mutex
@@ -33,13 +39,19 @@ type File struct {
 	ended   bool          // no more bytes will come
 	err     error         // why the source ended; nil for a clean end
 	changed chan struct{} // closed and replaced when size or ended change
-	hook    func(wait func())
 }
 
 // New returns a File over r, of which size bytes are readable now. The
 // source may grow to limit bytes; growing further ends it with ErrLimit.
 func New(r io.ReaderAt, size, limit int64) *File {
-	return &File{r: r, size: size, limit: limit, changed: make(chan struct{})}
+	return &File{r: r, state: &state{size: size, limit: limit, changed: make(chan struct{})}}
+}
+
+// On returns a File that reads the same source through r (another open
+// file of the same bytes, which its user may close independently), with
+// no wait hook of its own.
+func (f *File) On(r io.ReaderAt) *File {
+	return &File{r: r, state: f.state}
 }
 
 // Limit returns the most bytes the source may grow to: what a reader
@@ -204,5 +216,42 @@ func Poll(ctx context.Context, name string, f *File, interval time.Duration) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// Reader returns a reader of f's bytes from the start. Unlike ReadAt, its
+// Read returns the bytes that have arrived as soon as there are any; it
+// waits only when there are none, and returns io.EOF at the end (or the
+// error that ended the source).
+func (f *File) Reader() io.Reader { return &reader{f: f} }
+
+type reader struct {
+	f   *File
+	off int64
+}
+
+func (r *reader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		r.f.mu.Lock()
+		size, ended, err, changed := r.f.size, r.f.ended, r.f.err, r.f.changed
+		r.f.mu.Unlock()
+		if size > r.off {
+			n, rerr := r.f.r.ReadAt(p[:min(int64(len(p)), size-r.off)], r.off)
+			r.off += int64(n)
+			if rerr == io.EOF && n > 0 {
+				rerr = nil
+			}
+			return n, rerr
+		}
+		if ended {
+			if err == nil {
+				err = io.EOF
+			}
+			return 0, err
+		}
+		<-changed
 	}
 }

@@ -298,3 +298,26 @@ func TestPerfPipeArrives(t *testing.T) {
 		t.Errorf("%d of %d events came out before the file was complete", early, want)
 	}
 }
+
+func TestReader(t *testing.T) {
+	data := []byte("abcdefgh")
+	f := follow.New(bytes.NewReader(data), 3, 100)
+	r := f.Reader()
+	p := make([]byte, 8)
+	if n, err := r.Read(p); n != 3 || err != nil || string(p[:n]) != "abc" {
+		t.Fatalf("Read = %d, %v, %q; want the 3 bytes that arrived", n, err, p[:n])
+	}
+	go func() { time.Sleep(10 * time.Millisecond); f.Grow(5) }()
+	if n, err := r.Read(p); n != 2 || err != nil || string(p[:n]) != "de" {
+		t.Fatalf("Read after waiting = %d, %v, %q", n, err, p[:n])
+	}
+	f.Grow(8)
+	cut := errors.New("cut")
+	f.End(cut)
+	if n, err := r.Read(p); n != 3 || err != nil {
+		t.Fatalf("Read after the end = %d, %v; want the last 3 bytes", n, err)
+	}
+	if n, err := r.Read(p); n != 0 || err != cut {
+		t.Fatalf("Read past the end = %d, %v; want the source's error", n, err)
+	}
+}

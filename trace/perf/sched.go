@@ -101,8 +101,13 @@ func (w *window) at(rd *Reader, l trace.Loc) ([]byte, bool) {
 	}
 	// Start a little before the payload: the next events' payloads lie
 	// mostly after it, some (other CPUs' buffers of the round) before.
-	base := max(0, min(l.Off-windowSize/8, rd.size-windowSize))
-	n := int(min(windowSize, rd.size-base))
+	// A growing file is read no further than has arrived (NOTES.md §live).
+	size := rd.size
+	if g, ok := rd.r.(trace.Growing); ok {
+		size = max(min(size, g.Available()), end)
+	}
+	base := max(0, min(l.Off-windowSize/8, size-windowSize))
+	n := int(min(windowSize, size-base))
 	if cap(w.b) < n {
 		w.b = make([]byte, n)
 	}

@@ -1,0 +1,360 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"viewer/render"
+	"viewer/trace"
+)
+
+// Live traces (PROTOCOL.md §live): a source's bytes are recorded into the
+// library (recording.go) and indexed while they arrive; sessions see the
+// index grow and, in chase mode, get frames pushed as it does. When the
+// source ends, the recording is an ordinary stored trace, indexed again
+// from the stored file (exactly as an upload of it would be).
+
+// LiveSource is a live trace's producer.
+type LiveSource struct {
+	// Name is the trace's name in the library.
+	Name string
+	// R delivers the trace's bytes as they are produced. io.EOF ends the
+	// trace; another error ends it cut short, with the error as notice.
+	R io.Reader
+	// Stop asks the producer to end (the page's Stop button, shutdown):
+	// R then reaches its end after what the producer still writes
+	// (StopTracing's rundown, perf's last buffers). Nil: Stop stops
+	// reading R (closing it when it is an io.Closer).
+	Stop func()
+}
+
+// liveTrace is a source being recorded.
+type liveTrace struct {
+	rec  *Recording
+	src  LiveSource
+	done chan struct{} // closed when the recording is stored
+
+	mu      sync.Mutex
+	stopped bool
+}
+
+// stop asks the source to end; it is safe to call more than once.
+func (lt *liveTrace) stop() {
+	lt.mu.Lock()
+	already := lt.stopped
+	lt.stopped = true
+	lt.mu.Unlock()
+	if already {
+		return
+	}
+	if lt.src.Stop != nil {
+		lt.src.Stop()
+	} else if c, ok := lt.src.R.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+func (lt *liveTrace) wasStopped() bool {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	return lt.stopped
+}
+
+// liveSet is the server's live traces, by id.
+type liveSet struct {
+	mu     sync.Mutex
+	traces map[uuid.UUID]*liveTrace
+}
+
+func (ls *liveSet) get(id uuid.UUID) (*liveTrace, bool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	lt, ok := ls.traces[id]
+	return lt, ok
+}
+
+// Ingest records src into the library as a live trace and indexes it as
+// it grows. It returns at once with the trace's entry; the recording goes
+// on until src ends or is stopped ([Server.StopLive]), and the returned
+// channel is closed once the recording is stored.
+func (s *Server) Ingest(src LiveSource) (Entry, <-chan struct{}, error) {
+	rec, err := s.lib.Record(src.Name, s.cfg.MaxUpload)
+	if err != nil {
+		return Entry{}, nil, err
+	}
+	lt := &liveTrace{rec: rec, src: src, done: make(chan struct{})}
+	s.live.mu.Lock()
+	s.live.traces[rec.ID()] = lt
+	s.live.mu.Unlock()
+	e, _ := s.lib.Get(rec.ID())
+	go s.record(lt)
+	s.ix.get(e)
+	return e, lt.done, nil
+}
+
+// record copies a live source into its recording until the source ends,
+// then stores it.
+func (s *Server) record(lt *liveTrace) {
+	defer close(lt.done)
+	defer func() {
+		s.live.mu.Lock()
+		delete(s.live.traces, lt.rec.ID())
+		s.live.mu.Unlock()
+	}()
+	stopAtShutdown := context.AfterFunc(s.ctx, lt.stop)
+	defer stopAtShutdown()
+	var cause error
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := lt.src.R.Read(buf)
+		if n > 0 {
+			if _, werr := lt.rec.Write(buf[:n]); werr != nil {
+				cause = werr
+				lt.stop()
+				break
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !lt.wasStopped() || lt.src.Stop != nil {
+				cause = err
+			}
+			break
+		}
+	}
+	e, err := lt.rec.Finish(cause)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.log.Info("a live trace ended without a trace", "trace", lt.rec.ID())
+	case err != nil:
+		s.log.Error("storing a live trace", "trace", lt.rec.ID(), "err", err)
+	default:
+		s.log.Info("live trace stored", "trace", e.ID, "bytes", e.Size, "cause", cause)
+	}
+}
+
+// StopLive asks a live trace's source to end. It returns false when the
+// trace is not live.
+func (s *Server) StopLive(id uuid.UUID) bool {
+	lt, ok := s.live.get(id)
+	if ok {
+		lt.stop()
+	}
+	return ok
+}
+
+// liveEvery is how often a live trace's index publishes what it has.
+const liveEvery = 100 * time.Millisecond
+
+// buildLive indexes a live trace while it is recorded, publishing
+// snapshots as the job's index, then, once the source has ended and the
+// recording is stored, indexes the stored trace as any other (the live
+// index, built from a file that was still growing, may have events
+// clamped into order). The live index is shown until that one is ready.
+func (ix *indexer) buildLive(ctx context.Context, j *job, e Entry, rec *Recording) (*index, *os.File, error) {
+	j.update(func(p *Progress) { p.State = StateLive })
+	live, err := ix.indexLive(ctx, j, e, rec)
+	if err != nil {
+		ix.log.Warn("live indexing failed", "trace", e.ID, "err", err)
+	}
+	// The source may go on after the trace's own end (a followed file),
+	// or after a trace it cannot read: stop it, and wait for the
+	// recording to be stored.
+	if lt, ok := ix.live.get(e.ID); ok {
+		lt.stop()
+		select {
+		case <-lt.done:
+		case <-ctx.Done():
+		}
+	}
+	if live != nil {
+		j.mu.Lock()
+		j.idx = live
+		j.mu.Unlock()
+	}
+	stored, ok := ix.lib.Get(e.ID)
+	if !ok || stored.Live {
+		if err == nil {
+			err = errors.New("the live trace was not stored")
+		}
+		if live != nil {
+			live.close()
+		}
+		return nil, nil, err
+	}
+	if err := ix.acquireBuild(ctx); err != nil {
+		return live, nil, nil
+	}
+	defer func() { <-ix.sem }()
+	idx, f, err := ix.buildStored(ctx, j, stored)
+	if live != nil {
+		if err != nil {
+			ix.log.Warn("indexing a stored live trace", "trace", e.ID, "err", err)
+			if f != nil {
+				f.Close()
+			}
+			return live, nil, nil // what was seen live stays
+		}
+		// Sessions may still be querying the live index: close it later.
+		time.AfterFunc(retireAfter, live.close)
+	}
+	return idx, f, err
+}
+
+// retireAfter is how long a replaced index stays open for the queries
+// that may still run on it.
+const retireAfter = time.Minute
+
+// indexLive indexes a live trace until its reader ends, publishing each
+// snapshot as the job's index, and returns the final index.
+func (ix *indexer) indexLive(ctx context.Context, j *job, e Entry, rec *Recording) (*index, error) {
+	rf, err := ix.lib.Open(e.ID)
+	if err != nil {
+		return nil, err
+	}
+	f := rec.File(rf)
+	format, err := trace.Sniff(f, f.Limit(), ix.formats) // waits for the first bytes
+	if err != nil {
+		rf.Close()
+		return nil, err
+	}
+	if err := rec.SetFormat(format.Name()); err != nil {
+		rf.Close()
+		return nil, err
+	}
+	r, err := format.Open(f, f.Limit())
+	if err != nil {
+		rf.Close()
+		return nil, err
+	}
+	closer := closers{rf}
+	if c, ok := r.(io.Closer); ok {
+		closer = append(closer, c)
+	}
+	sr := &typeCounter{Reader: r, log: ix.log, id: e.ID}
+	lv := render.NewLive(liveEvery)
+	f.OnWait(lv.AroundWait)
+	defer f.OnWait(nil)
+	opts := ix.options(r)
+	opts.Live = lv
+	built := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		ix.watchLive(j, lv, sr, built)
+	}()
+	x, err := render.Build(ctx, sr, opts)
+	close(built)
+	<-watched
+	if err != nil {
+		closer.Close()
+		return nil, err
+	}
+	return &index{x: x, r: sr, stats: capStats(x.Stats()), types: sr.types, format: closer}, nil
+}
+
+// watchLive makes each snapshot lv publishes the job's index until the
+// build ends.
+func (ix *indexer) watchLive(j *job, lv *render.Live, r trace.Reader, built <-chan struct{}) {
+	for {
+		select {
+		case <-lv.Updated():
+		case <-built:
+			return
+		}
+		x := lv.Index()
+		if x == nil || !x.Growing() {
+			<-built
+			return
+		}
+		snap := &index{x: x, r: metaReader{r, x.Meta()}, stats: capStats(x.Stats()), snapshot: true}
+		j.mu.Lock()
+		j.idx = snap
+		j.mu.Unlock()
+		j.update(func(p *Progress) { p.State, p.Events = StateLive, x.Events() })
+	}
+}
+
+// metaReader is a reader whose Meta is a snapshot's: the encoders of
+// event JSON ask it only for names.
+type metaReader struct {
+	trace.Reader
+	m *trace.Meta
+}
+
+func (r metaReader) Meta() *trace.Meta { return r.m }
+
+// tablesKey is what a session's name tables were made of: a live
+// trace's index sends them again when it has more tracks or types.
+type tablesKey struct {
+	live          bool
+	tracks, types int
+	indexedTracks int
+}
+
+func tablesKeyOf(idx *index) tablesKey {
+	m := idx.x.Meta()
+	return tablesKey{live: idx.snapshot, tracks: len(m.Tracks), types: len(m.Types), indexedTracks: len(idx.x.Tracks())}
+}
+
+// liveJSON is the message a session gets whenever a live trace's index
+// grows, and once when it has ended (PROTOCOL.md §live).
+type liveJSON struct {
+	Type   string     `json:"type"` // "live"
+	Ended  bool       `json:"ended"`
+	Events int64      `json:"events"`
+	First  trace.Time `json:"first,string"`
+	Last   trace.Time `json:"last,string"`
+	Tracks int        `json:"tracks"`
+	Types  int        `json:"types"`
+}
+
+// serveLive tells the page how far a live trace has grown (the tables
+// again when they grew), and answers the pending request, or else the
+// chased view moved to the new end. ended says the trace is no longer
+// live: its stored index has replaced the live one.
+func (ss *session) serveLive(idx *index, ended bool) error {
+	if err := ss.writeReady(idx); err != nil {
+		return err
+	}
+	if ended || tablesKeyOf(idx) != ss.tablesOf {
+		if err := ss.writeTables(idx); err != nil {
+			return err
+		}
+		ss.tablesOf.live = !ended
+	}
+	first, last := idx.x.Span()
+	m := idx.x.Meta()
+	if err := ss.writeJSON(liveJSON{Type: "live", Ended: ended, Events: idx.x.Events(), First: first, Last: last, Tracks: len(m.Tracks), Types: len(m.Types)}); err != nil {
+		return err
+	}
+	ss.mu.Lock()
+	if ss.viewport == nil && ss.chase != nil && idx.x.Events() > 0 {
+		vp := *ss.chase
+		d := vp.End - vp.Start
+		vp.End = sessionTime(last) + d/50 + 1 // a margin after the newest event
+		vp.Start = vp.End - d
+		ss.viewport, ss.chase = &vp, &vp
+	}
+	ss.mu.Unlock()
+	return ss.serve()
+}
+
+// closers closes several things.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var err error
+	for _, c := range cs {
+		err = errors.Join(err, c.Close())
+	}
+	return err
+}
