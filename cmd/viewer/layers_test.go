@@ -40,6 +40,7 @@ var layers = []struct {
 	{"viewer/trace/perf/eventheader", []string{"viewer/trace", "viewer/trace/span"}, "EventHeader events"},
 	{"viewer/trace/synth", []string{"viewer/trace"}, "the synthetic test format"},
 	{"viewer/trace/wrap", []string{"viewer/trace"}, "zip, gzip and zstd around any format's trace"},
+	{"viewer/trace/align", []string{"viewer/trace"}, "several traces on one time axis"},
 	// Writers and test helpers: the model, symbols and each other, never a
 	// reader (the readers' own tests import them).
 	{"viewer/trace/*/*test", []string{"viewer/trace", "viewer/symbols", "viewer/trace/*/*test", "viewer/trace/*/*/*test"}, "writers for tests"},
