@@ -48,6 +48,7 @@ var layers = []struct {
 	{"viewer/trace/tracetest", []string{"viewer/trace", "viewer/trace/export"}, "checks every reader's tests share"},
 	{"viewer/render", []string{"viewer/trace", "viewer/trace/export", "viewer/trace/span", "viewer/render/*"}, "the index"},
 	{"viewer/render/stacks", []string{"viewer/trace", "viewer/render"}, "stack aggregation over the index, shared by the API and viewer stacks"},
+	{"viewer/render/compare", []string{"viewer/trace", "viewer/trace/span", "viewer/render"}, "two traces or two ranges compared, over the index"},
 	{"viewer/render/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*"}, "the index's parts"},
 	{"viewer/ui", nil, "embedded pages and scripts"},
 	{"viewer/ui/templates", nil, "templ pages"},
