@@ -18,9 +18,12 @@
 //     the delta over the standard error of the difference of the means,
 //     √(varA/nA + varB/nB) (sample variances). For a percentile or an
 //     extreme this is a yardstick, not a test: it scales the change by
-//     how much the values spread. When neither side's values vary the
+//     how much the values spread. A side with a single value borrows
+//     the other side's variance; with a single value on both sides no
+//     noise can be estimated and the score is the change relative to
+//     the larger value (at most 2). When neither side's values vary the
 //     standard error is taken as 10⁻⁹ of the larger value, so a change
-//     between two constant samples scores about 10⁹.
+//     between two constant samples of two values or more scores about 10⁹.
 //
 // Rows rank by score, highest first; ties (unchanged rows score 0) by
 // kind, key and measure, so the output order is deterministic. A row
@@ -171,7 +174,7 @@ func Compare(ctx context.Context, a, b Side, o Options) (Table, error) {
 			if x == nil || y == nil || x.n == 0 || y.n == 0 {
 				continue
 			}
-			se := math.Sqrt(x.variance()/float64(x.n) + y.variance()/float64(y.n))
+			se := stdErr(x, y)
 			pct := x.sorted() && y.sorted()
 			for _, m := range []Measure{Mean, P50, P99, Min, Max} {
 				if !pct && (m == P50 || m == P99) {
@@ -215,12 +218,32 @@ func poisson(na, nb, sa, sb float64) float64 {
 	return math.Abs(nb/sb-na/sa) / math.Sqrt(na/(sa*sa)+nb/(sb*sb))
 }
 
+// stdErr returns the standard error of the difference of the means of
+// x and y: √(varA/nA + varB/nB). A side with one value borrows the other
+// side's variance; with one value on both sides it returns −1: no noise
+// can be estimated.
+func stdErr(x, y *values) float64 {
+	vx, vy := x.variance(), y.variance()
+	switch {
+	case x.n < 2 && y.n < 2:
+		return -1
+	case x.n < 2:
+		vx = vy
+	case y.n < 2:
+		vy = vx
+	}
+	return math.Sqrt(vx/float64(x.n) + vy/float64(y.n))
+}
+
 // spread scores the change from a to b against the standard error se,
 // floored at 10⁻⁹ of the larger value.
 func spread(a, b, se float64) float64 {
 	d := math.Abs(b - a)
 	if d == 0 {
 		return 0
+	}
+	if se < 0 { // one value a side: the change relative to the larger
+		return d / max(math.Abs(a), math.Abs(b))
 	}
 	return d / max(se, 1e-9*max(math.Abs(a), math.Abs(b)), math.SmallestNonzeroFloat64)
 }

@@ -216,6 +216,20 @@ func TestScore(t *testing.T) {
 	if got := spread(10, 13, 1.5); got != 2 {
 		t.Errorf("spread(10, 13, se 1.5) = %g", got)
 	}
+	one := func(v ...float64) *values {
+		x := &values{}
+		for _, f := range v {
+			x.add(f)
+		}
+		return x
+	}
+	if got := spread(10, 14, stdErr(one(10), one(14))); got != 4.0/14 {
+		t.Errorf("one value a side: score %g, want the relative change %g", got, 4.0/14)
+	}
+	// one value against 1, 3 (variance 2): se = √(2/1 + 2/2)
+	if got, want := stdErr(one(5), one(1, 3)), math.Sqrt(3); math.Abs(got-want) > 1e-12 {
+		t.Errorf("stdErr borrowing a variance = %g, want %g", got, want)
+	}
 	r := newRow(KindType, "x", Count, 0, 5, 1)
 	if !math.IsInf(r.Rel, 1) {
 		t.Errorf("rel of 0 → 5 = %g", r.Rel)
