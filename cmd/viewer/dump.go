@@ -18,7 +18,18 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("dump", stderr)
 	var sel whereFlags
 	sel.register(fs)
-	name, err := oneFile(fs, args)
+	offsets := offsetFlags{}
+	fs.Var(offsets, "offset", "with several files: move FILE's events by DURATION on the aligned clock (`FILE=+1.5ms`; repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return dumpMerged(ctx, fs.Args(), &sel, offsets, stdout, stderr)
+	}
+	if len(offsets) > 0 {
+		return errors.New("--offset needs several files")
+	}
+	name, err := oneFile(fs, fs.Args())
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,7 @@ var layers = []struct {
 	{"viewer/trace/synth", []string{"viewer/trace"}, "the synthetic test format"},
 	{"viewer/trace/wrap", []string{"viewer/trace"}, "zip, gzip and zstd around any format's trace"},
 	{"viewer/trace/follow", nil, "a trace file still being written"},
+	{"viewer/trace/align", []string{"viewer/trace"}, "several traces on one time axis"},
 	// Writers and test helpers: the model, symbols and each other, never a
 	// reader (the readers' own tests import them).
 	{"viewer/trace/*/*test", []string{"viewer/trace", "viewer/symbols", "viewer/trace/*/*test", "viewer/trace/*/*/*test"}, "writers for tests"},
@@ -48,6 +49,7 @@ var layers = []struct {
 	{"viewer/trace/tracetest", []string{"viewer/trace", "viewer/trace/export"}, "checks every reader's tests share"},
 	{"viewer/render", []string{"viewer/trace", "viewer/trace/export", "viewer/trace/span", "viewer/render/*"}, "the index"},
 	{"viewer/render/stacks", []string{"viewer/trace", "viewer/render"}, "stack aggregation over the index, shared by the API and viewer stacks"},
+	{"viewer/render/compare", []string{"viewer/trace", "viewer/trace/span", "viewer/render"}, "two traces or two ranges compared, over the index"},
 	{"viewer/render/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*"}, "the index's parts"},
 	{"viewer/ui", nil, "embedded pages and scripts"},
 	{"viewer/ui/templates", nil, "templ pages"},

@@ -6,13 +6,14 @@
 //
 //	viewer [serve] [flags] [FILE...]   start the viewer (default)
 //	viewer record [--] CMD ARGS...     record CMD with perf, watched live
-//	viewer stats [--json] FILE         summary of a trace
-//	viewer dump [--where Q] FILE       every event as JSON Lines
+//	viewer stats [--json] FILE...      summary of a trace (of each)
+//	viewer dump [--where Q] FILE...    every event as JSON Lines (several files merged)
 //	viewer export --format chrome FILE events as Chrome trace events
 //	viewer report gc|exceptions FILE   .NET GC and exception tables
 //	viewer stacks [--collapsed] FILE   sampled stacks, aggregated
 //	viewer bench FILE | --generate N   index and query benchmark
 //	viewer spans [--summary] FILE      derived slices as JSON Lines
+//	viewer diff [--json] A B           two traces (or ranges) compared
 //
 // See README.md for the flags and output schemas.
 package main
@@ -123,6 +124,7 @@ func commands() []command {
 		{"report", "gc|exceptions [--json|--csv] FILE  .NET GC and exception tables", runReport},
 		{"bench", "FILE | --generate N  index and query benchmark", runBench},
 		{"spans", "[--summary [--json]] FILE  derived slices (scheduling, syscalls, activities)", runSpans},
+		{"diff", "[--json] [--fail-if EXPR] A B | A --ranges R1,R2  two traces or ranges compared", runDiff},
 	}
 }
 

@@ -48,19 +48,17 @@ func regularFile(name string) error {
 func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("stats", stderr)
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
-	name, err := oneFile(fs, args)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return statsOfEach(ctx, fs.Args(), *asJSON, stdout)
+	}
+	name, err := oneFile(fs, fs.Args())
 	if err != nil {
 		return err
 	}
-	if err := regularFile(name); err != nil {
-		return err
-	}
-	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := countTrace(ctx, f)
+	st, m, err := statsOf(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -69,7 +67,58 @@ func runStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	}
-	return writeStatsText(stdout, st, f.Meta())
+	return writeStatsText(stdout, st, m)
+}
+
+// statsOf opens and counts one file for `viewer stats`.
+func statsOf(ctx context.Context, name string) (export.Stats, *trace.Meta, error) {
+	if err := regularFile(name); err != nil {
+		return export.Stats{}, nil, err
+	}
+	f, err := wrap.OpenFile(ctx, name, formats(), wrap.Limits{})
+	if err != nil {
+		return export.Stats{}, nil, err
+	}
+	defer f.Close()
+	st, err := countTrace(ctx, f)
+	return st, f.Meta(), err
+}
+
+// statsOfEach prints the statistics of several files: as text, each
+// file's as one file's are printed, after a `==> FILE <==` line and
+// separated by an empty line; as JSON, one object
+// `{"files":[{"file":…,"stats":{…}}…]}`.
+func statsOfEach(ctx context.Context, names []string, asJSON bool, stdout io.Writer) error {
+	type fileStats struct {
+		File  string       `json:"file"`
+		Stats export.Stats `json:"stats"`
+	}
+	var all []fileStats
+	for i, name := range names {
+		st, m, err := statsOf(ctx, name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if asJSON {
+			all = append(all, fileStats{name, st})
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "==> %s <==\n", name)
+		if err := writeStatsText(stdout, st, m); err != nil {
+			return err
+		}
+	}
+	if !asJSON {
+		return nil
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Files []fileStats `json:"files"`
+	}{all})
 }
 
 // countTrace reads f once for `viewer stats`, computing what it prints

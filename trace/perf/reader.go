@@ -439,19 +439,14 @@ func (rd *Reader) feature(bit int, b []byte, off int64) {
 			bad()
 			return
 		}
-		rd.info("clockid", strconv.FormatUint(rd.bo.Uint64(b), 10))
+		// The clock's resolution, not its id (perf's "clockid frequency").
+		rd.info("clockid_res_ns", strconv.FormatUint(rd.bo.Uint64(b), 10))
 	case featClockData:
 		if len(b) < 24 || rd.bo.Uint32(b) < 1 {
 			bad()
 			return
 		}
-		wall := int64(rd.bo.Uint64(b[8:]))
-		clk := int64(rd.bo.Uint64(b[16:]))
-		rd.meta.Clock.Wall = time.Unix(0, wall-clk).UTC()
-		if rd.meta.Clock.Wall.IsZero() {
-			rd.meta.Clock.Wall = time.Unix(0, 1).UTC()
-		}
-		rd.info("clockid", strconv.FormatUint(uint64(rd.bo.Uint32(b[4:])), 10))
+		rd.clockData(rd.bo.Uint32(b[4:]), int64(rd.bo.Uint64(b[8:])), int64(rd.bo.Uint64(b[16:])))
 	case featSampleTime:
 		if len(b) < 16 {
 			bad()
@@ -466,6 +461,35 @@ func (rd *Reader) feature(bit int, b []byte, off int64) {
 		}
 	}
 }
+
+// clockData applies CLOCK_DATA: the time of day (wall, gettimeofday's
+// microseconds) and the sample clock clk read one after the other when
+// recording began (NOTES.md §time). Time 0 is the clock's 0, so the wall
+// time of Time 0 is wall − clk, as `perf script -F+tod` computes it. The
+// clock and host name the trace's clock domain: recordings of the same
+// boot share it, and align on it exactly (trace/align).
+func (rd *Reader) clockData(id uint32, wall, clk int64) {
+	rd.meta.Clock.Wall = time.Unix(0, wall-clk).UTC()
+	if rd.meta.Clock.Wall.IsZero() { // the zero time means "no wall clock"
+		rd.meta.Clock.Wall = time.Unix(0, 1).UTC()
+	}
+	name := clockNames[id]
+	if name == "" {
+		name = "clock " + strconv.FormatUint(uint64(id), 10)
+	}
+	rd.info("clockid", name+" ("+strconv.FormatUint(uint64(id), 10)+")")
+	host := ""
+	for _, kv := range rd.meta.Info {
+		if kv.Key == "hostname" {
+			host = kv.Value
+		}
+	}
+	rd.info("clock_domain", name+" on "+strconv.Quote(host))
+}
+
+// clockNames are the Linux clock ids perf record -k accepts, as perf
+// names them.
+var clockNames = map[uint32]string{0: "realtime", 1: "monotonic", 4: "monotonic_raw", 7: "boottime", 11: "tai"}
 
 // eventDesc applies an EVENT_DESC section: event names per sample id
 // (NOTES.md §event-names).
