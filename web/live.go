@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -78,6 +80,28 @@ func (ls *liveSet) get(id uuid.UUID) (*liveTrace, bool) {
 	lt, ok := ls.traces[id]
 	return lt, ok
 }
+
+// wait waits up to d for the live traces being recorded to be stored.
+func (ls *liveSet) wait(d time.Duration) {
+	ls.mu.Lock()
+	var done []chan struct{}
+	for _, lt := range ls.traces {
+		done = append(done, lt.done)
+	}
+	ls.mu.Unlock()
+	deadline := time.After(d)
+	for _, c := range done {
+		select {
+		case <-c:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// liveStopWait is how long closing the server waits for the live sources
+// it stopped to end (a .NET runtime's rundown takes a moment).
+const liveStopWait = 10 * time.Second
 
 // Ingest records src into the library as a live trace and indexes it as
 // it grows. It returns at once with the trace's entry; the recording goes
@@ -357,4 +381,115 @@ func (cs closers) Close() error {
 		err = errors.Join(err, c.Close())
 	}
 	return err
+}
+
+// handleLive records the request body, streamed (chunked) by a producer
+// as it writes, as a live trace (PROTOCOL.md §live): the reply's first
+// line, {"id": …}, is sent at once; the reply ends when the body does and
+// the trace is stored.
+func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
+	release, ok := s.acquireUpload(w, r, false)
+	if !ok {
+		return
+	}
+	defer release()
+	rc := http.NewResponseController(w)
+	if err := rc.EnableFullDuplex(); err != nil {
+		writeError(w, http.StatusInternalServerError, "this server cannot stream a live trace: "+err.Error())
+		return
+	}
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		name = "live"
+	}
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload)
+	e, stored, err := s.Ingest(LiveSource{Name: name, R: body})
+	if err != nil {
+		status, msg := s.uploadStatus(err, r, s.cfg.MaxUpload)
+		writeError(w, status, msg)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	json.NewEncoder(w).Encode(map[string]any{"id": e.ID})
+	rc.Flush()
+	<-stored
+}
+
+// handleStop asks a live trace's source to end (the page's Stop).
+func (s *Server) handleStop(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.entry(w, r)
+	if !ok {
+		return
+	}
+	if !s.StopLive(e.ID) {
+		writeError(w, http.StatusConflict, "the trace is not live")
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"stopping": true})
+}
+
+// handleLiveDemo starts the live demo: the demo trace written a little at
+// a time, as a running program would (the library page's "Live demo").
+func (s *Server) handleLiveDemo(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Demo == nil {
+		writeError(w, http.StatusNotFound, "this viewer has no demo trace")
+		return
+	}
+	name, data := s.cfg.Demo()
+	if data == nil {
+		writeError(w, http.StatusNotFound, "this viewer has no demo trace")
+		return
+	}
+	d := s.cfg.LiveDemoTime
+	if d <= 0 {
+		d = DefaultLiveDemoTime
+	}
+	src := newPaced(data, d)
+	e, _, err := s.Ingest(LiveSource{Name: "live-" + name, R: src, Stop: src.stop})
+	if err != nil {
+		writeError(w, http.StatusInsufficientStorage, publicError(err))
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"id": e.ID})
+}
+
+// DefaultLiveDemoTime is how long the live demo takes to write the demo
+// trace.
+const DefaultLiveDemoTime = 30 * time.Second
+
+// paced delivers data evenly over a duration, in chunks of a 20th of a
+// second; stop ends it early (a trace cut short).
+type paced struct {
+	data  []byte
+	start time.Time
+	total time.Duration
+	off   int
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPaced(data []byte, total time.Duration) *paced {
+	return &paced{data: data, start: time.Now(), total: total, done: make(chan struct{})}
+}
+
+func (p *paced) stop() { p.once.Do(func() { close(p.done) }) }
+
+func (p *paced) Read(b []byte) (int, error) {
+	for {
+		if p.off >= len(p.data) {
+			return 0, io.EOF
+		}
+		due := int(float64(len(p.data)) * min(1, float64(time.Since(p.start))/float64(p.total)))
+		if due > p.off {
+			n := copy(b, p.data[p.off:due])
+			p.off += n
+			return n, nil
+		}
+		select {
+		case <-p.done:
+			return 0, errors.New("the live demo was stopped")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -24,12 +24,15 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/upload", s.handleUploadForm)
 	r.Handle("/static/*", s.static)
 
+	r.Post("/api/live", s.handleLive)
+	r.Post("/api/live/demo", s.handleLiveDemo)
 	r.Route("/api/traces", func(r chi.Router) {
 		r.Get("/", s.handleList)
 		r.Post("/", s.handleUpload)
 		r.Get("/{id}", s.handleGet)
 		r.Delete("/{id}", s.handleDelete)
 		r.Post("/{id}/retry", s.handleRetry)
+		r.Post("/{id}/stop", s.handleStop)
 		r.Get("/{id}/meta", s.handleMeta)
 		r.Get("/{id}/events/{ev}", s.handleEvent)
 		r.Get("/{id}/search", s.handleSearch)

@@ -81,6 +81,9 @@ type Config struct {
 	// Demo returns a trace the library holds on first start: its file
 	// name and content. Nil, or a nil result, means no demo.
 	Demo func() (name string, data []byte)
+	// LiveDemoTime is how long the live demo takes to write the demo
+	// trace; 0 means DefaultLiveDemoTime.
+	LiveDemoTime time.Duration
 	// ResidentIndexes is how many indexes of traces no one is viewing
 	// stay in memory; 0 means DefaultResidentIndexes.
 	ResidentIndexes int
@@ -283,7 +286,8 @@ func (s *Server) CloseSessions() {
 func (s *Server) Close() error {
 	s.CloseSessions()
 	s.sessions.Wait()
-	s.cancel()
+	s.cancel() // stops the live sources: their recordings are stored
+	s.live.wait(liveStopWait)
 	s.ix.closeAll()
 	return nil
 }
