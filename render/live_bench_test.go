@@ -20,6 +20,7 @@ func BenchmarkBuildLive(b *testing.B) {
 	for _, live := range []bool{false, true} {
 		b.Run(fmt.Sprintf("live=%v", live), func(b *testing.B) {
 			snaps := 0
+			cpu := startCPU()
 			for b.Loop() {
 				opts := Options{SpillDir: b.TempDir()}
 				stop := make(chan struct{})
@@ -56,6 +57,7 @@ func BenchmarkBuildLive(b *testing.B) {
 				x.Close()
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "events/s")
+			cpu.report(b, n)
 			if live {
 				b.ReportMetric(float64(snaps)/float64(b.N), "snapshots/op")
 			}
