@@ -49,7 +49,14 @@
 // instead of one ReadEvent per event), and builds the time cells on every
 // core once reading has ended. An Index is immutable once Build returns and all its methods
 // are safe for concurrent use, except Close, which must come last.
-// Queries cannot run while Build is still reading.
+//
+// While Build reads, it can publish snapshots to a [Live]
+// (Options.Live): each is an immutable *Index over a prefix of whole
+// batches, sharing the append-only chunks of the growing index and
+// copying only their headers, so that a trace being written (issue #19)
+// or a big trace being indexed (#21) is queried with no lock on the
+// viewport path. Snapshots have no time cells; their calls into the
+// reader take a per-build mutex that reading holds per batch (live.go).
 package render
 
 import (
