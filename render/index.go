@@ -187,8 +187,11 @@ type Index struct {
 	deriveErr  error
 	// stats are a snapshot's statistics, gathered at its publication
 	// point (nil: the counter's); growing marks a snapshot.
-	stats   *export.Stats
-	growing bool
+	stats *export.Stats
+	// typeEvents is a snapshot's events per TypeID (the counter's
+	// otherwise).
+	typeEvents []int64
+	growing    bool
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -607,6 +610,14 @@ func (x *Index) Stats() export.Stats {
 	st := x.counter.Stats(x.meta, x.readErr)
 	st.Frames = x.frames
 	return st
+}
+
+// TypeEvents returns the number of events of each TypeID.
+func (x *Index) TypeEvents() []int64 {
+	if x.stats != nil {
+		return slices.Clone(x.typeEvents)
+	}
+	return x.counter.PerType()
 }
 
 // ReadErr returns the error that ended reading early, or nil when the

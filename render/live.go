@@ -139,6 +139,7 @@ func (l *Live) AroundWait(wait func()) {
 type liveRead struct {
 	l        *Live
 	mu       *sync.Mutex // the reader mutex
+	adding   bool        // aroundWait is handing events over (add)
 	last     time.Time   // the last publication
 	unpub    int         // events handed over since it
 	waiting  bool        // in AroundWait's wait (under mu)
@@ -157,6 +158,7 @@ type liveRead struct {
 type publication struct {
 	meta     *trace.Meta
 	stats    export.Stats
+	types    []int64      // events per TypeID
 	spills   []spillTrack // by track id + 1; runs only
 	spillEnd int64        // spill bytes the runs need written
 	derived  *span.Set    // nil: keep the previous snapshot's
@@ -177,7 +179,17 @@ func (x *Index) aroundWait(rs *reading, wait func()) {
 		wait()
 		return
 	}
+	if lr.adding {
+		// A wait from inside add (a deriver reading a payload ahead):
+		// the events are being handed over already.
+		lr.mu.Unlock()
+		defer lr.mu.Lock()
+		wait()
+		return
+	}
+	lr.adding = true
 	x.add(rs.b, rs, rs.evs[:rs.n])
+	lr.adding = false
 	rs.n = 0
 	due := time.Since(lr.last) >= lr.l.every
 	if due && lr.unpub > 0 {
@@ -229,6 +241,7 @@ func (x *Index) prepare(rs *reading) *publication {
 	}
 	p.meta = lr.copyMeta(x.meta)
 	p.stats = x.counter.Stats(p.meta, nil)
+	p.types = x.counter.PerType()
 	if dv := x.deriving; dv != nil {
 		p.took = dv.took
 		if lr.l.spansAlways || time.Now().UnixNano() >= lr.spansAt.Load() {
@@ -290,6 +303,7 @@ func (x *Index) snapshot(p *publication, li *liveIndex, lr *liveRead) *Index {
 		clamped:    x.clamped,
 		stackTypes: slices.Clone(x.stackTypes),
 		stats:      &p.stats,
+		typeEvents: p.types,
 		deriveTime: p.took,
 		deriveErr:  p.deriveEr,
 		growing:    true,

@@ -46,34 +46,6 @@ func (idx *index) close() {
 	}
 }
 
-// typeCounter counts the events of each type a reader hands out, for the
-// event-type selector, in the index build's pass. It also turns a panic in
-// the reader into an error: render reads on a goroutine of its own, where
-// no handler would recover it.
-type typeCounter struct {
-	trace.Reader
-	types []int64 // events per trace.TypeID
-	log   *slog.Logger
-	id    uuid.UUID
-}
-
-func (r *typeCounter) ReadEvent() (e trace.Event, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.log.Error("panic in trace reader", "trace", r.id, "panic", p, "stack", string(debug.Stack()))
-			e, err = trace.Event{}, fmt.Errorf("internal error in the %s reader: %v", r.Meta().Format, p)
-		}
-	}()
-	e, err = r.Reader.ReadEvent()
-	if err == nil && e.Type >= 0 {
-		if int(e.Type) >= len(r.types) {
-			r.types = append(r.types, make([]int64, int(e.Type)+1-len(r.types))...)
-		}
-		r.types[e.Type]++
-	}
-	return e, err
-}
-
 // State is how far a trace's index is.
 type State string
 
@@ -431,7 +403,6 @@ func (ix *indexer) buildStored(ctx context.Context, j *job, e Entry) (idx *index
 	if t, ok := r.(interface{ TotalEvents() int64 }); ok {
 		total = t.TotalEvents()
 	}
-	sr := &typeCounter{Reader: r, log: ix.log, id: e.ID}
 	start := time.Now()
 	var last time.Time
 	j.update(func(p *Progress) { p.State = StateIndexing })
@@ -448,7 +419,7 @@ func (ix *indexer) buildStored(ctx context.Context, j *job, e Entry) (idx *index
 			p.Percent, p.Events, p.EventsPerS = pct, rp.Events, rate
 		})
 	}
-	x, err := render.Build(ctx, sr, opts)
+	x, err := render.Build(ctx, r, opts)
 	closer, _ := r.(io.Closer)
 	if err != nil {
 		if closer != nil {
@@ -456,7 +427,7 @@ func (ix *indexer) buildStored(ctx context.Context, j *job, e Entry) (idx *index
 		}
 		return nil, f, err
 	}
-	return &index{x: x, r: sr, stats: capStats(x.Stats()), types: sr.types, format: closer}, f, nil
+	return &index{x: x, r: r, stats: capStats(x.Stats()), types: x.TypeEvents(), format: closer}, f, nil
 }
 
 // options returns the build options for the trace r reads (the format's

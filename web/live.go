@@ -263,7 +263,6 @@ func (ix *indexer) indexLive(ctx context.Context, j *job, e Entry, rec *Recordin
 	if c, ok := r.(io.Closer); ok {
 		closer = append(closer, c)
 	}
-	sr := &typeCounter{Reader: r, log: ix.log, id: e.ID}
 	lv := render.NewLive(liveEvery)
 	f.OnWait(lv.AroundWait)
 	defer f.OnWait(nil)
@@ -273,16 +272,16 @@ func (ix *indexer) indexLive(ctx context.Context, j *job, e Entry, rec *Recordin
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		ix.watchLive(j, lv, sr, built)
+		ix.watchLive(j, lv, r, built)
 	}()
-	x, err := render.Build(ctx, sr, opts)
+	x, err := render.Build(ctx, r, opts)
 	close(built)
 	<-watched
 	if err != nil {
 		closer.Close()
 		return nil, err
 	}
-	return &index{x: x, r: sr, stats: capStats(x.Stats()), types: sr.types, format: closer}, nil
+	return &index{x: x, r: r, stats: capStats(x.Stats()), types: x.TypeEvents(), format: closer}, nil
 }
 
 // watchLive makes each snapshot lv publishes the job's index until the
@@ -299,7 +298,7 @@ func (ix *indexer) watchLive(j *job, lv *render.Live, r trace.Reader, built <-ch
 			<-built
 			return
 		}
-		snap := &index{x: x, r: metaReader{r, x.Meta()}, stats: capStats(x.Stats()), snapshot: true}
+		snap := &index{x: x, r: metaReader{r, x.Meta()}, stats: capStats(x.Stats()), types: x.TypeEvents(), snapshot: true}
 		j.mu.Lock()
 		j.idx = snap
 		j.mu.Unlock()

@@ -881,11 +881,12 @@ func (panicFormat) Open(r io.ReaderAt, size int64) (trace.Reader, error) {
 	r.ReadAt(b, 0)
 	var n int
 	fmt.Sscan(string(b[7:]), &n)
-	return &panicReader{Trace: synth.New(synth.Config{Events: 100}), at: n}, nil
+	return &panicReader{Reader: synth.New(synth.Config{Events: 100}), at: n}, nil
 }
 
+// panicReader hides synth's ReadEvents: render reads it event by event.
 type panicReader struct {
-	*synth.Trace
+	trace.Reader
 	n, at int
 }
 
@@ -893,7 +894,7 @@ func (r *panicReader) ReadEvent() (trace.Event, error) {
 	if r.n++; r.n == r.at {
 		panic("reader bug")
 	}
-	return r.Trace.ReadEvent()
+	return r.Reader.ReadEvent()
 }
 
 func TestPanicsRecovered(t *testing.T) {

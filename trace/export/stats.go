@@ -95,6 +95,9 @@ func (c *Counter) AddEvents(evs []trace.Event) {
 	c.events += int64(len(evs))
 }
 
+// PerType returns the number of events of each TypeID added so far.
+func (c *Counter) PerType() []int64 { return slices.Clone(c.perType) }
+
 // Stats returns the statistics of the events added so far; err is the
 // error that ended reading (nil or io.EOF for a clean end).
 func (c *Counter) Stats(m *trace.Meta, err error) Stats {
