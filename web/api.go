@@ -138,7 +138,11 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.delete(e); err != nil {
-		writeError(w, http.StatusInternalServerError, publicError(err))
+		status := http.StatusInternalServerError
+		if errors.Is(err, ErrLive) {
+			status = http.StatusConflict
+		}
+		writeError(w, status, publicError(err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -163,6 +167,9 @@ func (s *Server) handleRetry(w http.ResponseWriter, r *http.Request) {
 // build can start for it, then stops and closes its index.
 func (s *Server) delete(e Entry) error {
 	err := s.lib.Delete(e.ID)
+	if errors.Is(err, ErrLive) {
+		return err
+	}
 	s.res.closeTrace(e.ID, CloseTraceDeleted, "the trace was deleted")
 	s.ix.drop(e.ID)
 	s.filters.drop(e.ID)

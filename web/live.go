@@ -245,6 +245,9 @@ func (ix *indexer) indexLive(ctx context.Context, j *job, e Entry, rec *Recordin
 		return nil, err
 	}
 	f := rec.File(rf)
+	// A build cancelled (shutdown) while its reader waits for bytes: end
+	// the wait (render cannot interrupt it).
+	defer context.AfterFunc(ctx, func() { f.End(ctx.Err()) })()
 	format, err := trace.Sniff(f, f.Limit(), ix.formats) // waits for the first bytes
 	if err != nil {
 		rf.Close()
