@@ -12,6 +12,7 @@
 //	viewer stacks [--collapsed] FILE   sampled stacks, aggregated
 //	viewer bench FILE | --generate N   index and query benchmark
 //	viewer spans [--summary] FILE      derived slices as JSON Lines
+//	viewer attach PID [--output FILE]  trace a running .NET process
 //
 // See README.md for the flags and output schemas.
 package main
@@ -121,6 +122,7 @@ func commands() []command {
 		{"report", "gc|exceptions [--json|--csv] FILE  .NET GC and exception tables", runReport},
 		{"bench", "FILE | --generate N  index and query benchmark", runBench},
 		{"spans", "[--summary [--json]] FILE  derived slices (scheduling, syscalls, activities)", runSpans},
+		{"attach", "PID [--duration D] [--output FILE] [--profile P]  trace a running .NET process", runAttach},
 	}
 }
 

@@ -123,6 +123,9 @@ func TestStreamRealTraces(t *testing.T) {
 			if !equalProviders(c.Providers, wantProviders(providers)) {
 				t.Errorf("providers sent %+v, want %+v", c.Providers, wantProviders(providers))
 			}
+			if c.SessionID != s.ID() {
+				t.Errorf("the stand-in started session %#x, the client says %#x", c.SessionID, s.ID())
+			}
 			if st := reqs[1]; st.Err != nil || st.Set != ipctest.SetEventPipe || st.ID != ipctest.StopTracing || st.SessionID != s.ID() {
 				t.Errorf("stop request %+v, want StopTracing of session %#x", st, s.ID())
 			}

@@ -96,7 +96,8 @@ type Request struct {
 	Format    uint32
 	Rundown   bool // always true for CollectTracing
 	Providers []Provider
-	// For StopTracing: the session to stop.
+	// For StopTracing, the session to stop; for a CollectTracing that
+	// started one, its id.
 	SessionID uint64
 	Err       error // why the request could not be decoded
 }
@@ -279,17 +280,18 @@ func (s *Server) handle(c net.Conn) {
 	switch {
 	case req.Set == SetEventPipe && (req.ID == CollectTracing || req.ID == CollectTracing2):
 		req.Err = decodeCollect(&req, body)
-		s.record(req)
 		if req.Err != nil {
+			s.record(req)
 			replyError(c, HResultBadEncoding)
 			return
 		}
 		if s.cfg.HResult != 0 {
+			s.record(req)
 			replyError(c, s.cfg.HResult)
 			return
 		}
 		streaming = true
-		s.stream(c)
+		s.stream(c, req)
 	case req.Set == SetEventPipe && req.ID == StopTracing:
 		if len(body) != 8 {
 			req.Err = fmt.Errorf("StopTracing payload of %d bytes", len(body))
@@ -325,12 +327,14 @@ func (s *Server) handle(c net.Conn) {
 // stream answers a CollectTracing with OK and the session id, then writes
 // the trace until the end (less the tail), waits for StopTracing, writes
 // the tail and closes.
-func (s *Server) stream(c net.Conn) {
+func (s *Server) stream(c net.Conn, req Request) {
 	ss := &session{conn: c, stop: make(chan struct{})}
 	s.mu.Lock()
 	id := s.nextID
 	s.nextID++
 	s.sessions[id] = ss
+	req.SessionID = id
+	s.requests = append(s.requests, req)
 	s.mu.Unlock()
 	defer func() {
 		c.Close()
