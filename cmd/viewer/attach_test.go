@@ -348,3 +348,27 @@ func TestAttachArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestAttachProviders checks that --providers and --profile reach the
+// runtime as the stand-in decodes them, a quoted value keeping its comma.
+func TestAttachProviders(t *testing.T) {
+	t.Parallel()
+	srv := standIn(t, ipctest.Config{Trace: []byte("not a trace")})
+	_, _, err := runCapture(context.Background(), "attach", "--socket", srv.Socket(), "--output", filepath.Join(t.TempDir(), "x"),
+		"--duration", "1ms", "--profile", "gc,contention", "--providers", `MyEventSource:0x10:5:a="x,y;z",Other::warning`, "--buffer", "64")
+	if err == nil || !strings.Contains(err.Error(), "does not read") {
+		t.Fatalf("attach: %v, want it to say the bytes are not a trace", err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) == 0 || reqs[0].BufferMB != 64 {
+		t.Fatalf("requests %+v", reqs)
+	}
+	want := []ipctest.Provider{
+		{Keywords: ipc.KeywordGC | ipc.KeywordContention, Level: 5, Name: ipc.RuntimeProvider},
+		{Keywords: 0x10, Level: 5, Name: "MyEventSource", FilterData: `a="x,y;z"`},
+		{Level: 3, Name: "Other"},
+	}
+	if got := reqs[0].Providers; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("providers %+v, want %+v", got, want)
+	}
+}

@@ -32,8 +32,8 @@
 // worst of all: replies are bounded by the protocol's 16-bit size, their
 // magic, command and payload size are checked before anything is decoded,
 // strings in replies are length-checked against the payload, and every
-// exchange before the stream has a deadline (the context's, or
-// [ReplyTimeout] when it has none). The stream itself is handed over
+// exchange before the stream ends with the context and takes at most
+// [ReplyTimeout]. The stream itself is handed over
 // unread: its bytes are the NetTrace reader's to check.
 package ipc
 

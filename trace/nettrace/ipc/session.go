@@ -110,9 +110,9 @@ func exchange(ctx context.Context, socket, command string, msg []byte) (net.Conn
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", command, err)
 	}
-	deadline, _ := ctx.Deadline()
-	conn.SetDeadline(deadline)
-	// Cancellation interrupts a blocked read or write at once.
+	// The context's end (cancellation or deadline) interrupts a blocked
+	// read or write at once; ctx.Err() is set by then, so the error says
+	// which.
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	fail := func(err error) (net.Conn, []byte, error) {
 		stop()

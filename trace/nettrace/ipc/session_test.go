@@ -239,3 +239,38 @@ func TestProcessInfo(t *testing.T) {
 		t.Errorf("process info %+v", p)
 	}
 }
+
+// BenchmarkStream measures how fast a session's stream is read from the
+// stand-in, in bytes per second: the start, 32 MiB and the stop.
+func BenchmarkStream(b *testing.B) {
+	data := bytes.Repeat([]byte("nettrace"), 4<<20)
+	d, err := os.MkdirTemp("", "ipc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(d)
+	srv, err := ipctest.Start(ipctest.Config{Dir: d, Trace: data, Chunk: 256 << 10})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	buf := make([]byte, 256<<10)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		s, err := Start(context.Background(), srv.Socket(), Config{Providers: []Provider{{Name: RuntimeProvider}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(s, buf[:1]); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Stop(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		n, err := io.CopyBuffer(io.Discard, s, buf)
+		if err != nil || n != int64(len(data))-1 {
+			b.Fatalf("%d bytes, %v", n, err)
+		}
+		s.Close()
+	}
+}
