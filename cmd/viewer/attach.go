@@ -106,9 +106,12 @@ func runAttach(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	keep := false // the trace could not be stored: leave it where it is
 	defer func() {
 		f.Close()
-		os.Remove(f.Name()) // after a rename or an Add, there is nothing left to remove
+		if !keep {
+			os.Remove(f.Name()) // after a rename, there is nothing left to remove
+		}
 	}()
 
 	sess, err := ipc.Start(ctx, proc.Socket, ipc.Config{Providers: selected, BufferMB: uint32(*bufferMB)})
@@ -144,7 +147,11 @@ func runAttach(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	name := fmt.Sprintf("%s_%d_%s.nettrace", processName(proc), proc.PID, time.Now().Format("20060102_150405"))
 	id, where, err := store(ctx, f.Name(), name, *dataDir, *port, stderr)
 	if err != nil {
-		return fmt.Errorf("%w (the trace is not stored: %s)", err, note)
+		keep = true
+		if note != "" {
+			err = fmt.Errorf("%w; besides, %s", err, note)
+		}
+		return fmt.Errorf("storing the trace: %w; it is in %s", err, f.Name())
 	}
 	fmt.Fprintf(stderr, "viewer: stored %s (%d bytes, %d events) in %s\n", name, res.n, st.Events, where)
 	fmt.Fprintf(stdout, "%s http://127.0.0.1:%d/t/%s\n", id, *port, id)

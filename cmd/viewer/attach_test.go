@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -296,6 +297,24 @@ func TestAttachLibrary(t *testing.T) {
 		defer f.Close()
 		if got, _ := io.ReadAll(f); !bytes.Equal(got, data) {
 			t.Errorf("stored %d bytes, not the stream's %d", len(got), len(data))
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		srv := standIn(t, ipctest.Config{Trace: data, Chunk: 64 << 10})
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "no", http.StatusUnauthorized)
+		}))
+		defer hs.Close()
+		port := hs.Listener.Addr().(*net.TCPAddr).Port
+		_, errOut, err := runCapture(context.Background(), "attach", "--socket", srv.Socket(), "--duration", "1ms", "--port", strconv.Itoa(port))
+		_, kept, ok := strings.Cut(fmt.Sprint(err), "; it is in ")
+		if !ok {
+			t.Fatalf("attach: %v, want an error naming where the trace was kept\n%s", err, errOut)
+		}
+		defer os.Remove(kept)
+		if got, _ := os.ReadFile(kept); !bytes.Equal(got, data) {
+			t.Errorf("kept %d bytes in %s, want the stream's %d", len(got), kept, len(data))
 		}
 	})
 
