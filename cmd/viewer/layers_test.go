@@ -33,6 +33,7 @@ var layers = []struct {
 	{"viewer/trace/clr/internal/gen", nil, "the schema generator"},
 	{"viewer/trace/vppfmt", []string{"viewer/symbols"}, "VPP's label formats"},
 	{"viewer/trace/nettrace", []string{"viewer/trace", "viewer/trace/clr"}, "a format"},
+	{"viewer/trace/nettrace/ipc", nil, "the .NET diagnostics IPC client: bytes to and from a socket, no trace model"},
 	{"viewer/trace/cpel", []string{"viewer/trace", "viewer/symbols", "viewer/trace/vppfmt"}, "a format"},
 	{"viewer/trace/elog", []string{"viewer/trace", "viewer/trace/vppfmt"}, "a format"},
 	{"viewer/trace/perf", []string{"viewer/trace", "viewer/trace/span", "viewer/trace/perf/tracefs", "viewer/trace/perf/eventheader"}, "a format"},

@@ -14,6 +14,7 @@
 //	viewer bench FILE | --generate N   index and query benchmark
 //	viewer spans [--summary] FILE      derived slices as JSON Lines
 //	viewer diff [--json] A B           two traces (or ranges) compared
+//	viewer attach PID [--output FILE]  trace a running .NET process
 //
 // See README.md for the flags and output schemas.
 package main
@@ -125,6 +126,7 @@ func commands() []command {
 		{"bench", "FILE | --generate N  index and query benchmark", runBench},
 		{"spans", "[--summary [--json]] FILE  derived slices (scheduling, syscalls, activities)", runSpans},
 		{"diff", "[--json] [--fail-if EXPR] A B | A --ranges R1,R2  two traces or ranges compared", runDiff},
+		{"attach", "PID [--duration D] [--output FILE] [--profile P]  trace a running .NET process", runAttach},
 	}
 }
 
