@@ -21,6 +21,11 @@ test('the progress line names the state, the events and the rate', () => {
   assert.equal(progressText({ state: 'queued', percent: 0, events: 0 }), 'queued: 0 events · 0 %');
 });
 
+test('a live trace has no percentage: it has no end to count towards', () => {
+  assert.equal(progressText({ state: 'live', percent: 0, events: 2000 }), 'live: 2,000 events');
+  assert.equal(progressText({ state: 'live', percent: 0, events: 2000, rate: 999.6 }), 'live: 2,000 events, 1,000 events/s');
+});
+
 test('a progress message is read field by field', () => {
   assert.deepEqual(progressOf({ type: 'progress', state: 'indexing', percent: 41.5, events: 1200000, events_per_s: 2500000 }),
     { state: 'indexing', percent: 41.5, events: 1200000, rate: 2500000 });

@@ -1,7 +1,8 @@
 // @ts-check
 // Entry point of the library page: uploads (drop anywhere, or the file
-// input) and deletes without a page reload. Without script the page still
-// works through its links and delete forms.
+// input), the live demo and deletes without a page reload; rows still
+// indexing or live follow the server. Without script the page still works
+// through its links and delete forms.
 
 'use strict';
 
@@ -43,7 +44,24 @@ document.getElementById('upload-form')?.addEventListener('submit', (e) => {
   document.getElementById('upload-file')?.dispatchEvent(new Event('change'));
 });
 
-// Rows still indexing: poll the list and reload when one is done.
+// The live demo (POST /api/live/demo, PROTOCOL.md §live): the demo trace
+// recorded as if a program wrote it now; its page opens at once.
+document.getElementById('live-demo')?.addEventListener('click', async (e) => {
+  const b = /** @type {HTMLButtonElement} */ (e.currentTarget);
+  b.disabled = true;
+  try {
+    const r = await fetch('/api/live/demo', { method: 'POST' });
+    const j = await r.json().catch(() => ({}));
+    if (!r.ok || typeof j.id !== 'string' || !/^[0-9a-f-]{36}$/.test(j.id)) throw new Error(j.error || `${r.status} ${r.statusText}`);
+    location.assign(`/t/${j.id}`);
+  } catch (err) {
+    b.disabled = false;
+    banner(`The live demo did not start: ${err instanceof Error ? err.message : String(err)}`);
+  }
+});
+
+// Rows still indexing or live: poll the list, show a live trace's events
+// so far, and reload when one is done.
 const pending = new Set(
   [...document.querySelectorAll('#traces tr[data-id]')]
     .filter((tr) => tr.querySelector('.state'))
@@ -55,6 +73,12 @@ if (pending.size) {
       const r = await fetch('/api/traces');
       if (!r.ok) return;
       const list = await r.json();
+      for (const t of list) {
+        if (!pending.has(t.id) || t.state !== 'live' || !/^[0-9a-f-]{36}$/.test(t.id)) continue;
+        const cell = document.querySelector(`#traces tr[data-id="${t.id}"] .state`);
+        const n = Number(t.progress?.events ?? 0);
+        if (cell && Number.isFinite(n)) cell.textContent = `live · ${n.toLocaleString('en-US')}`;
+      }
       if (list.some((/** @type {any} */ t) => pending.has(t.id) && (t.state === 'ready' || t.state === 'failed'))) {
         clearInterval(timer);
         location.reload();

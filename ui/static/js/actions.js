@@ -60,6 +60,8 @@ export function actions(app) {
     toStart: () => view(startView(m.vp, m.trace)),
     toEnd: () => view(endView(m.vp, m.trace)),
     zoomSelection: () => view(zoomSelectionView(m.vp, m.ruler, m.selEvent)),
+    liveChase: () => app.live.toggle(),
+    liveStop: () => { app.live.stop(); },
     back: () => history.back(),
     forward: () => history.forward(),
 

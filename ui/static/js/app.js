@@ -12,9 +12,13 @@
 // tip.js the track names' tooltip; the layout they change is a pref
 // (prefs.js, localStorage), not view state.
 //
+// A live trace (still being recorded) is live.js's: the badge, chase and
+// Stop, the growing span and metadata.
+//
 // window.__viewer is the App: the browser tests (web/browser) read its
 // getters below, labelW(), rowsVisible(), draws, ui.canvas, renderer,
-// progressDrawn (the progress last drawn) and stacks (the stacks panel).
+// progressDrawn (the progress last drawn), stacks (the stacks panel) and
+// live (live.js: live, chasing, chaseFrames).
 
 'use strict';
 
@@ -42,6 +46,7 @@ import { progressText, shownPercent } from './progress.js';
 import { DerivedTracks } from './derived.js';
 import { TimelineFilter } from './filter.js';
 import { AreaTables } from './areatable.js';
+import { LiveView } from './live.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Frame} Frame */
@@ -137,6 +142,7 @@ export class App {
       (/** @type {unknown} */ e) => this.panels.banner(`viewport request failed: ${errText(e)}`),
     );
     this.dt = new DerivedTracks(this);
+    this.live = new LiveView(this);
   }
 
   // The view state the browser tests read (window.__viewer.vp, …).
@@ -173,6 +179,7 @@ export class App {
     new ResizeObserver(() => this.resized()).observe(ui.canvas);
     ui.progress.hidden = false;
     this.showProgress({ state: 'connecting', percent: 0, events: 0 });
+    this.live.attach(!!src.info?.live);
     let meta;
     try {
       meta = await this.source.open((p) => this.showProgress(p));
@@ -189,11 +196,11 @@ export class App {
     ui.progress.hidden = true;
     ui.progressText.textContent = '';
     if (!ui.title.textContent) ui.title.textContent = meta.name;
-    ui.info.textContent = `${meta.format} · ${meta.events.toLocaleString()} events · ${meta.tracks.length} tracks`;
     // Before the model takes the trace: until the view state is applied
     // nothing may draw or ask for frames.
     await this.loadDerived(meta);
     this.m.setMeta(meta);
+    this.showInfo();
     if (meta.error) panels.banner(`The trace is damaged: ${meta.error}. Events up to the dashed line are shown.`);
     this.types.build(this.theme);
     this.renderer.resize();
@@ -209,6 +216,41 @@ export class App {
       this.schedule();
     });
     this.replaceURL();
+    this.live.opened();
+  }
+
+  /** The trace's line in the toolbar: format, events, tracks. */
+  showInfo() {
+    const meta = this.m.trace;
+    this.ui.info.textContent = `${meta.format} · ${meta.events.toLocaleString()} events · ${meta.tracks.length} tracks`;
+  }
+
+  /**
+   * Takes the trace's metadata again (a live trace grew tracks or types,
+   * or ended), keeping the view state: order, pins, hidden tracks and
+   * types, selection, the view's range. A live message's span and count
+   * are newer than the metadata's.
+   * @param {import('./livestate.js').LiveMsg | null} msg
+   */
+  async reloadMeta(msg) {
+    const src = this.source;
+    if (!src.loadMeta || !this.m.meta) return;
+    const meta = await src.loadMeta();
+    if (msg && !msg.ended) {
+      if (msg.last > meta.last) meta.last = msg.last;
+      if (msg.first < meta.first) meta.first = msg.first;
+      meta.events = Math.max(meta.events, msg.events);
+    }
+    await this.loadDerived(meta);
+    this.m.setMeta(meta);
+    this.types.build(this.theme);
+    this.types.sync();
+    this.showInfo();
+    this.layout();
+    this.m.vp = this.m.vp.resize(this.plotWidth()); // the name column may have widened
+    this.asked = null;
+    this.request();
+    this.schedule();
   }
 
   /**
@@ -216,6 +258,9 @@ export class App {
    * the canvas. @param {import('./progress.js').Progress} p
    */
   showProgress(p) {
+    // Once open, progress is a live trace's or its stored index's being
+    // built in the background (live.js says what matters).
+    if (this.m.meta) return;
     this.loading = p;
     this.ui.progress.value = Math.min(99, Math.max(0, p.percent));
     this.ui.progressText.textContent = progressText(p);
@@ -302,11 +347,13 @@ export class App {
       Math.abs(Math.log2(a.nsPerPx / vp.nsPerPx)) < 0.01
     ) return;
     const pad = BigInt(Math.round(vp.span * PAD));
-    const width = Math.round(vp.width * (1 + 2 * PAD));
+    // A chased view ends at the trace's end: nothing to pad after it.
+    const chase = this.live.chasing;
+    const width = Math.round(vp.width * (1 + (chase ? 1 : 2) * PAD));
     const start = vp.start - pad;
-    const end = vp.end + pad;
+    const end = chase ? vp.end : vp.end + pad;
     this.asked = { start, end, nsPerPx: vp.nsPerPx, tracks: tk, hidden: hk };
-    this.frames.push({ start, end, width, tracks, hidden, mode: m.mode });
+    this.frames.push({ start, end, width, tracks, hidden, mode: m.mode, chase });
     this.filter.request({ start, end, width, tracks, hidden, mode: m.mode });
   }
 
@@ -370,6 +417,7 @@ export class App {
    */
   applyState(st, fromHistory) {
     const m = this.m;
+    if (fromHistory) this.live.moved(); // Back/Forward leaves the chase
     m.apply(st, this.plotWidth());
     this.ui.filter.value = st.filter;
     this.filter.apply(st.where, st.whereMode);
@@ -401,6 +449,7 @@ export class App {
    * @param {Viewport} vp @param {'push' | 'replace' | 'none'} url
    */
   setView(vp, url) {
+    this.live.moved();
     this.m.vp = clampView(vp, this.m.trace);
     this.request();
     this.schedule();
@@ -507,6 +556,7 @@ export class App {
       this.revealTrack(d.track);
       const x = m.vp.x(d.time);
       if (opt.center || x < 0 || x > m.vp.width) {
+        this.live.moved();
         m.vp = clampView(centreOn(m.vp, d.time), m.trace);
         this.request();
       }

@@ -12,6 +12,7 @@ import { VIEWPORT_LIMITS } from './urlspec.js';
 import { stackParams } from './source.js';
 import { progressOf } from './progress.js';
 import { parseSpans } from './spans.js';
+import { liveOf } from './livestate.js';
 
 /** @typedef {import('./source.js').Source} Source */
 /** @typedef {import('./source.js').Meta} Meta */
@@ -65,6 +66,17 @@ export class WsSource {
     this.serverMicros = 0;
     /** @type {import('./wire.js').Tables | null} */
     this.tables = null;
+    /**
+     * The chase request (PROTOCOL.md §live): frames the server pushes for
+     * its seq after the first reply go to onChase. @type {{seq: number, q: import('./source.js').ViewRequest} | null}
+     */
+    this.chase = null;
+    /** Called with each `live` message (the first ones may come before open resolves). @type {(m: import('./livestate.js').LiveMsg) => void} */
+    this.onLive = () => {};
+    /** Called with each pushed chase frame, its range moved to the trace's end. @type {(f: Frame) => void} */
+    this.onChase = () => {};
+    /** The newest `live` message, for a controller that starts after it came. @type {import('./livestate.js').LiveMsg | null} */
+    this.lastLive = null;
   }
 
   /** @param {(p: import('./progress.js').Progress) => void} onProgress */
@@ -97,6 +109,14 @@ export class WsSource {
               this.loadMeta().then(resolve, reject);
             }
             break;
+          case 'live': {
+            const l = liveOf(m);
+            if (l) {
+              this.lastLive = l;
+              this.onLive(l);
+            }
+            break;
+          }
           case 'failed':
             reject(new Error(`This trace could not be read: ${m.error ?? 'unknown error'}`));
             break;
@@ -160,6 +180,8 @@ export class WsSource {
     if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error('not connected'));
     this.seq = (this.seq + 1) >>> 0;
     const seq = this.seq;
+    // Any request ends the server's chase; a chase request starts a new one.
+    this.chase = want.chase ? { seq, q } : null;
     return new Promise((resolve, reject) => {
       this.waiting.set(seq, { resolve, reject, q });
       // A reply that never comes (a request the server could not parse)
@@ -173,7 +195,7 @@ export class WsSource {
       }, VIEW_TIMEOUT_MS);
       ws.send(JSON.stringify({
         type: 'viewport', seq, start: String(q.start), end: String(q.end), width: q.width,
-        tracks: q.tracks, types: q.hidden, mode: q.mode ?? 'event',
+        tracks: q.tracks, types: q.hidden, mode: q.mode ?? 'event', chase: !!q.chase,
       }));
     });
   }
@@ -243,7 +265,10 @@ export class WsSource {
     }
     if (h.kind !== KIND_REPLY) return;
     const w = this.waiting.get(h.seq);
-    if (!w) return; // an answer nobody waits for any more
+    if (!w) {
+      if (this.chase && this.chase.seq === h.seq) this.chased(buf, h.seq, this.chase.q);
+      return; // else an answer nobody waits for any more
+    }
     this.waiting.delete(h.seq);
     // Older requests will not be answered: the server keeps only the newest.
     for (const [s, o] of this.waiting) {
@@ -260,6 +285,33 @@ export class WsSource {
     } catch (e) {
       w.reject(e instanceof Error ? e : new Error(String(e)));
     }
+  }
+
+  /**
+   * A frame the server pushed for the chase request: the request moved to
+   * end after the newest event, same duration and width (its start is in
+   * the frame).
+   * @param {ArrayBuffer} buf @param {number} seq @param {import('./source.js').ViewRequest} q
+   */
+  chased(buf, seq, q) {
+    let f;
+    try {
+      f = decodeReply(buf, q).frame;
+    } catch (e) {
+      console.warn('bad chase frame:', e);
+      return;
+    }
+    f.end = f.base + (q.end - q.start);
+    f.seq = seq;
+    this.onChase(f);
+  }
+
+  /** Asks a live trace's source to end (POST /stop); false when it was not live any more. */
+  async stop() {
+    const r = await fetch(`/api/traces/${this.id}/stop`, { method: 'POST' });
+    if (r.status === 409) return false;
+    await jsonOrError(r);
+    return true;
   }
 
   /** @param {string} ref */

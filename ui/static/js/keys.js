@@ -23,6 +23,7 @@ export const KEYS = [
   { code: 'KeyD', keys: 'D', action: 'panRight', help: 'pan right' },
   { code: 'Home', keys: 'Home', action: 'toStart', help: 'jump to the start (keep the width)' },
   { code: 'End', keys: 'End', action: 'toEnd', help: 'jump to the end' },
+  { code: 'Period', keys: '.', action: 'liveChase', help: 'live trace: follow the newest events on / off, keeping the duration (panning or zooming turns it off)' },
   { code: 'Digit0', keys: '0', action: 'zoomAll', help: 'show the whole trace' },
   { code: 'KeyZ', keys: 'Z', action: 'zoomSelection', help: 'zoom to the ruler interval, or around the selected event' },
   { code: 'BracketLeft', keys: '[', action: 'back', help: 'back to the previous view (browser history)' },

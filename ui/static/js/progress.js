@@ -26,12 +26,15 @@ export function shownPercent(percent) {
 }
 
 /**
- * The progress line: "indexing: 1,234,567 events, 2,500,000 events/s · 41 %".
+ * The progress line: "indexing: 1,234,567 events, 2,500,000 events/s · 41 %";
+ * a live trace's has no percentage.
  * @param {Progress} p
  */
 export function progressText(p) {
   const events = Math.max(0, Math.floor(p.events || 0)).toLocaleString('en-US');
   const rate = p.rate && p.rate > 0 ? `, ${Math.round(p.rate).toLocaleString('en-US')} events/s` : '';
+  // A live trace has no end to count towards (PROTOCOL.md §live).
+  if (p.state === 'live') return `live: ${events} events${rate}`;
   return `${p.state || 'indexing'}: ${events} events${rate} · ${shownPercent(p.percent)} %`;
 }
 

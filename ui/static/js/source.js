@@ -70,6 +70,7 @@
  * @property {number[]} tracks    TrackIDs to answer for
  * @property {number[]} hidden    TypeIDs to leave out
  * @property {'event' | 'summary'} [mode]
+ * @property {boolean} [chase]    a live trace: the server pushes this view again, moved to the newest event, as the trace grows (PROTOCOL.md §live)
  *
  * @typedef {object} Field
  * @property {string} name
@@ -156,6 +157,11 @@
  * @property {(track: number, slice: number) => Promise<SliceDetails>} [slice]  one derived slice
  * @property {(ref: string) => Promise<Hit[]>} [flows]  the events related to one by activity ids, in time order
  * @property {(from: bigint, to: bigint) => Promise<Hit[][]>} [flowsIn]  chains of related events in a range
+ * @property {() => Promise<Meta>} [loadMeta]  the metadata again (a live trace's grows)
+ * @property {() => Promise<boolean>} [stop]  asks a live trace's source to end; false when it is not live
+ * @property {(m: import('./livestate.js').LiveMsg) => void} [onLive]  set by the page: called with each `live` message
+ * @property {(f: Frame) => void} [onChase]  set by the page: called with each frame pushed for a chase request
+ * @property {import('./livestate.js').LiveMsg | null} [lastLive]  the newest `live` message
  */
 
 /**
