@@ -215,7 +215,10 @@ func (ix *indexer) buildLive(ctx context.Context, j *job, e Entry, rec *Recordin
 		return nil, nil, err
 	}
 	if err := ix.acquireBuild(ctx); err != nil {
-		return live, nil, nil
+		if live != nil {
+			return live, nil, nil
+		}
+		return nil, nil, err
 	}
 	defer func() { <-ix.sem }()
 	idx, f, err := ix.buildStored(ctx, j, stored)
