@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,25 +11,11 @@ import (
 	"testing"
 
 	"viewer/trace/perf/perftest"
-	"viewer/trace/perf/tracefs/tracefstest"
 )
 
-const diffTickFormat = `name: tick
-ID: 900
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
-	field:u32 value;	offset:8;	size:4;	signed:0;
-
-print fmt: "value=%u", REC->value
-`
-
-// diffRecording writes a perf.data where thread 7 makes n read syscalls,
-// one every 10 µs lasting 2 µs (the one numbered longer 2 µs more), each
-// with a test:tick (value 42) 1 µs in, except the ticks numbered in skip.
+// diffRecording writes perftest.GenerateSyscalls's recording of n
+// syscalls, the one numbered longer 2 µs longer, the ticks numbered in
+// skip left out.
 func diffRecording(t *testing.T, name string, n, longer int, skip ...int) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
@@ -39,46 +24,14 @@ func diffRecording(t *testing.T, name string, n, longer int, skip ...int) string
 		t.Fatal(err)
 	}
 	defer f.Close()
-	o := perftest.SchedOptions("x86_64")
-	o.Formats = append(o.Formats, tracefstest.Format{System: "test", Text: diffTickFormat})
-	o.Attrs = append(o.Attrs, perftest.Attr{Name: "test:tick", Type: perftest.TypeTracepoint, Config: 900,
-		SampleType: o.Attrs[0].SampleType, SampleIDAll: true, ClockID: 1, IDs: []uint64{40}})
-	w, err := perftest.NewWriter(f, o)
-	if err != nil {
-		t.Fatal(err)
+	o := perftest.SyscallsOptions{N: n, Longer: longer, Skip: map[int]bool{}}
+	for _, k := range skip {
+		o.Skip[k] = true
 	}
-	w.Comm(7, 7, "app", 1)
-	s := &perftest.SchedWriter{W: w}
-	for i := range n {
-		t0 := uint64(1e9 + i*10_000)
-		s.SysEnter(t0, 0, 7, 7, 0)
-		if !bytesContain(skip, i) {
-			raw := binary.LittleEndian.AppendUint16(nil, 900)
-			raw = append(raw, 0, 0)
-			raw = binary.LittleEndian.AppendUint32(raw, 7)
-			raw = binary.LittleEndian.AppendUint32(raw, 42)
-			w.Sample(perftest.Sample{Attr: 4, PID: 7, TID: 7, Time: t0 + 1000, Period: 1, Raw: raw})
-		}
-		end := t0 + 2000
-		if i == longer {
-			end += 2000
-		}
-		s.SysExit(end, 0, 7, 7, 0, 8)
-	}
-	w.FinishedRound()
-	if err := w.Close(); err != nil {
+	if err := perftest.GenerateSyscalls(f, o); err != nil {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func bytesContain(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 type diffJSON struct {

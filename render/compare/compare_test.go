@@ -2,7 +2,6 @@ package compare
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -13,26 +12,10 @@ import (
 	"viewer/render"
 	"viewer/trace/perf"
 	"viewer/trace/perf/perftest"
-	"viewer/trace/perf/tracefs/tracefstest"
 )
 
-const tickFormat = `name: tick
-ID: 900
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
-	field:u32 value;	offset:8;	size:4;	signed:0;
-
-print fmt: "value=%u", REC->value
-`
-
-// recording describes a generated perf.data: thread 7 makes n read
-// syscalls, one every 10 µs lasting 2 µs (slice longer lasts 2 µs more),
-// and a test:tick (value 42) 5 µs after each syscall starts, except the
-// ticks in skip.
+// recording describes perftest.GenerateSyscalls's recording: n
+// syscalls, slice longer 2 µs longer, the ticks in skip left out.
 type recording struct {
 	n      int
 	longer int
@@ -47,34 +30,7 @@ func (rc recording) write(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	o := perftest.SchedOptions("x86_64")
-	o.Formats = append(o.Formats, tracefstest.Format{System: "test", Text: tickFormat})
-	o.Attrs = append(o.Attrs, perftest.Attr{Name: "test:tick", Type: perftest.TypeTracepoint, Config: 900,
-		SampleType: o.Attrs[0].SampleType, SampleIDAll: true, ClockID: 1, IDs: []uint64{40}})
-	w, err := perftest.NewWriter(f, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Comm(7, 7, "app", 1)
-	s := &perftest.SchedWriter{W: w}
-	for i := range rc.n {
-		t0 := uint64(1e9 + i*10_000)
-		s.SysEnter(t0, 0, 7, 7, 0)
-		if !rc.skip[i] {
-			raw := binary.LittleEndian.AppendUint16(nil, 900)
-			raw = append(raw, 0, 0)
-			raw = binary.LittleEndian.AppendUint32(raw, 7)
-			raw = binary.LittleEndian.AppendUint32(raw, 42)
-			w.Sample(perftest.Sample{Attr: 4, PID: 7, TID: 7, Time: t0 + 1000, CPU: 0, Period: 1, Raw: raw})
-		}
-		end := t0 + 2000
-		if i == rc.longer {
-			end += 2000
-		}
-		s.SysExit(end, 0, 7, 7, 0, 8)
-	}
-	w.FinishedRound()
-	if err := w.Close(); err != nil {
+	if err := perftest.GenerateSyscalls(f, perftest.SyscallsOptions{N: rc.n, Longer: rc.longer, Skip: rc.skip}); err != nil {
 		t.Fatal(err)
 	}
 	return p

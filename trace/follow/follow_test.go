@@ -157,29 +157,9 @@ func TestNetTraceArrives(t *testing.T) {
 		}
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			want := countEvents(t, bytes.NewReader(data), int64(len(data)))
-			out, err := os.Create(filepath.Join(t.TempDir(), "trace"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Close()
-			w := follow.NewWriter(out, 1<<30)
-			f := w.File()
+			f, done := arriving(t, data, 16<<10)
+			defer done()
 			var early atomic.Int64 // events read while bytes were still to come
-			next := make(chan struct{})
-			f.OnWait(func(wait func()) {
-				next <- struct{}{} // the reader needs more: send the next chunk
-				wait()
-			})
-			go func() {
-				const chunk = 16 << 10
-				for off := 0; off < len(data); off += chunk {
-					<-next
-					w.Write(data[off:min(off+chunk, len(data))])
-				}
-				f.End(nil)
-				for range next { // the reader may still wait once at the end
-				}
-			}()
 			r, err := nettrace.NewReader(f, f.Limit())
 			if err != nil {
 				t.Fatal(err)
@@ -195,7 +175,6 @@ func TestNetTraceArrives(t *testing.T) {
 					early.Add(1)
 				}
 			}
-			close(next)
 			if n != want {
 				t.Errorf("read %d events from the growing file, %d from the file", n, want)
 			}
@@ -254,25 +233,8 @@ func TestPerfPipeArrives(t *testing.T) {
 			want++
 		}
 	}
-	out, err := os.Create(filepath.Join(t.TempDir(), "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	w := follow.NewWriter(out, 1<<30)
-	f := w.File()
-	next := make(chan struct{})
-	f.OnWait(func(wait func()) { next <- struct{}{}; wait() })
-	go func() {
-		const chunk = 8 << 10
-		for off := 0; off < len(data); off += chunk {
-			<-next
-			w.Write(data[off:min(off+chunk, len(data))])
-		}
-		f.End(nil)
-		for range next {
-		}
-	}()
+	f, done := arriving(t, data, 8<<10)
+	defer done()
 	r, err := perf.NewReader(f, f.Limit(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +252,6 @@ func TestPerfPipeArrives(t *testing.T) {
 			early++
 		}
 	}
-	close(next)
 	if n != want {
 		t.Errorf("read %d events from the growing file, %d from the file", n, want)
 	}
@@ -320,4 +281,29 @@ func TestReader(t *testing.T) {
 	if n, err := r.Read(p); n != 0 || err != cut {
 		t.Fatalf("Read past the end = %d, %v; want the source's error", n, err)
 	}
+}
+
+// arriving returns a File of data that arrives a chunk at a time, each
+// when the reader waits for more (so that every wait is at a chunk's end),
+// and a func to call when done reading.
+func arriving(t *testing.T, data []byte, chunk int) (*follow.File, func()) {
+	t.Helper()
+	out, err := os.Create(filepath.Join(t.TempDir(), "trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := follow.NewWriter(out, 1<<30)
+	f := w.File()
+	next := make(chan struct{})
+	f.OnWait(func(wait func()) { next <- struct{}{}; wait() })
+	go func() {
+		for off := 0; off < len(data); off += chunk {
+			<-next
+			w.Write(data[off:min(off+chunk, len(data))])
+		}
+		f.End(nil)
+		for range next { // the reader may still wait once at the end
+		}
+	}()
+	return f, func() { close(next); out.Close() }
 }

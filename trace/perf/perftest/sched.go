@@ -1,6 +1,7 @@
 package perftest
 
 import (
+	"encoding/binary"
 	"io"
 
 	"viewer/trace/perf/tracefs/tracefstest"
@@ -196,6 +197,64 @@ func GenerateSched(w io.WriteSeeker, n int64, cpus, threads int) error {
 		if (i+1)%4096 == 0 {
 			wr.FinishedRound()
 		}
+	}
+	wr.FinishedRound()
+	return wr.Close()
+}
+
+// TickFormat is the tracefs format of test:tick, a tracepoint with one
+// u32 field, value (ID 900), that [GenerateSyscalls] writes.
+const TickFormat = `name: tick
+ID: 900
+format:
+	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
+	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
+	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
+	field:int common_pid;	offset:4;	size:4;	signed:1;
+
+	field:u32 value;	offset:8;	size:4;	signed:0;
+
+print fmt: "value=%u", REC->value
+`
+
+// SyscallsOptions describe the recording [GenerateSyscalls] writes.
+type SyscallsOptions struct {
+	N      int          // read syscalls
+	Longer int          // the syscall that lasts 2 µs more (-1: none)
+	Skip   map[int]bool // the syscalls without their tick
+}
+
+// GenerateSyscalls writes a perf.data file with known contents, for
+// tests that compare recordings: thread 7 ("app") makes o.N read
+// syscalls, one every 10 µs from 1 s, lasting 2 µs (o.Longer 2 µs more),
+// each with a test:tick of value 42 1 µs in, except those in o.Skip.
+func GenerateSyscalls(w io.WriteSeeker, o SyscallsOptions) error {
+	opts := SchedOptions("x86_64")
+	opts.Formats = append(opts.Formats, tracefstest.Format{System: "test", Text: TickFormat})
+	opts.Attrs = append(opts.Attrs, Attr{Name: "test:tick", Type: TypeTracepoint, Config: 900,
+		SampleType: opts.Attrs[0].SampleType, SampleIDAll: true, ClockID: 1, IDs: []uint64{40}})
+	wr, err := NewWriter(w, opts)
+	if err != nil {
+		return err
+	}
+	wr.Comm(7, 7, "app", 1)
+	s := &SchedWriter{W: wr}
+	tick := len(opts.Attrs) - 1
+	for i := range o.N {
+		t0 := uint64(1e9 + i*10_000)
+		s.SysEnter(t0, 0, 7, 7, 0)
+		if !o.Skip[i] {
+			raw := binary.LittleEndian.AppendUint16(nil, 900)
+			raw = append(raw, 0, 0)
+			raw = binary.LittleEndian.AppendUint32(raw, 7)
+			raw = binary.LittleEndian.AppendUint32(raw, 42)
+			wr.Sample(Sample{Attr: tick, PID: 7, TID: 7, Time: t0 + 1000, Period: 1, Raw: raw})
+		}
+		end := t0 + 2000
+		if i == o.Longer {
+			end += 2000
+		}
+		s.SysExit(end, 0, 7, 7, 0, 8)
 	}
 	wr.FinishedRound()
 	return wr.Close()
