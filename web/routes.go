@@ -26,6 +26,8 @@ func (s *Server) Handler() http.Handler {
 
 	r.Post("/api/live", s.handleLive)
 	r.Post("/api/live/demo", s.handleLiveDemo)
+	r.Get("/api/dotnet/processes", s.handleProcesses)
+	r.Post("/api/dotnet/attach", s.handleAttach)
 	r.Route("/api/traces", func(r chi.Router) {
 		r.Get("/", s.handleList)
 		r.Post("/", s.handleUpload)

@@ -117,6 +117,13 @@ type Config struct {
 	// that cookie, or as "Authorization: Bearer". Serve beyond the
 	// loopback interface only with one.
 	Token string
+	// AllowAttach lets the page list the machine's .NET processes and
+	// trace them (attach.go); `viewer serve` sets it when it listens on
+	// the loopback interface only, or with --allow-attach.
+	AllowAttach bool
+	// DiagDir is where .NET processes put their diagnostics sockets; ""
+	// means ipc.Dir().
+	DiagDir string
 }
 
 // Server serves the viewer. Create it with [New], serve [Server.Handler],

@@ -69,7 +69,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type serveFlags struct {
 	port                    *int
 	listen, dataDir, allow  *string
-	noAuth                  *bool
+	noAuth, allowAttach     *bool
 	maxUploads              *int
 	uploadIdle              *time.Duration
 	minFree, memBudget, max *int64
@@ -77,7 +77,7 @@ type serveFlags struct {
 }
 
 func addServeFlags(fs *flag.FlagSet) *serveFlags {
-	return &serveFlags{
+	sf := &serveFlags{
 		fs:         fs,
 		port:       fs.Int("port", DefaultPort, "TCP port on 127.0.0.1; 0 picks a free port (environment: VIEWER_PORT)"),
 		listen:     fs.String("listen", "", "listen on `host:port` instead of 127.0.0.1; requests must then carry the access token printed in the URL (environment VIEWER_TOKEN sets it)"),
@@ -90,6 +90,8 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		max:        fs.Int64("max-upload", web.DefaultMaxUpload, "largest accepted upload (or live trace) in `bytes`"),
 		allow:      fs.String("allow-host", "", "comma-separated extra `names` accepted in the Host header (with --listen)"),
 	}
+	sf.allowAttach = fs.Bool("allow-attach", false, "with --listen beyond loopback, let the page list and trace the .NET processes on this machine (always allowed on loopback)")
+	return sf
 }
 
 // serve starts the viewer with the parsed flags, lets open add the
@@ -160,6 +162,7 @@ func (sf *serveFlags) serve(ctx context.Context, stdout, stderr io.Writer, open 
 		UploadIdle:   *sf.uploadIdle,
 		MinFreeDisk:  *sf.minFree,
 		Token:        token,
+		AllowAttach:  *sf.allowAttach || loopbackOnly(addr),
 	})
 	if err != nil {
 		return err
@@ -207,6 +210,21 @@ func (sf *serveFlags) serve(ctx context.Context, stdout, stderr io.Writer, open 
 		return err
 	}
 	return nil
+}
+
+// loopbackOnly reports whether addr (host:port) listens on the loopback
+// interface only, where the page may attach to .NET processes without
+// --allow-attach.
+func loopbackOnly(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // addFile adds a FILE argument, which may be ARCHIVE:MEMBER, to the

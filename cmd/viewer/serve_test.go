@@ -414,3 +414,46 @@ func viewport(t *testing.T, base, id string, start, end int64) wire.Frame {
 		}
 	}
 }
+
+// TestServeAllowAttach: the page may attach to .NET processes when the
+// viewer listens on loopback, not beyond it unless --allow-attach.
+func TestServeAllowAttach(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // where the processes are looked for
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--port", "0"}, http.StatusOK},
+		{[]string{"--listen", "127.0.0.1:0"}, http.StatusOK},
+		{[]string{"--listen", "0.0.0.0:0", "--no-auth"}, http.StatusForbidden},
+		{[]string{"--listen", "0.0.0.0:0", "--no-auth", "--allow-attach"}, http.StatusOK},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var stdout, stderr syncBuffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, append([]string{"serve", "--data", t.TempDir()}, c.args...), &stdout, &stderr)
+		}()
+		re := regexp.MustCompile(`http://\S*?:(\d+)/(\?token=\w+)?`)
+		var m []string
+		for deadline := time.Now().Add(10 * time.Second); m == nil; m = re.FindStringSubmatch(stdout.String()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%v: no URL printed; stderr %q", c.args, stderr.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		resp, err := http.Get("http://127.0.0.1:" + m[1] + "/api/dotnet/processes" + m[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("serve %v: processes %d %s, want %d", c.args, resp.StatusCode, b, c.want)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve %v: %v", c.args, err)
+		}
+	}
+}

@@ -1,11 +1,13 @@
 // @ts-check
 // Entry point of the library page: uploads (drop anywhere, or the file
-// input), the live demo and deletes without a page reload; rows still
-// indexing or live follow the server. Without script the page still works
-// through its links and delete forms.
+// input), the live demo, attaching to a running .NET process and deletes
+// without a page reload; rows still indexing or live follow the server.
+// Without script the page still works through its links and delete forms
+// (the .NET section needs script and stays hidden).
 
 'use strict';
 
+import { enableAttach } from './js/dotnet.js';
 import { enableUpload } from './js/upload.js';
 
 const status = document.getElementById('status') ?? document.body.appendChild(document.createElement('div'));
@@ -59,6 +61,12 @@ document.getElementById('live-demo')?.addEventListener('click', async (e) => {
     banner(`The live demo did not start: ${err instanceof Error ? err.message : String(err)}`);
   }
 });
+
+// Running .NET processes: listed while the page is open; Attach opens the
+// live trace's page.
+const dotnet = document.getElementById('dotnet');
+const dotnetBody = document.querySelector('#dotnet-processes tbody');
+if (dotnet && dotnetBody instanceof HTMLTableSectionElement) enableAttach({ section: dotnet, body: dotnetBody, error: banner });
 
 // Rows still indexing or live: poll the list, show a live trace's events
 // so far, and reload when one is done.
