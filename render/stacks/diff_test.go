@@ -75,7 +75,9 @@ func TestDiffBruteForce(t *testing.T) {
 					kept = append(kept, pw{p, w})
 				}
 			}
-			want[RootName] = want[RootName] // present even when no sample is kept
+			if _, ok := want[RootName]; !ok { // the root is there even when no sample is kept
+				want[RootName] = [4]float64{}
+			}
 			for _, k := range kept {
 				f := float64(k.w) / float64(total)
 				key := RootName
