@@ -20,12 +20,15 @@ func (s *Server) Handler() http.Handler {
 
 	r.Get("/", s.handleLibraryPage)
 	r.Get("/t/{id}", s.handleViewerPage)
+	r.Get("/compare", s.handleComparePage)
 	r.Post("/t/{id}/delete", s.handleDeleteForm)
 	r.Post("/upload", s.handleUploadForm)
 	r.Handle("/static/*", s.static)
 
 	r.Post("/api/live", s.handleLive)
 	r.Post("/api/live/demo", s.handleLiveDemo)
+	r.Get("/api/compare", s.handleCompare)
+	r.Get("/api/compare/stacks", s.handleCompareStacks)
 	r.Route("/api/traces", func(r chi.Router) {
 		r.Get("/", s.handleList)
 		r.Post("/", s.handleUpload)
