@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"viewer/render"
 	"viewer/render/compare"
@@ -26,6 +27,10 @@ import (
 const (
 	DefaultCompareRows = 500  // rows of a compare reply
 	MaxCompareRows     = 5000 // the most a reply holds (`limit`)
+	// CompareTimeout bounds the numeric field rows, which decode every
+	// event of both ranges: an analysis like a stack aggregation
+	// (StacksTimeout), not an interactive query.
+	CompareTimeout = 10 * time.Second
 )
 
 // CompareRow is one row of a comparison as the API writes it; the keys
@@ -176,8 +181,9 @@ func (c comparedSide) reply() compareSideReply {
 
 // handleCompare answers GET /api/compare: the compare table of two
 // sides, rows by significance. The numeric field rows decode every event
-// of both ranges; when that does not finish within the query timeout the
-// table is made again without them, and the reply says so.
+// of both ranges; when that does not finish within CompareTimeout the
+// table is made again without them, within the query timeout, and the
+// reply says so.
 func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := countParam("limit", q.Get("limit"), DefaultCompareRows, MaxCompareRows)
@@ -205,14 +211,21 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	}
 	defer done()
 	out := compareReply{A: sides[0].reply(), B: sides[1].reply(), Rows: []CompareRow{}, Fields: fields}
-	tab, err := compare.Compare(ctx, sides[0].side, sides[1].side, compare.Options{NoFields: !fields})
+	opts := compare.Options{NoFields: true}
+	if fields {
+		// The field rows get the longer timeout; the index-only rows
+		// below, quick, the query timeout.
+		fctx, cancel := context.WithTimeout(r.Context(), CompareTimeout)
+		defer cancel()
+		ctx = fctx
+		opts.NoFields = false
+	}
+	tab, err := compare.Compare(ctx, sides[0].side, sides[1].side, opts)
 	if err != nil && fields && render.Stopped(err) && r.Context().Err() == nil {
-		// The index-only rows are quick: make them within a timeout of
-		// their own.
 		ctx2, cancel := context.WithTimeout(r.Context(), s.res.timeout)
 		defer cancel()
 		out.Fields = false
-		out.Notice = fmt.Sprintf("the numeric field rows are left out: decoding every event of both ranges took longer than %v; compare shorter ranges to see them", s.res.timeout)
+		out.Notice = fmt.Sprintf("the numeric field rows are left out: decoding every event of both ranges took longer than %v; compare shorter ranges to see them", CompareTimeout)
 		tab, err = compare.Compare(ctx2, sides[0].side, sides[1].side, compare.Options{NoFields: true})
 	}
 	switch {
