@@ -20,6 +20,7 @@ func (s *Server) Handler() http.Handler {
 
 	r.Get("/", s.handleLibraryPage)
 	r.Get("/t/{id}", s.handleViewerPage)
+	r.Get("/compare", s.handleComparePage)
 	r.Post("/t/{id}/delete", s.handleDeleteForm)
 	r.Post("/upload", s.handleUploadForm)
 	r.Handle("/static/*", s.static)
@@ -28,6 +29,8 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/api/live/demo", s.handleLiveDemo)
 	r.Get("/api/dotnet/processes", s.handleProcesses)
 	r.Post("/api/dotnet/attach", s.handleAttach)
+	r.Get("/api/compare", s.handleCompare)
+	r.Get("/api/compare/stacks", s.handleCompareStacks)
 	r.Route("/api/traces", func(r chi.Router) {
 		r.Get("/", s.handleList)
 		r.Post("/", s.handleUpload)

@@ -54,3 +54,12 @@ type ErrorPage struct {
 	Status  string // "404 Not Found"
 	Message string
 }
+
+// ComparePage is the view model of the compare page: two traces, or two
+// ranges of one, side by side.
+type ComparePage struct {
+	Assets Assets
+	Script string // the page's module: /static/js/comparepage.js?h=…
+	A, B   string // the two traces' file names
+	Data   any    // the page-data blob
+}

@@ -9,6 +9,7 @@ import { zoomStep, panStep, fullView, startView, endView, zoomSelectionView } fr
 import { raise, sink, togglePin, chaseOrder, stepRow } from './tracks.js';
 import { glyphs, nextGlyph } from './glyphs.js';
 import { typeText, errText } from './panels.js';
+import { viewChoices, openCompareMenu } from './comparelink.js';
 
 /** @typedef {import('./app.js').App} App */
 
@@ -152,6 +153,11 @@ export function actions(app) {
     searchPrev: () => app.search.step(-1),
     copyLink: () => { app.panels.copyLink(); },
     toggleStacks: () => app.stacks.toggle(),
+    compareMenu: () => {
+      const id = String(/** @type {any} */ (app.source).id ?? '');
+      const b = /** @type {HTMLElement | null} */ (document.querySelector('[data-action="compareMenu"]'));
+      if (id && b) openCompareMenu(b, viewChoices(id, m.vp, m.ruler));
+    },
     help: () => app.panels.toggleHelp(),
     escape: () => escapeAction(app),
   };

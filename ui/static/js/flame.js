@@ -22,6 +22,7 @@ const FONT = '12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
  * @property {(node: number) => void} select
  * @property {(node: number, x: number, y: number) => void} menu  client coordinates
  * @property {(node: number) => string} describe  the hover text of a node
+ * @property {(node: number) => string} [color]  a node's fill (default: frameColor by module)
  */
 
 export class Flame {
@@ -101,7 +102,7 @@ export class Flame {
       const y = r.depth * FLAME_ROW;
       const name = nameOf(t, r.node);
       const hit = this.match[r.node] === 1;
-      ctx.fillStyle = hit ? theme.hit : frameColor(name, theme.dark, searching);
+      ctx.fillStyle = hit ? theme.hit : this.host.color ? this.host.color(r.node) : frameColor(name, theme.dark, searching);
       ctx.fillRect(r.x, y, Math.max(0.5, r.w - (r.w > 3 ? 1 : 0)), FLAME_ROW - 1);
       if (r.w < 24) continue;
       ctx.fillStyle = theme.fg;

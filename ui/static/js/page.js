@@ -20,6 +20,7 @@ export const TOOLBAR = [
   'mode', ['Chase', 'chase', 'order tracks by the selected event type (M)'], ['Unchase', 'noChase', 'natural track order (Shift+M)'],
   'search', ['◀', 'searchPrev', 'previous hit (Shift+N)'], ['▶', 'searchNext', 'next hit (N)'],
   ['Stacks', 'toggleStacks', 'stacks panel: flame graph and call trees (X)'],
+  ['Compare…', 'compareMenu', 'compare two ranges of this trace: the halves of the view, or the view and the ruler'],
 ];
 
 /**
