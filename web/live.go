@@ -108,7 +108,12 @@ const liveStopWait = 10 * time.Second
 // on until src ends or is stopped ([Server.StopLive]), and the returned
 // channel is closed once the recording is stored.
 func (s *Server) Ingest(src LiveSource) (Entry, <-chan struct{}, error) {
-	rec, err := s.lib.Record(src.Name, s.cfg.MaxUpload)
+	rec, err := s.lib.Record(src.Name, s.cfg.MaxUpload, func(r io.ReaderAt, size int64) string {
+		if f, err := trace.Sniff(r, size, s.cfg.Formats); err == nil {
+			return f.Name()
+		}
+		return ""
+	})
 	if err != nil {
 		return Entry{}, nil, err
 	}

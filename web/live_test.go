@@ -237,7 +237,7 @@ func TestLiveSurvivesCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := pipeTrace(t, 2000)
-	rec, err := lib.Record("crashed.data", 1<<30)
+	rec, err := lib.Record("crashed.data", 1<<30, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestLiveSurvivesCrash(t *testing.T) {
 		t.Fatalf("after the restart: %+v, %v", e, ok)
 	}
 	// One that never got its format is dropped.
-	rec2, _ := lib2.Record("nothing", 1<<30)
+	rec2, _ := lib2.Record("nothing", 1<<30, nil)
 	rec2.Write([]byte("junk"))
 	lib3, err := OpenLibrary(dir, testLogger())
 	if err != nil {

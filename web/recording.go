@@ -39,12 +39,17 @@ type Recording struct {
 	w   *follow.Writer
 	h   hash.Hash
 
+	detect func(r io.ReaderAt, size int64) string
+
 	mu       sync.Mutex
 	finished bool
 }
 
-// Record starts a live trace named name that may grow to limit bytes.
-func (l *Library) Record(name string, limit int64) (*Recording, error) {
+// Record starts a live trace named name that may grow to limit bytes;
+// detect, when not nil, names the format of a recording whose format was
+// not set when it finishes (a short stream can end before its index
+// looked at it).
+func (l *Library) Record(name string, limit int64, detect func(r io.ReaderAt, size int64) string) (*Recording, error) {
 	if err := checkFree(filepath.Join(l.dir, tmpDir), l.minFree); err != nil {
 		return nil, err
 	}
@@ -58,7 +63,7 @@ func (l *Library) Record(name string, limit int64) (*Recording, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	r := &Recording{l: l, id: e.ID, dir: dir, f: f, w: follow.NewWriter(f, limit), h: sha256.New()}
+	r := &Recording{l: l, id: e.ID, dir: dir, f: f, w: follow.NewWriter(f, limit), h: sha256.New(), detect: detect}
 	if err := r.writeInfo(e); err != nil {
 		f.Close()
 		os.RemoveAll(dir)
@@ -88,6 +93,11 @@ func (r *Recording) Write(p []byte) (int, error) {
 
 // SetFormat records the trace's format once its first bytes told it.
 func (r *Recording) SetFormat(format string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return nil // stored already, its format detected by Finish
+	}
 	r.l.mu.Lock()
 	e := r.l.entries[r.id]
 	e.Format = format
@@ -131,6 +141,9 @@ func (r *Recording) Finish(cause error) (Entry, error) {
 	r.w.File().End(cause)
 	e, _ := r.l.Get(r.id)
 	e.Live, e.Size, e.SHA256 = false, r.w.Size(), hex.EncodeToString(r.h.Sum(nil))
+	if e.Format == "" && e.Size > 0 && r.detect != nil {
+		e.Format = r.detect(r.f, e.Size)
+	}
 	err := r.f.Sync()
 	if cerr := r.f.Close(); err == nil {
 		err = cerr
