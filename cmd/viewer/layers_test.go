@@ -54,7 +54,7 @@ var layers = []struct {
 	{"viewer/render/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*"}, "the index's parts"},
 	{"viewer/ui", nil, "embedded pages and scripts"},
 	{"viewer/ui/templates", nil, "templ pages"},
-	{"viewer/web", []string{"viewer/trace", "viewer/trace/export", "viewer/trace/span", "viewer/trace/wrap", "viewer/trace/follow", "viewer/render", "viewer/render/*", "viewer/ui/templates"}, "the server: formats come from its Config; it unwraps uploads and follows live traces"},
+	{"viewer/web", []string{"viewer/trace", "viewer/trace/export", "viewer/trace/span", "viewer/trace/wrap", "viewer/trace/follow", "viewer/trace/align", "viewer/render", "viewer/render/*", "viewer/ui/templates"}, "the server: formats come from its Config; it unwraps uploads and follows live traces"},
 	{"viewer/web/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*", "viewer/web", "viewer/ui/templates"}, "the server's parts"},
 	{"viewer/web/internal/*", []string{"viewer/web"}, "generators of the page's files from the server's tables"},
 	{"viewer/cmd/viewer", []string{"viewer/*", "viewer/*/*", "viewer/*/*/*", "viewer/*/*/*/*"}, "assembles everything"},
