@@ -487,6 +487,11 @@ func (s *Server) handleTogetherMissing(w http.ResponseWriter, r *http.Request) {
 // ---- the page -----------------------------------------------------------
 
 func (s *Server) handleTogetherPage(w http.ResponseWriter, r *http.Request) {
+	// The library's form (no script) sends one t per ticked trace.
+	if ts := r.URL.Query()["t"]; len(ts) > 1 && len(ts) <= MaxTogether && !slices.ContainsFunc(ts, func(id string) bool { _, ok := parseTraceID(id); return !ok }) {
+		http.Redirect(w, r, "/v?t="+strings.Join(ts, ","), http.StatusSeeOther)
+		return
+	}
 	view, err := ParseView(r.URL.Query())
 	if err != nil {
 		s.errorPage(w, r, http.StatusBadRequest, "This link's view cannot be read: "+err.Error())
