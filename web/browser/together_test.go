@@ -118,6 +118,16 @@ func TestServerTogether(t *testing.T) {
 	if math.Abs(reloaded.X-dragged.X) > 0.5 || reloaded.Off != dragged.Off {
 		t.Errorf("reloaded %s: known event at x %.2f with %s, want %.2f with %s", href, reloaded.X, reloaded.Off, dragged.X, dragged.Off)
 	}
+	// Typing an offset for the first trace (in ms) moves it too, and the
+	// URL says so.
+	err = chromedp.Run(ctx2,
+		eval(`(() => { const i = document.querySelector('#together input[data-trace="0"]');
+		  i.value = '-2.5'; return i.dispatchEvent(new Event('change')); })()`, nil),
+		waitJS(`location.search.includes('off=0:-2500000,1:')`),
+	)
+	if err != nil {
+		t.Fatalf("typed offset: %v", err)
+	}
 	var groups []string
 	if err := chromedp.Run(ctx2, eval(`window.__viewer.groups.map((g) => g.name)`, &groups)); err != nil {
 		t.Fatal(err)
