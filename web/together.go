@@ -29,6 +29,7 @@ package web
 // on the nearest combined bucket (half a bucket, under a pixel, off).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -689,7 +690,7 @@ func (c *combined) eventJSON(ref EventRef) ([]byte, error) {
 		return nil, fmt.Errorf("internal error: event JSON: %w", err)
 	}
 	var own int64
-	if err := json.Unmarshal(obj["time_ns"], &own); err != nil {
+	if err := json.Unmarshal(bytes.Trim(obj["time_ns"], `"`), &own); err != nil {
 		return nil, fmt.Errorf("internal error: event time: %w", err)
 	}
 	var typ int32

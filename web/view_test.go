@@ -107,6 +107,7 @@ func FuzzParseView(f *testing.F) {
 	for _, s := range []string{
 		"v=1", "v=1&s=-5&e=10&sel=3:1234&tr=7&hide=1-4,9&pin=9,2&order=5,0&xt=0,4&mode=summary&q=a%26b&f=x",
 		"s=0&e=1", "hide=0-65535", "q=%ff%fe", "sel=-1:0", "unknown=1&v=1",
+		"t=3f2504e0-4f89-41d3-9a0c-0305e82c3301,9a8b7c6d-0000-4000-8000-000000000001&off=0:-3,1:1500000",
 	} {
 		f.Add(s)
 	}
