@@ -21,6 +21,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/", s.handleLibraryPage)
 	r.Get("/t/{id}", s.handleViewerPage)
 	r.Get("/compare", s.handleComparePage)
+	r.Get("/v", s.handleTogetherPage)
 	r.Post("/t/{id}/delete", s.handleDeleteForm)
 	r.Post("/upload", s.handleUploadForm)
 	r.Handle("/static/*", s.static)
@@ -31,6 +32,13 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/api/dotnet/attach", s.handleAttach)
 	r.Get("/api/compare", s.handleCompare)
 	r.Get("/api/compare/stacks", s.handleCompareStacks)
+	r.Route("/api/together", func(r chi.Router) {
+		r.Get("/meta", s.handleTogetherMeta)
+		r.Get("/events/{ev}", s.handleTogetherEvent)
+		r.Get("/search", s.handleTogetherSearch)
+		r.Get("/ws", s.handleTogetherSocket)
+		r.HandleFunc("/*", s.handleTogetherMissing)
+	})
 	r.Route("/api/traces", func(r chi.Router) {
 		r.Get("/", s.handleList)
 		r.Post("/", s.handleUpload)

@@ -211,28 +211,37 @@ func (ss *session) readLoop() {
 	}
 }
 
+// check validates a viewport request within the limits, and sets its
+// default mode.
+func (req *request) check() error {
+	switch {
+	case req.End <= req.Start:
+		return errors.New("viewport: end must be after start")
+	case req.Width < 1 || req.Width > render.MaxWidth:
+		return fmt.Errorf("viewport: width must be from 1 to %d", render.MaxWidth)
+	case len(req.Tracks) > render.MaxTracks:
+		return fmt.Errorf("viewport: more than %d tracks", render.MaxTracks)
+	case len(req.Types) > MaxViewIDs:
+		return fmt.Errorf("viewport: more than %d hidden types", MaxViewIDs)
+	case len(req.Tracks)*(req.Width+1) > render.MaxCells:
+		return fmt.Errorf("viewport: tracks × (width+1) exceeds %d", render.MaxCells)
+	}
+	switch req.Mode {
+	case "":
+		req.Mode = ModeEvent
+	case ModeEvent, ModeSummary:
+	default:
+		return errors.New("viewport: mode must be event or summary")
+	}
+	return nil
+}
+
 // accept validates a request and queues it.
 func (ss *session) accept(req *request) error {
 	switch req.Type {
 	case "viewport":
-		switch {
-		case req.End <= req.Start:
-			return errors.New("viewport: end must be after start")
-		case req.Width < 1 || req.Width > render.MaxWidth:
-			return fmt.Errorf("viewport: width must be from 1 to %d", render.MaxWidth)
-		case len(req.Tracks) > render.MaxTracks:
-			return fmt.Errorf("viewport: more than %d tracks", render.MaxTracks)
-		case len(req.Types) > MaxViewIDs:
-			return fmt.Errorf("viewport: more than %d hidden types", MaxViewIDs)
-		case len(req.Tracks)*(req.Width+1) > render.MaxCells:
-			return fmt.Errorf("viewport: tracks × (width+1) exceeds %d", render.MaxCells)
-		}
-		switch req.Mode {
-		case "":
-			req.Mode = ModeEvent
-		case ModeEvent, ModeSummary:
-		default:
-			return errors.New("viewport: mode must be event or summary")
+		if err := req.check(); err != nil {
+			return err
 		}
 		ss.mu.Lock()
 		ss.viewport = req

@@ -106,6 +106,12 @@ func urlCorpus() []string {
 		"sp=closed&sv=flame&sr=view&sx=all", "sp=OPEN", "sp=", "sv=tree", "sr=fence", "sx=2",
 		"sev=" + strings.Repeat("x", MaxViewName), "sev=" + strings.Repeat("x", MaxViewName+1), "sw=%ff",
 		"sn=" + strings.Repeat("a", MaxViewPath), "sn=" + strings.Repeat("a", MaxViewPath+1), "stf=%zz&sp=open",
+		// A combined view's traces and offsets.
+		"t=3f2504e0-4f89-41d3-9a0c-0305e82c3301,9a8b7c6d-0000-4000-8000-000000000001&off=1:-1500000",
+		"t=3f2504e0-4f89-41d3-9a0c-0305e82c3301&off=0:1,3:1125899906842624", "off=0:1125899906842625", "off=1:0",
+		"off=1:5,0:5", "off=1:+5", "off=1:05", "off=1:-0", "off=8:1", "off=1", "off=a:1", "off=",
+		"t=3F2504E0-4F89-41D3-9A0C-0305E82C3301", "t=3f2504e0-4f89-41d3-9a0c-0305e82c3301,3f2504e0-4f89-41d3-9a0c-0305e82c3301",
+		"t=x", "t=", "t=" + strings.Repeat("3f2504e0-4f89-41d3-9a0c-0305e82c330,", 9) + "3f2504e0-4f89-41d3-9a0c-0305e82c3301",
 		// Versions.
 		"v=2", "v=0", "v=01", "v=+1", "v=x", "v=1&v=1",
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"viewer/render/query"
 	"viewer/trace"
 	"viewer/trace/span"
@@ -77,6 +79,12 @@ type View struct {
 	StacksQ      string `json:"stacks_q"`
 	StacksFn     string `json:"stacks_fn"`
 	StacksNode   string `json:"stacks_node"`
+
+	// Traces are a combined view's traces (/v, PROTOCOL.md §together),
+	// in order; empty on /t/{id}. Offsets are the user's offsets of
+	// some of them (g2's time slew), by increasing position in Traces.
+	Traces  []uuid.UUID   `json:"traces"`
+	Offsets []TraceOffset `json:"offsets"`
 }
 
 // DefaultView returns the view of a link without parameters.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"viewer/trace"
 	"viewer/trace/span"
 )
@@ -28,10 +30,13 @@ func TestViewRoundTrip(t *testing.T) {
 		Stacks: "open", StacksView: "bottom", StacksRange: "all", StacksTracks: "sel",
 		StacksEvent: "Thread/Sample", StacksWeight: "field:Size", StacksTf: "fmod%21Main~r",
 		StacksQ: "Parse", StacksFn: "mod!Main(int)", StacksNode: "mod!Main\nmod!Run",
+		Traces:  []uuid.UUID{uuid.MustParse("3f2504e0-4f89-41d3-9a0c-0305e82c3301"), uuid.MustParse("9a8b7c6d-0000-4000-8000-000000000001")},
+		Offsets: []TraceOffset{{Trace: 1, NS: -1500}},
 	}
 	enc := full.Encode()
 	want := "v=1&s=-5&e=4611686018427387904&sel=3:1234&tr=7&hide=1-4,9,12,13&pin=9,2&order=5,0,1&xt=0,40000&xd=2,5-7&mode=summary&q=GC%2FStart+%26%26+Reason+%3D+4&f=thread+1%262&w=Reason+%3D+4&wm=hide" +
-		"&sp=open&sv=bottom&sr=all&sx=sel&sev=Thread%2FSample&sw=field%3ASize&stf=fmod%2521Main~r&sq=Parse&sfn=mod%21Main%28int%29&sn=mod%21Main%0Amod%21Run"
+		"&sp=open&sv=bottom&sr=all&sx=sel&sev=Thread%2FSample&sw=field%3ASize&stf=fmod%2521Main~r&sq=Parse&sfn=mod%21Main%28int%29&sn=mod%21Main%0Amod%21Run" +
+		"&t=3f2504e0-4f89-41d3-9a0c-0305e82c3301,9a8b7c6d-0000-4000-8000-000000000001&off=1:-1500"
 	if enc != want {
 		t.Errorf("Encode:\n got %s\nwant %s", enc, want)
 	}
@@ -102,6 +107,7 @@ func FuzzParseView(f *testing.F) {
 	for _, s := range []string{
 		"v=1", "v=1&s=-5&e=10&sel=3:1234&tr=7&hide=1-4,9&pin=9,2&order=5,0&xt=0,4&mode=summary&q=a%26b&f=x",
 		"s=0&e=1", "hide=0-65535", "q=%ff%fe", "sel=-1:0", "unknown=1&v=1",
+		"t=3f2504e0-4f89-41d3-9a0c-0305e82c3301,9a8b7c6d-0000-4000-8000-000000000001&off=0:-3,1:1500000",
 	} {
 		f.Add(s)
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"viewer/render"
 	"viewer/trace"
 	"viewer/trace/span"
@@ -32,6 +34,8 @@ const (
 	kindList    viewKind = "list"    // ids in order, none repeated
 	kindEnum    viewKind = "enum"    // one of Values, the first the default
 	kindText    viewKind = "text"    // text of at most Max bytes; invalid UTF-8 replaced
+	kindTraces  viewKind = "traces"  // trace ids (canonical UUIDs) in order, none repeated, at most Max
+	kindOffsets viewKind = "offsets" // K:NS pairs, K increasing below Max, NS a non-zero int64 within ±MaxOffset
 )
 
 // ViewParam is one parameter of the URL-state grammar. [ViewParams] lists
@@ -42,7 +46,7 @@ type ViewParam struct {
 	State  string   `json:"state"`            // the property of urlstate.js's ViewState; "" for none
 	Kind   viewKind `json:"kind"`             // how the value is written
 	Values []string `json:"values,omitempty"` // enum: the accepted values, the default first
-	Max    int      `json:"max,omitempty"`    // version: newest; set, list: most ids; text: most bytes
+	Max    int      `json:"max,omitempty"`    // version: newest; set, list: most ids; text: most bytes; traces, offsets: most traces
 
 	at func(*View) any // a pointer to the View field
 }
@@ -79,6 +83,9 @@ var viewParams = []ViewParam{
 	{Key: "sq", Field: "stacks_q", State: "stacksQ", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.StacksQ }},
 	{Key: "sfn", Field: "stacks_fn", State: "stacksFn", Kind: kindText, Max: MaxViewQuery, at: func(v *View) any { return &v.StacksFn }},
 	{Key: "sn", Field: "stacks_node", State: "stacksNode", Kind: kindText, Max: MaxViewPath, at: func(v *View) any { return &v.StacksNode }},
+	// A combined view (/v, PROTOCOL.md §together): its traces and their offsets.
+	{Key: "t", Field: "traces", State: "traces", Kind: kindTraces, Max: MaxTogether, at: func(v *View) any { return &v.Traces }},
+	{Key: "off", Field: "offsets", State: "offsets", Kind: kindOffsets, Max: MaxTogether, at: func(v *View) any { return &v.Offsets }},
 }
 
 // StacksViews are the stacks panel's views (`sv`), the default first: the
@@ -92,11 +99,12 @@ func ViewParams() []ViewParam { return append([]ViewParam(nil), viewParams...) }
 // viewportLimits are the bounds of one websocket viewport request
 // (PROTOCOL.md §4), as the page receives them.
 var viewportLimits = struct {
-	Width  int `json:"width"`  // pixels
-	Tracks int `json:"tracks"` // track ids
-	Cells  int `json:"cells"`  // tracks × (width+1)
-	Types  int `json:"types"`  // hidden type ids
-}{render.MaxWidth, render.MaxTracks, render.MaxCells, MaxViewIDs}
+	Width  int   `json:"width"`  // pixels
+	Tracks int   `json:"tracks"` // track ids
+	Cells  int   `json:"cells"`  // tracks × (width+1)
+	Types  int   `json:"types"`  // hidden type ids
+	Offset int64 `json:"offset"` // ns of a combined view's offset, either way
+}{render.MaxWidth, render.MaxTracks, render.MaxCells, MaxViewIDs, int64(MaxOffset)}
 
 // ViewSpecJS returns the ES module ui/static/js/urlspec.js: the table of
 // [ViewParams] and the viewport limits, for the page. `go generate ./web`
@@ -116,9 +124,9 @@ func ViewSpecJS() []byte {
  * @property {string} key      the URL parameter
  * @property {string} field    the page data's (web.View's JSON) name
  * @property {string} state    the ViewState property; "" for none
- * @property {'version' | 'start' | 'end' | 'event' | 'id' | 'set' | 'list' | 'enum' | 'text'} kind
+ * @property {'version' | 'start' | 'end' | 'event' | 'id' | 'set' | 'list' | 'enum' | 'text' | 'traces' | 'offsets'} kind
  * @property {string[]} [values] enum: the accepted values, the default first
- * @property {number} [max]     version: newest; set, list: most ids; text: most bytes
+ * @property {number} [max]     version: newest; set, list: most ids; text: most bytes; traces: most traces; offsets: traces they may name
  */
 
 `)
@@ -136,7 +144,7 @@ func ViewSpecJS() []byte {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Fprintf(&b, "/** Most pixels, tracks, tracks × (width+1) and hidden types of one viewport request. */\nexport const VIEWPORT_LIMITS = Object.freeze(%s);\n", j)
+	fmt.Fprintf(&b, "/** Most pixels, tracks, tracks × (width+1) and hidden types of one viewport request, and the largest offset of a combined view's trace. */\nexport const VIEWPORT_LIMITS = Object.freeze(%s);\n", j)
 	return b.Bytes()
 }
 
@@ -193,6 +201,18 @@ func (p *ViewParam) parse(v *View, s string) error {
 			return fmt.Errorf("longer than %d bytes", p.Max)
 		}
 		*p.at(v).(*string) = strings.ToValidUTF8(s, "\uFFFD")
+	case kindTraces:
+		ids, err := parseTraceIDs(s, p.Max)
+		if err != nil {
+			return err
+		}
+		*p.at(v).(*[]uuid.UUID) = ids
+	case kindOffsets:
+		offs, err := parseOffsets(s, p.Max)
+		if err != nil {
+			return err
+		}
+		*p.at(v).(*[]TraceOffset) = offs
 	}
 	return nil
 }
@@ -213,6 +233,10 @@ func (p *ViewParam) setDefault(v *View) {
 		}
 	case kindEnum:
 		*p.at(v).(*string) = p.Values[0]
+	case kindTraces:
+		*p.at(v).(*[]uuid.UUID) = []uuid.UUID{}
+	case kindOffsets:
+		*p.at(v).(*[]TraceOffset) = []TraceOffset{}
 	}
 }
 
@@ -254,6 +278,10 @@ func (p *ViewParam) format(v *View) string {
 		}
 	case kindText:
 		return url.QueryEscape(*p.at(v).(*string))
+	case kindTraces:
+		return formatTraceIDs(*p.at(v).(*[]uuid.UUID))
+	case kindOffsets:
+		return formatOffsets(*p.at(v).(*[]TraceOffset))
 	}
 	return ""
 }

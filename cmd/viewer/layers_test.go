@@ -54,7 +54,7 @@ var layers = []struct {
 	{"viewer/render/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*"}, "the index's parts"},
 	{"viewer/ui", nil, "embedded pages and scripts"},
 	{"viewer/ui/templates", nil, "templ pages"},
-	{"viewer/web", []string{"viewer/trace", "viewer/trace/export", "viewer/trace/span", "viewer/trace/wrap", "viewer/trace/follow", "viewer/trace/nettrace/ipc", "viewer/render", "viewer/render/*", "viewer/ui/templates"}, "the server: formats come from its Config; it unwraps uploads, follows live traces and attaches to .NET processes"},
+	{"viewer/web", []string{"viewer/trace", "viewer/trace/export", "viewer/trace/span", "viewer/trace/wrap", "viewer/trace/follow", "viewer/trace/nettrace/ipc", "viewer/trace/align", "viewer/render", "viewer/render/*", "viewer/ui/templates"}, "the server: formats come from its Config; it unwraps uploads, follows live traces, aligns several traces and attaches to .NET processes"},
 	{"viewer/web/*", []string{"viewer/trace", "viewer/trace/export", "viewer/render", "viewer/render/*", "viewer/web", "viewer/ui/templates"}, "the server's parts"},
 	{"viewer/web/internal/*", []string{"viewer/web"}, "generators of the page's files from the server's tables"},
 	{"viewer/cmd/viewer", []string{"viewer/*", "viewer/*/*", "viewer/*/*/*", "viewer/*/*/*/*"}, "assembles everything"},

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ const DefaultPort = 8484
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
 	sf := addServeFlags(fs)
+	sf.together = fs.Bool("together", false, "also print the URL that shows the FILE arguments together on one timeline, aligned on their clocks")
 	var follows []string
 	fs.Func("follow", "show `FILE` (a .nettrace or pipe-mode perf.data another program is still writing) as a live trace; repeatable", func(v string) error {
 		follows = append(follows, v)
@@ -73,6 +75,7 @@ type serveFlags struct {
 	maxUploads              *int
 	uploadIdle              *time.Duration
 	minFree, memBudget, max *int64
+	together                *bool // serve only: print the combined view's URL
 	fs                      *flag.FlagSet
 }
 
@@ -195,6 +198,19 @@ func (sf *serveFlags) serve(ctx context.Context, stdout, stderr io.Writer, open 
 	fmt.Fprintf(stdout, "viewer: serving the library in %s at %s/%s\n", *dataDir, base, q)
 	for _, e := range opened {
 		fmt.Fprintf(stdout, "viewer: %s: %s/t/%s%s\n", e.Name, base, e.ID, q)
+	}
+	if sf.together != nil && *sf.together && len(opened) > 0 {
+		var ids []string // a file given twice is stored, and shown, once
+		for _, e := range opened {
+			if !slices.Contains(ids, e.ID.String()) {
+				ids = append(ids, e.ID.String())
+			}
+		}
+		tq := ""
+		if token != "" {
+			tq = "&token=" + token
+		}
+		fmt.Fprintf(stdout, "viewer: together: %s/v?t=%s%s\n", base, strings.Join(ids, ","), tq)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -62,3 +62,14 @@ test('groupRows: threads without a process track group by pid', () => {
   assert.deepEqual(groups.map((g) => [g.name, g.members]), [['process 42', 3]]);
   assert.deepEqual(rows, [G.groupRow(0), 0, 1, D(0)]);
 });
+
+test('groupRows: a combined view groups tracks by trace, named after it, whatever their processes', () => {
+  const t = [
+    { id: 0, name: 'app 10', kind: 'thread', pid: 10, tid: 10, parent: -1, events: 3, trace: 0 },
+    { id: 1, name: 'app 10', kind: 'thread', pid: 10, tid: 10, parent: -1, events: 2, trace: 1 },
+    { id: 2, name: 'app 11', kind: 'thread', pid: 11, tid: 11, parent: -1, events: 1, trace: 0 },
+  ];
+  const { rows, groups } = G.groupRows({ rows: [0, 1, 2], pinned: 0, tracks: t, derived: [], hideDerived: new Set(), collapsed: new Set(['x1']), traces: ['app.nettrace', 'sched.perf.data'] });
+  assert.deepEqual(groups.map((g) => [g.key, g.name, g.members]), [['x0', 'app.nettrace', 2], ['x1', 'sched.perf.data', 1]]);
+  assert.deepEqual(rows, [G.groupRow(0), 0, 2, G.groupRow(1)]);
+});

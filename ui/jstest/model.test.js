@@ -83,7 +83,7 @@ test('state: what the URL says of the view', () => {
     start: T0 + 100n, end: T0 + 1100n, sel: '2:5', track: 2, hide: [0], pin: [1], order: [2, 1],
     hideTypes: [1], hideDerived: [], mode: 'summary', q: 'GC && x > 3', filter: 'w', where: '', whereMode: 'dim',
     stacks: 'closed', stacksView: 'flame', stacksRange: 'view', stacksTracks: 'all', stacksEvent: '',
-    stacksWeight: '', stacksTf: '', stacksQ: '', stacksFn: '', stacksNode: '',
+    stacksWeight: '', stacksTf: '', stacksQ: '', stacksFn: '', stacksNode: '', traces: [], offsets: [],
   });
   // The copies are the model's no more.
   st.pin.push(9);

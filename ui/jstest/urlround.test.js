@@ -84,3 +84,14 @@ test('the float trap the fix is for', () => {
   assert.equal(Viewport.fromRange(BIG, BIG + 7n, 100).end, BIG + 7n);
   assert.equal(Viewport.fromRange(BIG, BIG + 127_360_001n, 1234).resize(999).end, BIG + 127_360_001n);
 });
+
+test('a combined view\'s traces and offsets round-trip; zero offsets are left out', async () => {
+  const { parseState, formatState } = await import('../static/js/urlstate.js');
+  const a = '3f2504e0-4f89-41d3-9a0c-0305e82c3301', b = '9a8b7c6d-0000-4000-8000-000000000001';
+  const st = parseState(`?v=1&t=${a},${b}&off=1:-1500000`);
+  assert.deepEqual(st.traces, [a, b]);
+  assert.deepEqual(st.offsets, [{ trace: 1, ns: -1500000n }]);
+  assert.equal(formatState(st), `v=1&t=${a},${b}&off=1:-1500000`);
+  st.offsets = [{ trace: 0, ns: 0n }, { trace: 1, ns: 7n }];
+  assert.equal(formatState(st), `v=1&t=${a},${b}&off=1:7`);
+});

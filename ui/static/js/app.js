@@ -85,7 +85,12 @@ export class App {
     this.failed = '';
     /** @type {{percent: number, events: number} | null} the progress the canvas shows, percent as drawn */
     this.progressDrawn = null;
-    this.url = new UrlSync(() => this.filter.addState(this.m.state()));
+    // A combined view's source adds its traces and offsets (together.js).
+    this.url = new UrlSync(() => {
+      const st = this.filter.addState(this.m.state());
+      /** @type {any} */ (this.source).addState?.(st);
+      return st;
+    });
     this.panels = new Panels(this.m, this.ui);
     this.search = new Search(this.m, this.ui, source, {
       schedule: () => this.schedule(),

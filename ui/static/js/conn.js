@@ -23,7 +23,7 @@ import { liveOf } from './livestate.js';
 const VIEW_TIMEOUT_MS = 15000;
 
 /** Converts a decimal-string (or number) time to BigInt. @param {unknown} v */
-function big(v) {
+export function big(v) {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.trunc(v));
   if (typeof v === 'string' && /^-?\d{1,20}$/.test(v)) return BigInt(v);
@@ -53,7 +53,7 @@ export class WsSource {
     this.page = page;
     this.info = page.trace ?? {};
     this.id = String(this.info.id ?? '');
-    this.wsPath = String(page.ws ?? `/api/traces/${this.id}/ws`);
+    this.wsPath = String(page.ws ?? this.api(`ws`));
     /** @type {WebSocket | null} */
     this.ws = null;
     this.seq = 0;
@@ -77,6 +77,21 @@ export class WsSource {
     this.onChase = () => {};
     /** The newest `live` message, for a controller that starts after it came. @type {import('./livestate.js').LiveMsg | null} */
     this.lastLive = null;
+  }
+
+  /**
+   * The URL of one of the trace's JSON endpoints: path is what follows
+   * /api/traces/{id}/, with its query if any (a combined view's source
+   * answers elsewhere: together.js).
+   * @param {string} path
+   */
+  api(path) {
+    return `/api/traces/${this.id}/${path}`;
+  }
+
+  /** Fields a viewport request carries besides the view (a combined view's offsets). @returns {object} */
+  viewFields() {
+    return {};
   }
 
   /** @param {(p: import('./progress.js').Progress) => void} onProgress */
@@ -142,7 +157,7 @@ export class WsSource {
   }
 
   async loadMeta() {
-    const { text, json: j } = await fetch(`/api/traces/${this.id}/meta`).then(jsonOrError);
+    const { text, json: j } = await fetch(this.api(`meta`)).then(jsonOrError);
     void text;
     const st = this.info.stats ?? {};
     /** @type {Meta} */
@@ -161,6 +176,7 @@ export class WsSource {
         pid: typeof t.pid === 'number' ? t.pid : undefined,
         tid: typeof t.tid === 'number' ? t.tid : undefined,
         parent: typeof t.parent === 'number' ? t.parent : undefined,
+        trace: typeof t.trace === 'number' ? t.trace : undefined,
       })),
       types: (j.types ?? []).map((/** @type {any} */ t) => ({ id: Number(t.id), provider: String(t.provider ?? ''), name: String(t.name ?? ''), code: Number(t.code ?? 0) })),
       lost: (j.lost ?? []).map((/** @type {any} */ g) => ({ time: big(g.time), track: Number(g.track ?? -1), count: Number(g.count ?? 0) })),
@@ -169,6 +185,8 @@ export class WsSource {
       error: String(j.error || st.error || (j.truncated_at != null ? 'the file is cut short' : '')),
     };
     if (!meta.events) for (const t of j.tracks ?? []) meta.events += Number(t.events ?? 0);
+    /** The meta reply as it came, for what a subclass reads beyond Meta. */
+    this.metaJSON = j;
     this.meta = meta;
     return meta;
   }
@@ -195,7 +213,7 @@ export class WsSource {
       }, VIEW_TIMEOUT_MS);
       ws.send(JSON.stringify({
         type: 'viewport', seq, start: String(q.start), end: String(q.end), width: q.width,
-        tracks: q.tracks, types: q.hidden, mode: q.mode ?? 'event', chase: !!q.chase,
+        tracks: q.tracks, types: q.hidden, mode: q.mode ?? 'event', chase: !!q.chase, ...this.viewFields(),
       }));
     });
   }
@@ -206,7 +224,7 @@ export class WsSource {
    * @returns {Promise<import('./filter.js').FilterCounts>}
    */
   async filterCounts(query) {
-    const { json: j } = await fetch(`/api/traces/${this.id}/filter?q=${encodeURIComponent(query)}`).then(jsonOrError);
+    const { json: j } = await fetch(this.api(`filter?q=${encodeURIComponent(query)}`)).then(jsonOrError);
     /** @type {Map<number, number>} */
     const tracks = new Map();
     for (const t of Array.isArray(j.tracks) ? j.tracks : []) tracks.set(Number(t.track), Number(t.count));
@@ -223,7 +241,7 @@ export class WsSource {
   async filterView(query, want, signal) {
     const q = fitViewport(want);
     const p = new URLSearchParams({ q: query, start: String(q.start), end: String(q.end), width: String(q.width), tracks: q.tracks.join(',') });
-    const r = await fetch(`/api/traces/${this.id}/filter/viewport?${p}`, { signal });
+    const r = await fetch(this.api(`filter/viewport?${p}`), { signal });
     if (!r.ok) await jsonOrError(r);
     const frame = decodeReply(await r.arrayBuffer(), q).frame;
     return frame;
@@ -236,7 +254,7 @@ export class WsSource {
    * @returns {Promise<any>}
    */
   async counts(params) {
-    const { json } = await fetch(`/api/traces/${this.id}/counts?${params}`).then(jsonOrError);
+    const { json } = await fetch(this.api(`counts?${params}`)).then(jsonOrError);
     return json;
   }
 
@@ -246,7 +264,7 @@ export class WsSource {
    * @returns {Promise<any>}
    */
   async table(params, signal) {
-    const { json } = await fetch(`/api/traces/${this.id}/table?${params}`, { signal }).then(jsonOrError);
+    const { json } = await fetch(this.api(`table?${params}`), { signal }).then(jsonOrError);
     return json;
   }
 
@@ -308,7 +326,7 @@ export class WsSource {
 
   /** Asks a live trace's source to end (POST /stop); false when it was not live any more. */
   async stop() {
-    const r = await fetch(`/api/traces/${this.id}/stop`, { method: 'POST' });
+    const r = await fetch(this.api(`stop`), { method: 'POST' });
     if (r.status === 409) return false;
     await jsonOrError(r);
     return true;
@@ -317,7 +335,7 @@ export class WsSource {
   /** @param {string} ref */
   async details(ref) {
     if (!/^-?\d{1,10}:\d{1,10}$/.test(ref)) throw new Error(`not an event id: ${ref}`);
-    const { text, json: j } = await fetch(`/api/traces/${this.id}/events/${ref}`).then(jsonOrError);
+    const { text, json: j } = await fetch(this.api(`events/${ref}`)).then(jsonOrError);
     // time_ns is a JSON number there and may pass 2^53: read its digits.
     const tm = /"time_ns"\s*:\s*"?(-?\d+)/.exec(text);
     const raw = typeof j.raw === 'string' && /^([0-9a-f]{2})*$/i.test(j.raw)
@@ -343,7 +361,7 @@ export class WsSource {
    * @param {string} query @param {string} after @param {number} dir
    */
   async searchFrom(query, after, dir) {
-    const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&after=${after}&dir=${dir > 0 ? 'next' : 'prev'}&limit=1`;
+    const u = this.api(`search?q=${encodeURIComponent(query)}&after=${after}&dir=${dir > 0 ? 'next' : 'prev'}&limit=1`);
     const { json: j } = await fetch(u).then(jsonOrError);
     const h = (j.hits ?? [])[0];
     return h ? { ref: String(h.ev), time: big(h.time), track: Number(h.track) } : null;
@@ -351,7 +369,7 @@ export class WsSource {
 
   /** @param {string} query */
   async search(query) {
-    const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&limit=10000`;
+    const u = this.api(`search?q=${encodeURIComponent(query)}&limit=10000`);
     const { json: j } = await fetch(u).then(jsonOrError);
     const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
     return { hits, total: hits.length, more: !!j.more || !!j.cut_off, notice: j.cut_off ? String(j.notice || 'the search was cut off') : undefined };
@@ -364,7 +382,7 @@ export class WsSource {
    * @returns {Promise<import('./overview.js').HitBins>}
    */
   async searchBins(query, n) {
-    const u = `/api/traces/${this.id}/search?q=${encodeURIComponent(query)}&limit=1&bins=${n}`;
+    const u = this.api(`search?q=${encodeURIComponent(query)}&limit=1&bins=${n}`);
     const { json: j } = await fetch(u).then(jsonOrError);
     const b = j.bins;
     if (!b || !Array.isArray(b.counts)) throw new Error('the search reply holds no bins');
@@ -378,7 +396,7 @@ export class WsSource {
 
   /** Event types carrying stacks (GET /stacks/events). @returns {Promise<import('./source.js').StackEvents>} */
   async stackEvents() {
-    const { json: j } = await fetch(`/api/traces/${this.id}/stacks/events`).then(jsonOrError);
+    const { json: j } = await fetch(this.api(`stacks/events`)).then(jsonOrError);
     const events = (Array.isArray(j?.events) ? j.events : []).map((/** @type {any} */ e) => ({
       event: String(e?.event ?? ''),
       provider: String(e?.provider ?? ''),
@@ -390,7 +408,7 @@ export class WsSource {
 
   /** The aggregated stacks (GET /stacks). @param {import('./source.js').StackQuery} q */
   async stacks(q) {
-    const { json } = await fetch(`/api/traces/${this.id}/stacks?${stackParams(q)}`).then(jsonOrError);
+    const { json } = await fetch(this.api(`stacks?${stackParams(q)}`)).then(jsonOrError);
     return json;
   }
 
@@ -399,7 +417,7 @@ export class WsSource {
    * /stacks/speedscope). @param {import('./source.js').StackQuery} q
    */
   stacksExportURL(q) {
-    return `/api/traces/${this.id}/stacks/speedscope?${stackParams(q)}`;
+    return this.api(`stacks/speedscope?${stackParams(q)}`);
   }
 
   /**
@@ -409,7 +427,7 @@ export class WsSource {
   async spans(q) {
     const p = new URLSearchParams({ from: String(q.from), to: String(q.to), width: String(Math.max(1, Math.min(8192, Math.round(q.width)))) });
     if (q.tracks) p.set('tracks', q.tracks.join(','));
-    const { json } = await fetch(`/api/traces/${this.id}/spans?${p}`).then(jsonOrError);
+    const { json } = await fetch(this.api(`spans?${p}`)).then(jsonOrError);
     return parseSpans(json, q.from, q.to);
   }
 
@@ -419,7 +437,7 @@ export class WsSource {
    * @returns {Promise<import('./source.js').SliceDetails>}
    */
   async slice(track, slice) {
-    const { json: j } = await fetch(`/api/traces/${this.id}/spans/${track}/${slice}`).then(jsonOrError);
+    const { json: j } = await fetch(this.api(`spans/${track}/${slice}`)).then(jsonOrError);
     return {
       track: Number(j.track), slice: Number(j.slice), name: String(j.name ?? ''),
       start: big(j.start), end: big(j.end), duration: Number(j.duration_ns ?? 0),
@@ -434,7 +452,7 @@ export class WsSource {
    * @returns {Promise<import('./source.js').Hit[]>}
    */
   async flows(ref) {
-    const { json: j } = await fetch(`/api/traces/${this.id}/flows?event=${encodeURIComponent(ref)}`).then(jsonOrError);
+    const { json: j } = await fetch(this.api(`flows?event=${encodeURIComponent(ref)}`)).then(jsonOrError);
     return (j.events ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
   }
 
@@ -444,7 +462,7 @@ export class WsSource {
    * @returns {Promise<import('./source.js').Hit[][]>}
    */
   async flowsIn(from, to) {
-    const { json: j } = await fetch(`/api/traces/${this.id}/flows?from=${from}&to=${to}`).then(jsonOrError);
+    const { json: j } = await fetch(this.api(`flows?from=${from}&to=${to}`)).then(jsonOrError);
     return (j.flows ?? []).map((/** @type {any} */ f) => (f.events ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) })));
   }
 
@@ -454,7 +472,7 @@ export class WsSource {
    * @param {import('./source.js').StackQuery} q @param {number} node
    */
   async stackSamples(q, node) {
-    const { json: j } = await fetch(`/api/traces/${this.id}/stacks/samples?${stackParams(q, node, 10000)}`).then(jsonOrError);
+    const { json: j } = await fetch(this.api(`stacks/samples?${stackParams(q, node, 10000)}`)).then(jsonOrError);
     const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
     return { hits, total: hits.length, more: !!j.more };
   }

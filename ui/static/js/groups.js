@@ -49,10 +49,12 @@ export function rowKind(row) {
  */
 
 /**
- * The group key of a trace track: its process.
+ * The group key of a trace track: its trace in a combined view ("x" + its
+ * position), else its process.
  * @param {Track[]} tracks @param {Track} t
  */
 function processKey(tracks, t) {
+  if (t.trace !== undefined && t.trace >= 0) return 'x' + t.trace;
   if (t.kind === 'process' && t.pid !== undefined && t.pid >= 0) return 'p' + t.pid;
   const p = t.parent !== undefined && t.parent >= 0 ? tracks[t.parent] : undefined;
   if (p && p.pid !== undefined && p.pid >= 0) return 'p' + p.pid;
@@ -68,6 +70,7 @@ function processKey(tracks, t) {
  * @property {DerivedTrack[]} derived the trace's derived tracks
  * @property {Set<number>} hideDerived derived tracks not shown
  * @property {Set<string>} collapsed  group keys collapsed
+ * @property {string[]} [traces]      a combined view's trace names: the tracks group by trace
  */
 
 /**
@@ -146,6 +149,7 @@ export function groupRows(s) {
     const e = /** @type {{group: Group, rows: number[], busy: boolean}} */ (byKey.get(key));
     const g = e.group;
     g.id = groups.length;
+    if (!g.name && key.startsWith('x')) g.name = s.traces?.[Number(key.slice(1))] ?? `trace ${key.slice(1)}`;
     if (!g.name) g.name = key.startsWith('p') ? `process ${key.slice(1)}` : (s.tracks[Number(key.slice(1))]?.name ?? key);
     groups.push(g);
     out.push(groupRow(g.id));

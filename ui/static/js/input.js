@@ -40,6 +40,7 @@ export const EDGE_PX = 4; // the name column's edge grabs this far either side
  * @property {import('./tip.js').Tip} tip
  * @property {(x: number, row: number, dy: number) => void} clickRow  a click on a derived row or group header (x -1: its name)
  * @property {(t: bigint) => bigint} snap  a ruler time snapped to a slice edge
+ * @property {(e: PointerEvent, row: number, track: number) => boolean} [altDrag]  an Alt+drag on a row; false when it does nothing there
  */
 
 /** @param {InputHost} app */
@@ -170,6 +171,8 @@ function onPointerDown(app, e) {
   const rowDy = py - ROWS_Y - (Math.floor((py - ROWS_Y) / m.rowH)) * m.rowH;
 
   app.tip.hide();
+  // A combined view: Alt+drag on a trace's rows moves the trace (offsets.js).
+  if (e.button === 0 && e.altKey && app.altDrag && app.altDrag(e, row, track)) return;
   if (e.button === 0 && onLabelEdge(px, py, L)) {
     // Drag the name column's edge: its width follows the pointer.
     e.preventDefault();

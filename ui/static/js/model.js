@@ -117,11 +117,11 @@ export class Model {
    */
   layout(visible) {
     const rows = layoutRows({ order: this.order, natural: this.natural, pins: this.pins, hide: this.hide, filter: this.filter, tracks: this.trace.tracks });
-    if (this.derived.length) {
+    if (this.derived.length || this.trace.traces) {
       const pins = new Set(this.pins);
       let pinned = 0;
       while (pinned < rows.length && pins.has(rows[pinned])) pinned++;
-      const g = groupRows({ rows, pinned, tracks: this.trace.tracks, derived: this.derived, hideDerived: this.hideDerived, collapsed: this.collapsed });
+      const g = groupRows({ rows, pinned, tracks: this.trace.tracks, derived: this.derived, hideDerived: this.hideDerived, collapsed: this.collapsed, traces: this.trace.traces });
       this.rows = g.rows;
       this.groups = g.groups;
     } else {

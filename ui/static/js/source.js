@@ -17,6 +17,7 @@
  * @property {number} [pid]   -1 or absent when not known
  * @property {number} [tid]
  * @property {number} [parent] the track it belongs under (a thread's process track), -1 for none
+ * @property {number} [trace]  in a combined view, the trace it belongs to (its position in Meta.traces)
  *
  * @typedef {object} EventType
  * @property {number} id       TypeID
@@ -41,6 +42,7 @@
  * @property {bigint | null} truncatedAt time of the last event before damage, or null
  * @property {string} error       why reading stopped early, or ""
  * @property {string} [wall]      RFC 3339 wall-clock time at time 0, when the trace knows it
+ * @property {string[]} [traces]  in a combined view, its traces' names (the group of each; together.js)
  *
  * @typedef {object} TrackSlice
  * Individual events (drawn as glyphs):

@@ -11,9 +11,9 @@
  * @property {string} key      the URL parameter
  * @property {string} field    the page data's (web.View's JSON) name
  * @property {string} state    the ViewState property; "" for none
- * @property {'version' | 'start' | 'end' | 'event' | 'id' | 'set' | 'list' | 'enum' | 'text'} kind
+ * @property {'version' | 'start' | 'end' | 'event' | 'id' | 'set' | 'list' | 'enum' | 'text' | 'traces' | 'offsets'} kind
  * @property {string[]} [values] enum: the accepted values, the default first
- * @property {number} [max]     version: newest; set, list: most ids; text: most bytes
+ * @property {number} [max]     version: newest; set, list: most ids; text: most bytes; traces: most traces; offsets: traces they may name
  */
 
 export const VIEW_VERSION = 1;
@@ -45,7 +45,9 @@ export const VIEW_PARAMS = Object.freeze([
   {"key":"sq","field":"stacks_q","state":"stacksQ","kind":"text","max":1024},
   {"key":"sfn","field":"stacks_fn","state":"stacksFn","kind":"text","max":1024},
   {"key":"sn","field":"stacks_node","state":"stacksNode","kind":"text","max":8192},
+  {"key":"t","field":"traces","state":"traces","kind":"traces","max":8},
+  {"key":"off","field":"offsets","state":"offsets","kind":"offsets","max":8},
 ]);
 
-/** Most pixels, tracks, tracks × (width+1) and hidden types of one viewport request. */
-export const VIEWPORT_LIMITS = Object.freeze({"width":8192,"tracks":1024,"cells":2097152,"types":65536});
+/** Most pixels, tracks, tracks × (width+1) and hidden types of one viewport request, and the largest offset of a combined view's trace. */
+export const VIEWPORT_LIMITS = Object.freeze({"width":8192,"tracks":1024,"cells":2097152,"types":65536,"offset":1125899906842624});

@@ -9,7 +9,7 @@
 
 'use strict';
 
-import { VIEW_PARAMS, VIEW_VERSION } from './urlspec.js';
+import { VIEW_PARAMS, VIEW_VERSION, VIEWPORT_LIMITS } from './urlspec.js';
 
 /** @typedef {import('./urlspec.js').ViewParam} ViewParam */
 
@@ -41,6 +41,8 @@ export const VERSION = VIEW_VERSION;
  * @property {string} stacksQ       the panel's search
  * @property {string} stacksFn      the selected function
  * @property {string} stacksNode    the selected node's path (names joined by "\n")
+ * @property {string[]} traces      a combined view's traces (ids, in order); [] for one trace
+ * @property {{trace: number, ns: bigint}[]} offsets  a combined view's offsets by increasing trace; none zero
  */
 
 /** The state of a kind's default (left out of URLs). @param {ViewParam} p @returns {any} */
@@ -49,7 +51,7 @@ function kindDefault(p) {
     case 'start': case 'end': return null;
     case 'event': case 'text': return '';
     case 'id': return -1;
-    case 'set': case 'list': return [];
+    case 'set': case 'list': case 'traces': case 'offsets': return [];
     case 'enum': return (p.values ?? [''])[0];
   }
   return undefined;
@@ -139,6 +141,10 @@ function parseValue(p, raw) {
       return (p.values ?? []).includes(s) ? s : undefined;
     case 'text':
       return raw.length <= (p.max ?? 0) ? s : undefined;
+    case 'traces':
+      return parseTraces(s, p.max ?? 0);
+    case 'offsets':
+      return parseOffsets(s, p.max ?? 0);
   }
   return undefined;
 }
@@ -166,6 +172,8 @@ export function formatState(st) {
       case 'list': w = v.join(','); break;
       case 'enum': if (v !== (p.values ?? [''])[0]) w = v; break;
       case 'text': w = queryEscape(v); break;
+      case 'traces': w = (v ?? []).join(','); break;
+      case 'offsets': w = formatOffsets(v ?? []); break;
     }
     if (w) out.push(`${p.key}=${w}`);
   }
@@ -195,6 +203,17 @@ export function fromPageView(v) {
         break;
       case 'enum': if ((p.values ?? []).includes(x)) st[p.state] = x; break;
       case 'text': if (typeof x === 'string') st[p.state] = x; break;
+      case 'traces':
+        if (Array.isArray(x) && x.every((y) => typeof y === 'string' && TRACE_ID.test(y))) st[p.state] = x;
+        break;
+      case 'offsets':
+        if (Array.isArray(x)) {
+          st[p.state] = x.flatMap((/** @type {any} */ o) => {
+            const ns = parseInt64(String(o?.ns), 64);
+            return Number.isInteger(o?.trace) && o.trace >= 0 && ns !== undefined && ns !== 0n ? [{ trace: o.trace, ns }] : [];
+          });
+        }
+        break;
     }
   }
   if (st.start === null || st.end === null || st.end <= st.start) st.start = st.end = null;
@@ -260,6 +279,53 @@ export function parseIDs(s, set, max) {
     }
   }
   return ids;
+}
+
+/** web.parseTraceID: a canonical (lowercase) UUID. */
+const TRACE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * web.parseTraceIDs: canonical trace ids separated by commas, none
+ * repeated, at most max.
+ * @param {string} s @param {number} max
+ * @returns {string[] | undefined}
+ */
+function parseTraces(s, max) {
+  if (s === '') return undefined;
+  const ids = s.split(',');
+  if (ids.length > max || new Set(ids).size !== ids.length || !ids.every((id) => TRACE_ID.test(id))) return undefined;
+  return ids;
+}
+
+/** The largest offset either way (web.MaxOffset). */
+const MAX_OFFSET = BigInt(VIEWPORT_LIMITS.offset);
+
+/**
+ * web.parseOffsets: TRACE:NS pairs separated by commas, traces increasing
+ * below max, NS a non-zero canonical decimal within ±MAX_OFFSET.
+ * @param {string} s @param {number} max
+ * @returns {{trace: number, ns: bigint}[] | undefined}
+ */
+function parseOffsets(s, max) {
+  if (s === '') return undefined;
+  /** @type {{trace: number, ns: bigint}[]} */
+  const out = [];
+  for (const part of s.split(',')) {
+    const i = part.indexOf(':');
+    if (i < 0) return undefined;
+    const k = parseID(part.slice(0, i));
+    const t = part.slice(i + 1);
+    const ns = parseInt64(t, 64);
+    if (k === undefined || k >= max || (out.length > 0 && k <= out[out.length - 1].trace)) return undefined;
+    if (ns === undefined || String(ns) !== t || ns === 0n || ns > MAX_OFFSET || ns < -MAX_OFFSET) return undefined;
+    out.push({ trace: k, ns });
+  }
+  return out;
+}
+
+/** web.formatOffsets: the non-zero offsets as TRACE:NS. @param {{trace: number, ns: bigint}[]} offs */
+export function formatOffsets(offs) {
+  return offs.filter((o) => o.ns !== 0n).map((o) => `${o.trace}:${o.ns}`).join(',');
 }
 
 /** web.formatSet: increasing ids with runs of three or more as ranges. @param {number[]} ids */
