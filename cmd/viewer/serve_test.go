@@ -384,7 +384,26 @@ func viewport(t *testing.T, base, id string, start, end int64) wire.Frame {
 	var meta struct {
 		Tracks []struct{ ID int } `json:"tracks"`
 	}
-	getJSON(t, base+"/api/traces/"+id+"/meta", &meta)
+	// The index may have been closed (beyond the resident count) since it
+	// was built: /meta answers once it is built again.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(base + "/api/traces/" + id + "/meta")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode == http.StatusOK {
+			err = json.NewDecoder(resp.Body).Decode(&meta)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: /meta answers %s", id, resp.Status)
+		}
+	}
 	ids := []string{"-1"}
 	for _, tr := range meta.Tracks {
 		ids = append(ids, fmt.Sprint(tr.ID))
