@@ -144,5 +144,9 @@ func (x *Index) Payload(id EventID) (trace.Details, error) {
 	if err != nil {
 		return trace.Details{}, err
 	}
-	return x.r.Details(e)
+	return x.DetailsOf(e)
 }
+
+// DetailsOf decodes the payload of an event whose header is in hand (read
+// with an EventReader), as Payload does by id.
+func (x *Index) DetailsOf(e trace.Event) (trace.Details, error) { return x.r.Details(e) }

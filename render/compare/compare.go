@@ -373,7 +373,8 @@ func summarize(ctx context.Context, s Side, o Options) (*summary, error) {
 	if o.NoFields {
 		return sm, nil
 	}
-	ev := s.X.NewEventReader()
+	// One reader per track: each decodes its track's spill runs once.
+	readers := map[trace.TrackID]*render.EventReader{}
 	for pos, err := range s.X.Hits(ctx, render.Filter{}, render.At(s.From), false) {
 		if err != nil {
 			return nil, err
@@ -381,11 +382,16 @@ func summarize(ctx context.Context, s Side, o Options) (*summary, error) {
 		if pos.Time >= s.To {
 			break
 		}
+		ev := readers[pos.ID.Track]
+		if ev == nil {
+			ev = s.X.NewEventReader()
+			readers[pos.ID.Track] = ev
+		}
 		e, err := ev.Event(pos.ID)
 		if err != nil {
 			return nil, err
 		}
-		d, err := s.X.Payload(pos.ID)
+		d, err := s.X.DetailsOf(e)
 		if err != nil {
 			continue // an undecodable payload has no fields to count
 		}
