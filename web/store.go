@@ -61,6 +61,11 @@ type Entry struct {
 	// Live says the trace is still being recorded (recording.go): it
 	// grows, and Size and SHA256 are not known yet.
 	Live bool `json:"live,omitempty"`
+	// Path names the file of a trace referenced in place (inplace.go):
+	// the library holds no copy. ModTime is the file's modification time
+	// when it was added; SHA256 is then a sample hash ("sample:…").
+	Path    string    `json:"path,omitempty"`
+	ModTime time.Time `json:"mtime,omitzero"`
 }
 
 // Library is the trace store in a data directory. It is safe for
@@ -110,7 +115,9 @@ func OpenLibrary(dir string, log *slog.Logger) (*Library, error) {
 			continue
 		}
 		l.entries[id] = e
-		l.bySum[e.SHA256] = id
+		if e.Path == "" {
+			l.bySum[e.SHA256] = id
+		}
 	}
 	return l, nil
 }
@@ -156,6 +163,9 @@ func (l *Library) readEntry(id uuid.UUID) (Entry, error) {
 		return e, fmt.Errorf("%s names trace %s", infoFile, e.ID)
 	}
 	e.Name = cleanName(e.Name) // stored before names were sanitized
+	if e.Path != "" {
+		return e, nil // checked when opened
+	}
 	st, err := os.Stat(filepath.Join(l.traceDir(id), traceFile))
 	if err != nil {
 		return e, err
@@ -196,6 +206,9 @@ func (l *Library) Open(id uuid.UUID) (*os.File, error) {
 	}
 	if e.Live {
 		return os.Open(filepath.Join(l.dir, liveDir, id.String(), traceFile))
+	}
+	if e.Path != "" {
+		return openInPlace(e)
 	}
 	return os.Open(filepath.Join(l.traceDir(id), traceFile))
 }

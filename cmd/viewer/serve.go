@@ -38,6 +38,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		follows = append(follows, v)
 		return nil
 	})
+	inPlace := fs.Bool("in-place", false, "open FILE arguments where they are instead of copying them into the library (checked for changes whenever they are opened)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -46,9 +47,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		for _, name := range fs.Args() {
 			var e web.Entry
 			var err error
-			if name == "-" {
+			switch {
+			case name == "-":
 				e, _, err = srv.Ingest(web.LiveSource{Name: "stdin", R: os.Stdin})
-			} else {
+			case *inPlace:
+				e, err = srv.AddInPlace(name)
+			default:
 				e, err = addFile(srv, name)
 			}
 			if err != nil {
