@@ -25,6 +25,12 @@
 //     standard error is taken as 10⁻⁹ of the larger value, so a change
 //     between two constant samples of two values or more scores about 10⁹.
 //
+// A numeric field that names an identifier (its name ends in Id or ID),
+// or whose values rise with time on both sides (nine steps in ten or
+// more: a sequence number such as GC/Start's Count), changes with the
+// range compared, not with the behaviour: its rows are listed with score
+// 0.
+//
 // Rows rank by score, highest first; ties (unchanged rows score 0) by
 // kind, key and measure, so the output order is deterministic. A row
 // whose subject exists on one side only is compared with 0 for the
@@ -37,6 +43,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"viewer/render"
 	"viewer/trace"
@@ -176,12 +183,20 @@ func Compare(ctx context.Context, a, b Side, o Options) (Table, error) {
 			}
 			se := stdErr(x, y)
 			pct := x.sorted() && y.sorted()
+			// A field that rises with time on both sides is an id or a
+			// sequence number: its values move with the range, not with
+			// what changed, so its rows are listed but not ranked.
+			ordinal := k == KindField && (x.rising() && y.rising() || identifier(key))
 			for _, m := range []Measure{Mean, P50, P99, Min, Max} {
 				if !pct && (m == P50 || m == P99) {
 					continue
 				}
 				p, q := x.measure(m), y.measure(m)
-				t.Rows = append(t.Rows, newRow(k, key, m, p, q, spread(p, q, se)))
+				score := spread(p, q, se)
+				if ordinal {
+					score = 0
+				}
+				t.Rows = append(t.Rows, newRow(k, key, m, p, q, score))
 			}
 		}
 	}
@@ -268,6 +283,8 @@ type values struct {
 	n         int64
 	mean, m2  float64 // Welford's running mean and sum of squared deviations
 	min, max  float64
+	last      float64 // the value added last
+	rises     int64   // values greater than the one added before
 	kept      []float64
 	overflown bool
 	done      bool // kept is sorted
@@ -281,7 +298,10 @@ func (v *values) add(x float64) {
 	v.n++
 	if v.n == 1 {
 		v.min, v.max = x, x
+	} else if x > v.last {
+		v.rises++
 	}
+	v.last = x
 	v.min, v.max = min(v.min, x), max(v.max, x)
 	d := x - v.mean
 	v.mean += d / float64(v.n)
@@ -292,6 +312,18 @@ func (v *values) add(x float64) {
 		v.overflown = true
 	}
 }
+
+// identifier reports whether a field key names an identifier by the
+// manifests' convention (OrderId, ThreadID, ClrInstanceID): a label,
+// not a quantity.
+func identifier(key string) bool {
+	return strings.HasSuffix(key, "Id") || strings.HasSuffix(key, "ID")
+}
+
+// rising reports whether nine values in ten or more were greater than
+// the one added before them (values are added in time order), over at
+// least three.
+func (v *values) rising() bool { return v.n >= 3 && v.rises*10 >= (v.n-1)*9 }
 
 func (v *values) variance() float64 {
 	if v.n < 2 {
