@@ -192,6 +192,12 @@ type Index struct {
 	// otherwise).
 	typeEvents []int64
 	growing    bool
+	// An Index opened from a file (mapped.go): its arrays lie in a
+	// mapping that unmap releases; late is what Attach gives it (the
+	// reader, symbols and derived tracks), nil until then.
+	mapped bool
+	unmap  func() error
+	late   *atomic.Pointer[attached]
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -585,7 +591,14 @@ func (x *Index) Close() error {
 	if x.growing {
 		return nil
 	}
-	return x.spill.close()
+	err := x.spill.close()
+	if x.unmap != nil {
+		if uerr := x.unmap(); err == nil {
+			err = uerr
+		}
+		x.unmap = nil
+	}
+	return err
 }
 
 // Meta returns the trace's tables (complete: Build read to the end; a
@@ -663,7 +676,13 @@ func (x *Index) track(id trace.TrackID) *track {
 
 // Bytes returns the memory the index holds resident: its columns,
 // pyramids and run tables (not the spill file, not the reader's tables).
+// For an Index opened from a file, whose arrays are mapped pages the
+// system can drop, it counts only what is on the heap: the chunk lists,
+// run tables and markers.
 func (x *Index) Bytes() int64 {
+	if x.mapped {
+		return x.heapBytes()
+	}
 	n := int64(cap(x.tracks)) * 8
 	for _, t := range append(slices.Clip(x.tracks), x.none) {
 		if t == nil {
