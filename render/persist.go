@@ -280,7 +280,13 @@ func (x *Index) writeBody(fw *fileWriter) error {
 	binary.LittleEndian.PutUint32(pre[8:], fileVersion)
 	binary.LittleEndian.PutUint32(pre[12:], fileLayout)
 	fw.write(pre[:])
+	// Per track its large arrays; then the time cells of every track,
+	// coarsest level first, and the run tables of every track: what
+	// opening the file and drawing a zoomed-out frame read lies
+	// together, so that the pages they map (the system maps a file by
+	// folios of up to a few hundred KB) are few.
 	var dir []fileTrack
+	var tracks []*track
 	add := func(id trace.TrackID, t *track) {
 		if t == nil || t.times.len() == 0 {
 			return
@@ -291,24 +297,35 @@ func (x *Index) writeBody(fw *fileWriter) error {
 		for k := range t.nodes {
 			ft.nodes = append(ft.nodes, fileArray{n: t.nodes[k].len(), off: writeColumn(fw, &t.nodes[k])})
 		}
-		for _, c := range t.cells {
-			fc := fileCells{origin: c.origin, m: len(c.types)}
-			fc.firsts = writeArray(fw, c.firsts)
-			fc.types = writeArray(fw, c.types)
-			ft.cells = append(ft.cells, fc)
-		}
 		ft.stacked = fileArray{n: t.stacked.len(), off: writeColumn(fw, &t.stacked)}
 		ft.stackedID = fileArray{n: t.stackedID.len(), off: writeColumn(fw, &t.stackedID)}
-		runs := make([]int64, 0, 3*len(t.spill.runs))
-		for _, r := range t.spill.runs {
-			runs = append(runs, int64(r.first), r.off, int64(r.size))
-		}
-		ft.runs = fileArray{n: len(t.spill.runs), off: writeArray(fw, runs)}
+		ft.cells = make([]fileCells, len(t.cells))
 		dir = append(dir, ft)
+		tracks = append(tracks, t)
 	}
 	add(trace.NoTrack, x.none)
 	for i, t := range x.tracks {
 		add(trace.TrackID(i), t)
+	}
+	for level := 63; level >= 0; level-- {
+		for i, t := range tracks {
+			k := level - int(t.cellBase)
+			if k < 0 || k >= len(t.cells) {
+				continue
+			}
+			c := &t.cells[k]
+			fc := fileCells{origin: c.origin, m: len(c.types)}
+			fc.firsts = writeArray(fw, c.firsts)
+			fc.types = writeArray(fw, c.types)
+			dir[i].cells[k] = fc
+		}
+	}
+	for i, t := range tracks {
+		runs := make([]int64, 0, 3*len(t.spill.runs))
+		for _, r := range t.spill.runs {
+			runs = append(runs, int64(r.first), r.off, int64(r.size))
+		}
+		dir[i].runs = fileArray{n: len(t.spill.runs), off: writeArray(fw, runs)}
 	}
 	// The spill records, as the spill file holds them.
 	fw.align()
