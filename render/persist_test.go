@@ -442,22 +442,50 @@ const killChildEnv = "RENDER_TEST_KILL_CHILD"
 
 // TestWriteFileKilled: a process killed with SIGKILL while it writes an
 // index file leaves no file under the final name, and its temporary
-// file does not open; writing again works.
+// file, cut short, does not open; writing again works.
 func TestWriteFileKilled(t *testing.T) {
 	if name := os.Getenv(killChildEnv); name != "" {
-		x, err := Build(context.Background(), synth.New(synth.Config{Events: 6 << 20, Tracks: 16, Seed: 1}), Options{SpillDir: filepath.Dir(name)})
-		if err != nil {
-			os.Exit(2)
-		}
-		os.Stdout.WriteString("writing\n")
-		for {
-			x.WriteFile(name, testKey) // until killed
-			os.Remove(name)
-		}
+		killChild(name)
+		return
 	}
 	if testing.Short() {
 		t.Skip("builds a 6M-event index in a child process")
 	}
+	for attempt := 1; ; attempt++ {
+		if killWhileWriting(t) {
+			break
+		}
+		if attempt == 3 {
+			t.Fatal("the child finished writing before it was killed, three times")
+		}
+	}
+}
+
+// killChild is the child of TestWriteFileKilled: it builds an index,
+// writes it once to learn the file's size, says so, and writes it again
+// to name.
+func killChild(name string) {
+	x, err := Build(context.Background(), synth.New(synth.Config{Events: 6 << 20, Tracks: 16, Seed: 1}), Options{SpillDir: filepath.Dir(name)})
+	if err != nil {
+		os.Exit(2)
+	}
+	probe := name + ".probe"
+	if err := x.WriteFile(probe, testKey); err != nil {
+		os.Exit(2)
+	}
+	fi, err := os.Stat(probe)
+	if err != nil {
+		os.Exit(2)
+	}
+	os.Remove(probe)
+	os.Stdout.WriteString(strconv.FormatInt(fi.Size(), 10) + "\n")
+	x.WriteFile(name, testKey)
+	os.Exit(0)
+}
+
+// killWhileWriting runs killChild and kills it while its temporary file
+// is partly written; false when the child finished first.
+func killWhileWriting(t *testing.T) bool {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "index")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteFileKilled$")
@@ -471,11 +499,12 @@ func TestWriteFileKilled(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || line != "writing\n" {
+	full, perr := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+	if err != nil || perr != nil || full < 32<<20 {
 		t.Fatalf("child said %q, %v", line, err)
 	}
-	// Kill it once its temporary file has grown past 8 MiB, well before
-	// the end.
+	// Kill it once its temporary file holds more than 8 MiB and well
+	// under its full size.
 	deadline := time.Now().Add(30 * time.Second)
 	var tmp string
 	for tmp == "" {
@@ -484,9 +513,12 @@ func TestWriteFileKilled(t *testing.T) {
 		}
 		names, _ := filepath.Glob(filepath.Join(dir, ".index-*.tmp"))
 		for _, n := range names {
-			if fi, err := os.Stat(n); err == nil && fi.Size() > 8<<20 {
+			if fi, err := os.Stat(n); err == nil && fi.Size() > 8<<20 && fi.Size() < full-16<<20 {
 				tmp = n
 			}
+		}
+		if _, err := os.Stat(name); err == nil {
+			return false
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -494,12 +526,19 @@ func TestWriteFileKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if _, err := os.Stat(tmp); err != nil {
+	if _, err := os.Stat(name); err == nil {
+		return false // renamed just before the kill
+	}
+	fi, err := os.Stat(tmp)
+	if err != nil {
 		t.Fatalf("the temporary file is gone: %v", err)
+	}
+	if fi.Size() >= full {
+		return false
 	}
 	if y, err := OpenFile(tmp, testKey); err == nil {
 		y.Close()
-		t.Fatal("a half-written index file opened")
+		t.Fatalf("a temporary file of %d of %d bytes opened", fi.Size(), full)
 	}
 	if y, err := OpenFile(name, testKey); err == nil {
 		y.Close()
@@ -509,6 +548,7 @@ func TestWriteFileKilled(t *testing.T) {
 	x := build(t, synth.Config{Events: 10000, Tracks: 16, Seed: 1})
 	y, _ := writeAndOpenAt(t, x, name)
 	checkQueries(t, y, x, rand.New(rand.NewPCG(1, 1)))
+	return true
 }
 
 func writeAndOpenAt(t *testing.T, x *Index, name string) (*Index, string) {
