@@ -344,10 +344,13 @@ func (x *Index) writeBody(fw *fileWriter) error {
 	var e encoder
 	x.encodeHead(&e, dir)
 	fw.write(e.b)
-	headLen := fw.off - headOff
+	return fw.finish(headOff, fw.off-headOff, spillOff, spillLen)
+}
+
+// finish ends the body and writes the header and trailer.
+func (fw *fileWriter) finish(headOff, headLen, spillOff, spillLen int64) error {
 	fw.endSection()
 	bodyEnd := fw.off
-	// The header.
 	var h encoder
 	h.uvarint(fileVersion)
 	h.uvarint(fileLayout)
