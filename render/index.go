@@ -57,6 +57,15 @@
 // or a big trace being indexed (#21) is queried with no lock on the
 // viewport path. Snapshots have no time cells; their calls into the
 // reader take a per-build mutex that reading holds per batch (live.go).
+//
+// An Index can be written to an index file once Build returns
+// ([Index.WriteFile]) and opened from it without reading the trace
+// ([OpenFile]): its arrays are then used in place in a read-only mapping
+// of the file, so that it is ready at once and resident memory is what
+// views touch (persist.go describes the file). Such an Index answers
+// everything that needs only the index at once; what needs the trace's
+// reader waits for [Index.Attach] (mapped.go), which sets it once,
+// atomically: the only change an Index sees after it is made.
 package render
 
 import (

@@ -107,45 +107,77 @@ func (x *Index) Attached() bool {
 }
 
 // OpenFile opens an index file written by WriteFile for the trace and
-// options key names. It checks the file whole (the header's and every
-// section's CRC-32C, the directory's structure) before it trusts any of
-// it, and fails with ErrStale (wrapped) when the file was written for
+// options key names. It checks the file (the header's and every
+// section's CRC-32C, the directory's structure) before it trusts it,
+// and fails with ErrStale (wrapped) when the file was written for
 // another trace, with other options or by another version, or with
 // another error when it is damaged; the caller then builds the index
 // again. The Index uses the file's arrays in place in a read-only
 // mapping (read into memory where mapping is not available) until Close.
+//
+// The spill records (a third of the file) are checked in the background
+// after OpenFile returns, since only what needs the reader reads them:
+// Event, Details and search wait for that check, Attach fails when it
+// does, and so do they (see [Index.Attach]). Everything else is checked
+// before OpenFile returns.
 func OpenFile(name string, key FileKey) (*Index, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close() // the mapping outlives the descriptor
+	x, later, err := openFile(f, name, key)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	x.spill.checked = make(chan struct{})
+	go func() { // the descriptor is the check's; the mapping outlives it
+		defer f.Close()
+		defer close(x.spill.checked)
+		if err := verifySections(f, later); err != nil {
+			x.spill.checkErr = fmt.Errorf("%w (%s)", err, name)
+		}
+	}()
+	return x, nil
+}
+
+// openFile is OpenFile but for the spill records' sections, returned in
+// later.
+func openFile(f *os.File, name string, key FileKey) (x *Index, later []section, err error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	size := fi.Size()
 	h, err := readHeader(f, size)
 	if err != nil {
-		return nil, fmt.Errorf("%w (%s)", err, name)
+		return nil, nil, fmt.Errorf("%w (%s)", err, name)
 	}
 	if h.key != key {
-		return nil, fmt.Errorf("%w: built for another trace or other options (%s)", ErrStale, name)
+		return nil, nil, fmt.Errorf("%w: built for another trace or other options (%s)", ErrStale, name)
 	}
-	if err := verifySections(f, h.secs); err != nil {
-		return nil, fmt.Errorf("%w (%s)", err, name)
+	var now []section
+	for _, s := range h.secs {
+		if s.off >= h.spillOff && s.off+s.len <= h.spillOff+h.spillLn {
+			later = append(later, s)
+		} else {
+			now = append(now, s)
+		}
+	}
+	if err := verifySections(f, now); err != nil {
+		return nil, nil, fmt.Errorf("%w (%s)", err, name)
 	}
 	data, unmap, err := mapFile(f, size)
 	if err != nil {
-		return nil, fmt.Errorf("render: mapping the index file: %w", err)
+		return nil, nil, fmt.Errorf("render: mapping the index file: %w", err)
 	}
-	x, err := assemble(data, h)
+	x, err = assemble(data, h)
 	if err != nil {
 		unmap()
-		return nil, fmt.Errorf("%w (%s)", err, name)
+		return nil, nil, fmt.Errorf("%w (%s)", err, name)
 	}
 	x.unmap = unmap
-	return x, nil
+	return x, later, nil
 }
 
 // fileHeader is the decoded header.
@@ -453,6 +485,8 @@ func columnOf[T any](s []T) column[T] {
 
 // Attach reads the trace with r, the reader of the trace an Index opened
 // from a file was built from (a fresh one, not yet read), to its end,
+// once the file's spill records have passed their check (it fails when
+// they have not),
 // showing every event to opts.Symbols and opts.Derive as Build does, and
 // then gives the Index the reader, the symbol source and the derived
 // tracks: Details, labels, stacks and search work from then on. It fails
@@ -462,6 +496,9 @@ func columnOf[T any](s []T) column[T] {
 func (x *Index) Attach(ctx context.Context, r trace.Reader, opts Options) (err error) {
 	if x.r != nil || x.late == nil || x.late.Load() != nil {
 		return errors.New("render: internal error: the index has a reader already")
+	}
+	if err := x.spill.verified(); err != nil {
+		return err
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -371,11 +371,18 @@ func TestFileRoundTripRealData(t *testing.T) {
 // TestFileDamage: a flipped byte anywhere in the file (every byte of the
 // preamble, header and trailer; a sample of the body, all of it with
 // VIEWER_EXHAUSTIVE), a truncated or extended file and a file for
-// another key are refused.
+// another key are refused: by OpenFile, or for the spill records by
+// their check after it, which Attach and Event then fail with.
 func TestFileDamage(t *testing.T) {
+	for _, secMax := range []int64{sectionMax, 4 << 10} {
+		t.Run(strconv.FormatInt(secMax, 10), func(t *testing.T) { testFileDamage(t, secMax) })
+	}
+}
+
+func testFileDamage(t *testing.T, secMax int64) {
 	x := build(t, synth.Config{Events: 30000, Tracks: 5, Seed: 9, Stacks: 20, StackDepth: 4, MarkEvery: 1000})
 	name := filepath.Join(t.TempDir(), "index")
-	if err := x.WriteFile(name, testKey); err != nil {
+	if err := x.writeFile(name, testKey, secMax); err != nil {
 		t.Fatal(err)
 	}
 	good, err := os.ReadFile(name)
@@ -393,15 +400,28 @@ func TestFileDamage(t *testing.T) {
 		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad")
+	late := 0 // damage found by the spill records' check
 	try := func(b []byte, what string) {
 		t.Helper()
 		if err := os.WriteFile(bad, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if y, err := OpenFile(bad, testKey); err == nil {
-			y.Close()
+		y, err := OpenFile(bad, testKey)
+		if err != nil {
+			return
+		}
+		verr := y.spill.verified() // the spill records are checked after OpenFile
+		if verr == nil {
 			t.Fatalf("%s: opened", what)
 		}
+		late++
+		if err := y.Attach(context.Background(), synth.New(synth.Config{Events: 30000, Tracks: 5, Seed: 9, Stacks: 20, StackDepth: 4, MarkEvery: 1000}), Options{}); err == nil {
+			t.Fatalf("%s: attached with damaged spill records", what)
+		}
+		if _, err := y.Event(EventID{Track: y.Tracks()[0]}); err == nil {
+			t.Fatalf("%s: read a damaged spill record", what)
+		}
+		y.Close()
 	}
 	hl := int(uint32(good[len(good)-16]) | uint32(good[len(good)-15])<<8 | uint32(good[len(good)-14])<<16)
 	var at []int
@@ -436,6 +456,9 @@ func TestFileDamage(t *testing.T) {
 		try(good[:n], "cut at "+strconv.Itoa(n))
 	}
 	try(append(slices.Clone(good), 0), "a byte appended")
+	if late == 0 && secMax < sectionMax {
+		t.Error("no flipped byte fell in sections of the spill records alone")
+	}
 }
 
 // killChildEnv names the index file a re-executed test binary writes
@@ -609,7 +632,7 @@ func FuzzOpenFile(f *testing.F) {
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, body []byte, headOff, headLen, spillOff, spillLen int64) {
 		var b bytes.Buffer
-		fw := &fileWriter{w: bufio.NewWriter(&b), key: testKey}
+		fw := &fileWriter{w: bufio.NewWriter(&b), key: testKey, secMax: sectionMax}
 		var pre [preambleLen]byte
 		copy(pre[:], fileMagic)
 		binary.LittleEndian.PutUint32(pre[8:], fileVersion)

@@ -206,9 +206,12 @@ func typeCode(t trace.TypeID) uint16 {
 // trace.
 type spill struct {
 	f *os.File
-	// mapped is the records of an Index opened from a file (persist.go),
-	// in place of f.
+	// mapped is the records of an Index opened from a file (mapped.go),
+	// in place of f; checked is closed once their checksums are
+	// checked, checkErr (set before) says whether they are damaged.
 	mapped   []byte
+	checked  chan struct{}
+	checkErr error
 	off      int64 // bytes written or queued
 	buffered int   // bytes in the tracks' buffers
 	jobs     chan []byte
@@ -368,6 +371,16 @@ func (s *spill) close() error {
 	return s.f.Close()
 }
 
+// verified waits until the mapped records are checked and returns the
+// check's error (nil for a spill file).
+func (s *spill) verified() error {
+	if s.checked == nil {
+		return nil
+	}
+	<-s.checked
+	return s.checkErr
+}
+
 // size returns the bytes of records the spill holds once complete.
 func (s *spill) size() int64 {
 	if s.f == nil {
@@ -380,6 +393,9 @@ func (s *spill) size() int64 {
 func (s *spill) readAt(dst []byte, off int64) error {
 	if s.f != nil {
 		_, err := s.f.ReadAt(dst, off)
+		return err
+	}
+	if err := s.verified(); err != nil {
 		return err
 	}
 	if off < 0 || off > int64(len(s.mapped)) || int64(len(dst)) > int64(len(s.mapped))-off {
