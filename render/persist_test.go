@@ -661,3 +661,62 @@ func FuzzOpenFile(f *testing.F) {
 		y.Bytes()
 	})
 }
+
+// TestAttachConcurrent: queries, details and searches on an opened
+// Index from several goroutines while Attach runs (run with -race):
+// details say ErrLoading or answer as the built index does, never
+// anything else.
+func TestAttachConcurrent(t *testing.T) {
+	cfg := synth.Config{Events: 200000, Tracks: 6, Seed: 11}
+	x := build(t, cfg)
+	y, _ := writeAndOpen(t, x)
+	first, last := x.Span()
+	ids := x.Tracks()
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for g := range 3 {
+		go func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 9))
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := y.Query(context.Background(), Viewport{Start: first, End: last + 1, Width: 500, Tracks: ids}); err != nil {
+					errs <- err
+					return
+				}
+				ev := EventID{Track: ids[rng.IntN(len(ids))], Index: int32(rng.IntN(1000))}
+				gd, err := y.Details(ev, nil)
+				if errors.Is(err, ErrLoading) {
+					continue
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				wd, _ := x.Details(ev, nil)
+				if !reflect.DeepEqual(gd, wd) {
+					errs <- errors.New("details differ")
+					return
+				}
+				if _, err := y.Count(context.Background(), Filter{Expr: Expr{Kind: ExprText, Text: "event1"}}, first, first+1000000); err != nil && !errors.Is(err, ErrLoading) {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	if err := y.Attach(context.Background(), synth.New(cfg), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // some calls after Attach too
+	close(done)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
