@@ -53,19 +53,23 @@ func (x *Index) Details(id EventID, sym Symbolizer) (EventDetails, error) {
 	if err != nil {
 		return EventDetails{}, err
 	}
+	r, err := x.reader()
+	if err != nil {
+		return EventDetails{}, err
+	}
 	d := EventDetails{ID: id, Event: e}
 	if e.Type >= 0 && int(e.Type) < len(x.meta.Types) {
 		d.Type = x.meta.Types[e.Type]
 	}
-	d.Details, d.DetailsErr = x.r.Details(e)
-	if sym == nil && x.symbols != nil {
-		sym = x.symbols.Symbolize
+	d.Details, d.DetailsErr = r.Details(e)
+	if src := x.symbolSource(); sym == nil && src != nil {
+		sym = src.Symbolize
 	}
 	pid := int64(-1)
 	if e.Track >= 0 && int(e.Track) < len(x.meta.Tracks) {
 		pid = x.meta.Tracks[e.Track].PID
 	}
-	if addrs := x.r.Stack(e.Stack); addrs != nil {
+	if addrs := r.Stack(e.Stack); addrs != nil {
 		d.Stack = make([]trace.Frame, len(addrs))
 		for i, a := range addrs {
 			d.Stack[i] = trace.Frame{Addr: a}
@@ -77,7 +81,7 @@ func (x *Index) Details(id EventID, sym Symbolizer) (EventDetails, error) {
 			}
 		}
 	}
-	d.Labels = x.r.Labels(e.Labels)
+	d.Labels = r.Labels(e.Labels)
 	return d, nil
 }
 

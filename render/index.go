@@ -57,6 +57,15 @@
 // or a big trace being indexed (#21) is queried with no lock on the
 // viewport path. Snapshots have no time cells; their calls into the
 // reader take a per-build mutex that reading holds per batch (live.go).
+//
+// An Index can be written to an index file once Build returns
+// ([Index.WriteFile]) and opened from it without reading the trace
+// ([OpenFile]): its arrays are then used in place in a read-only mapping
+// of the file, so that it is ready at once and resident memory is what
+// views touch (persist.go describes the file). Such an Index answers
+// everything that needs only the index at once; what needs the trace's
+// reader waits for [Index.Attach] (mapped.go), which sets it once,
+// atomically: the only change an Index sees after it is made.
 package render
 
 import (
@@ -192,6 +201,12 @@ type Index struct {
 	// otherwise).
 	typeEvents []int64
 	growing    bool
+	// An Index opened from a file (mapped.go): its arrays lie in a
+	// mapping that unmap releases; late is what Attach gives it (the
+	// reader, symbols and derived tracks), nil until then.
+	mapped bool
+	unmap  func() error
+	late   *atomic.Pointer[attached]
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -585,7 +600,14 @@ func (x *Index) Close() error {
 	if x.growing {
 		return nil
 	}
-	return x.spill.close()
+	err := x.spill.close()
+	if x.unmap != nil {
+		if uerr := x.unmap(); err == nil {
+			err = uerr
+		}
+		x.unmap = nil
+	}
+	return err
 }
 
 // Meta returns the trace's tables (complete: Build read to the end; a
@@ -663,7 +685,13 @@ func (x *Index) track(id trace.TrackID) *track {
 
 // Bytes returns the memory the index holds resident: its columns,
 // pyramids and run tables (not the spill file, not the reader's tables).
+// For an Index opened from a file, whose arrays are mapped pages the
+// system can drop, it counts only what is on the heap: the chunk lists,
+// run tables and markers.
 func (x *Index) Bytes() int64 {
+	if x.mapped {
+		return x.heapBytes()
+	}
 	n := int64(cap(x.tracks)) * 8
 	for _, t := range append(slices.Clip(x.tracks), x.none) {
 		if t == nil {

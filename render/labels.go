@@ -4,8 +4,15 @@ import "viewer/trace"
 
 // Labels returns one of the trace's label lists (activity ids and other
 // labels, [trace.Reader.Labels]): nil for trace.NoLabels or an unknown
-// id. Like Details it is only called after reading has finished.
-func (x *Index) Labels(id trace.LabelsID) []trace.Label { return x.r.Labels(id) }
+// id, and nil for an Index opened from a file before Attach. Like
+// Details it is only called after reading has finished.
+func (x *Index) Labels(id trace.LabelsID) []trace.Label {
+	r, err := x.reader()
+	if err != nil {
+		return nil
+	}
+	return r.Labels(id)
+}
 
 // EventReader reads event headers of an index one after another, keeping
 // the spill run it read last, so a walk along one track decodes each run

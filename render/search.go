@@ -281,7 +281,11 @@ type query struct {
 
 // newQuery compiles f; it returns nil when no event can match.
 func (x *Index) newQuery(f Filter) (*query, error) {
-	m, err := NewMatcher(f, x.r)
+	r, rerr := x.reader()
+	if rerr != nil {
+		r = metaReader{x.meta} // decides what needs no payload; see below
+	}
+	m, err := NewMatcher(f, r)
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +300,18 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 	}
 	if m.TypeCan(-1) { // the plan of every type the table does not describe
 		q.tf.mask[typeEscape], any = true, true
+	}
+	if rerr != nil {
+		// Without the reader, only filters decided by the resident
+		// columns (type names and ids, tracks) can be answered.
+		for id := range x.meta.Types {
+			if m.TypeCan(trace.TypeID(id)) && m.needsSpill(trace.TypeID(id)) {
+				return nil, rerr
+			}
+		}
+		if m.TypeCan(-1) && m.needsSpill(-1) {
+			return nil, rerr
+		}
 	}
 	if !any {
 		return nil, nil

@@ -801,12 +801,27 @@ func (x *Index) deriverPanic() {
 
 // DeriveErr returns why the derived tracks are missing when a deriver
 // failed, else nil.
-func (x *Index) DeriveErr() error { return x.deriveErr }
+func (x *Index) DeriveErr() error {
+	if a := x.attachedState(); a != nil {
+		return a.deriveErr
+	}
+	return x.deriveErr
+}
 
 // Spans returns the index of the trace's derived tracks; nil when Build
 // had no Options.Derive.
-func (x *Index) Spans() *Spans { return x.spans }
+func (x *Index) Spans() *Spans {
+	if a := x.attachedState(); a != nil {
+		return a.spans
+	}
+	return x.spans
+}
 
 // DeriveTime returns the time Build spent deriving tracks and indexing
 // them (within its reading, on the reading goroutine).
-func (x *Index) DeriveTime() time.Duration { return x.deriveTime }
+func (x *Index) DeriveTime() time.Duration {
+	if a := x.attachedState(); a != nil {
+		return a.deriveTime
+	}
+	return x.deriveTime
+}

@@ -205,7 +205,13 @@ func typeCode(t trace.TypeID) uint16 {
 // a writer goroutine, so the file system's copy overlaps reading the
 // trace.
 type spill struct {
-	f        *os.File
+	f *os.File
+	// mapped is the records of an Index opened from a file (mapped.go),
+	// in place of f; checked is closed once their checksums are
+	// checked, checkErr (set before) says whether they are damaged.
+	mapped   []byte
+	checked  chan struct{}
+	checkErr error
 	off      int64 // bytes written or queued
 	buffered int   // bytes in the tracks' buffers
 	jobs     chan []byte
@@ -359,7 +365,44 @@ func (s *spill) waitWritten(n int64) {
 
 func (s *spill) close() error {
 	s.stop()
+	if s.f == nil {
+		return nil
+	}
 	return s.f.Close()
+}
+
+// verified waits until the mapped records are checked and returns the
+// check's error (nil for a spill file).
+func (s *spill) verified() error {
+	if s.checked == nil {
+		return nil
+	}
+	<-s.checked
+	return s.checkErr
+}
+
+// size returns the bytes of records the spill holds once complete.
+func (s *spill) size() int64 {
+	if s.f == nil {
+		return int64(len(s.mapped))
+	}
+	return s.off
+}
+
+// readAt reads the records at off into dst.
+func (s *spill) readAt(dst []byte, off int64) error {
+	if s.f != nil {
+		_, err := s.f.ReadAt(dst, off)
+		return err
+	}
+	if err := s.verified(); err != nil {
+		return err
+	}
+	if off < 0 || off > int64(len(s.mapped)) || int64(len(dst)) > int64(len(s.mapped))-off {
+		return fmt.Errorf("render: internal error: spill read at %d+%d beyond %d bytes", off, len(dst), len(s.mapped))
+	}
+	copy(dst, s.mapped[off:])
+	return nil
 }
 
 // runOf returns the run that holds record i of a track.
@@ -478,7 +521,4 @@ func (rr *runReader) event(t *track, i int) (trace.Event, error) {
 }
 
 // readAt reads the file at off into dst.
-func (rr *runReader) readAt(dst []byte, off int64) error {
-	_, err := rr.s.f.ReadAt(dst, off)
-	return err
-}
+func (rr *runReader) readAt(dst []byte, off int64) error { return rr.s.readAt(dst, off) }

@@ -123,12 +123,19 @@ func (x *Index) PrevStacked(id trace.TrackID, before int32, typ trace.TypeID) (t
 	return 0, false
 }
 
-// Stack returns the addresses of a stack, leaf first (the reader's).
-func (x *Index) Stack(id trace.StackID) []uint64 { return x.r.Stack(id) }
+// Stack returns the addresses of a stack, leaf first (the reader's); nil
+// for an Index opened from a file before Attach.
+func (x *Index) Stack(id trace.StackID) []uint64 {
+	r, err := x.reader()
+	if err != nil {
+		return nil
+	}
+	return r.Stack(id)
+}
 
 // Symbols returns the symbol source the index was built with (nil
-// without one).
-func (x *Index) Symbols() SymbolSource { return x.symbols }
+// without one; for an Index opened from a file, Attach's).
+func (x *Index) Symbols() SymbolSource { return x.symbolSource() }
 
 // SpanSymbolizer is a SymbolSource that can also say over which times
 // [from, to) around t its answer for an address stays the same, so that
@@ -149,4 +156,10 @@ func (x *Index) Payload(id EventID) (trace.Details, error) {
 
 // DetailsOf decodes the payload of an event whose header is in hand (read
 // with an EventReader), as Payload does by id.
-func (x *Index) DetailsOf(e trace.Event) (trace.Details, error) { return x.r.Details(e) }
+func (x *Index) DetailsOf(e trace.Event) (trace.Details, error) {
+	r, err := x.reader()
+	if err != nil {
+		return trace.Details{}, err
+	}
+	return r.Details(e)
+}

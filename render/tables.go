@@ -126,7 +126,11 @@ const MaxHistogramValues = 1 << 22
 // counted with the context's error or [ErrBudget] when it stopped early.
 func (x *Index) Histogram(ctx context.Context, f Filter, lo, hi trace.Time, field string, bins int) (Histogram, error) {
 	h := Histogram{Field: field, Bins: make([]int64, max(bins, 1))}
-	m, err := NewMatcher(Filter{}, x.r)
+	r, err := x.reader()
+	if err != nil {
+		return h, err
+	}
+	m, err := NewMatcher(Filter{}, r)
 	if err != nil {
 		return h, err
 	}

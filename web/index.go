@@ -147,6 +147,8 @@ type indexer struct {
 	mu   sync.Mutex
 	jobs map[uuid.UUID]*job
 	ctx  context.Context // ends at shutdown
+	// persist is the background work on index files (persist.go).
+	persist persister
 }
 
 // progressEvery is how often a build reports progress.
@@ -303,6 +305,7 @@ func (ix *indexer) drop(id uuid.UUID) {
 
 // closeAll stops every build and closes the trace files.
 func (ix *indexer) closeAll() {
+	ix.persist.wait()
 	ix.mu.Lock()
 	jobs := ix.jobs
 	ix.jobs = map[uuid.UUID]*job{}
@@ -387,6 +390,9 @@ func (ix *indexer) acquireBuild(ctx context.Context) error {
 
 // buildStored indexes a stored trace.
 func (ix *indexer) buildStored(ctx context.Context, j *job, e Entry) (idx *index, f *os.File, err error) {
+	if idx, f, ok := ix.openStored(ctx, j, e); ok {
+		return idx, f, nil
+	}
 	f, err = ix.lib.Open(e.ID)
 	if err != nil {
 		return nil, nil, err
@@ -427,6 +433,7 @@ func (ix *indexer) buildStored(ctx context.Context, j *job, e Entry) (idx *index
 		}
 		return nil, f, err
 	}
+	ix.saveIndex(e, x)
 	return &index{x: x, r: r, stats: capStats(x.Stats()), types: x.TypeEvents(), format: closer}, f, nil
 }
 

@@ -134,7 +134,8 @@ func TestDiskFullIndexRetried(t *testing.T) {
 		}
 	})
 
-	// Store and index the trace once, then forget its index cache.
+	// Store and index the trace once, then forget its index cache and
+	// index file.
 	data := synthFile(200_000, 3)
 	noDisk := func(c *Config) { c.MinFreeDisk = -1 } // let the writes fail
 	ts := newTestServer(t, dir, noDisk)
@@ -147,6 +148,7 @@ func TestDiskFullIndexRetried(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, tracesDir, id, statsFile)); err != nil {
 		t.Fatal(err)
 	}
+	os.Remove(filepath.Join(dir, tracesDir, id, indexFileName))
 	// Fill the disk.
 	filler := filepath.Join(dir, "filler")
 	f, err := os.Create(filler)

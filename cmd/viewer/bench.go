@@ -49,6 +49,9 @@ type benchReport struct {
 	// Spans is the derived tracks' part (bench_spans.go); absent when
 	// nothing was derived.
 	Spans *benchSpans `json:"spans,omitempty"`
+	// Warm is the index file's part (bench_persist.go): written, then
+	// reopened to the first frame.
+	Warm *benchWarm `json:"warm,omitempty"`
 }
 
 // benchLevel is the timing of the viewports of one zoom level.
@@ -87,6 +90,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load (reading and indexing) to `FILE`")
 	generateSchedN := fs.Int64("generate-sched", 0, "index a generated perf.data scheduler recording of `N` events (written to a temporary file) instead of a FILE")
 	noDerive := fs.Bool("no-derive", false, "do not derive slice tracks (to compare load times)")
+	indexFile := fs.String("index-file", "", "write the index file to `PATH` and keep it; when PATH holds one for the same source, only reopen it (a warm start in a fresh process)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -124,6 +128,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("bench takes one FILE or --generate N")
 	}
 	rep := benchReport{Source: source}
+	if *indexFile != "" {
+		if _, err := os.Stat(*indexFile); err == nil {
+			w, err := benchReopen(ctx, *indexFile, source, *seed)
+			if err != nil {
+				return err
+			}
+			rep.Warm = w
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rep)
+		}
+	}
 	status := procStatus()
 	rep.BaseRSSBytes = status["VmRSS"]
 	cpu0, cpuOK := processCPU()
@@ -145,7 +161,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer x.Close()
+	defer func() {
+		if x != nil { // benchWriteAndReopen closes it earlier
+			x.Close()
+		}
+	}()
 	rep.LoadSeconds = time.Since(start).Seconds()
 	if cpu1, ok := processCPU(); ok && cpuOK {
 		rep.LoadCPUSeconds = (cpu1 - cpu0).Seconds()
@@ -178,6 +198,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if rep.Spans, err = sweepSpans(ctx, x, rep.LoadSeconds, *seed); err != nil {
+		return err
+	}
+	if rep.Warm, err = benchWriteAndReopen(ctx, &x, *indexFile, *spillDir, source, *seed); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(stdout)

@@ -39,3 +39,47 @@ func TestBenchGenerate(t *testing.T) {
 		t.Error("bench without FILE or --generate did not fail")
 	}
 }
+
+// TestBenchWarm: bench writes the index file and reopens it; the
+// reopened index answers the same sweep with the same items; with
+// --index-file a second run only reopens the kept file, and a run for
+// another source refuses it.
+func TestBenchWarm(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bench.index")
+	bench := func(args ...string) benchReport {
+		t.Helper()
+		var out, errs bytes.Buffer
+		if err := run(context.Background(), append([]string{"bench", "--tracks", "5", "--spill", dir}, args...), &out, &errs); err != nil {
+			t.Fatal(err, errs.String())
+		}
+		var rep benchReport
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	cold := bench("--generate", "40000", "--index-file", file)
+	w := cold.Warm
+	if w == nil || w.WriteSeconds <= 0 || w.FileBytes <= 0 || w.FirstFrameSeconds < w.OpenSeconds || len(w.Levels) != len(cold.Levels) {
+		t.Fatalf("warm part %+v", w)
+	}
+	for i, l := range w.Levels {
+		if c := cold.Levels[i]; l.Items != c.Items || l.ResNS != c.ResNS || l.WindowNS != c.WindowNS {
+			t.Errorf("level %d: reopened %+v, built %+v", i, l, c)
+		}
+	}
+	warm := bench("--generate", "40000", "--index-file", file)
+	if warm.Events != 0 || warm.Warm == nil || warm.Warm.WriteSeconds != 0 || len(warm.Warm.Levels) != len(cold.Levels) {
+		t.Fatalf("warm run %+v", warm)
+	}
+	for i, l := range warm.Warm.Levels {
+		if l.Items != cold.Levels[i].Items {
+			t.Errorf("level %d: %v items in the warm run, %v built", i, l.Items, cold.Levels[i].Items)
+		}
+	}
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), []string{"bench", "--generate", "40001", "--index-file", file}, &out, &errs); err == nil {
+		t.Error("a kept index file of another source was used")
+	}
+}

@@ -94,8 +94,13 @@ type Query struct {
 
 // Aggregate feeds a new Aggregator with the stacked events of x that q
 // selects. When ctx ends (a deadline) it stops and returns what it has
-// with partial true; other errors are returned.
+// with partial true; other errors are returned: render.ErrLoading for an
+// Index opened from its file whose reader pass has not ended (the stacks
+// are the reader's).
 func Aggregate(ctx context.Context, x *render.Index, q Query) (a *Aggregator, partial bool, err error) {
+	if !x.Attached() { // opened from its file, the stacks not read yet
+		return nil, false, render.ErrLoading
+	}
 	meta := x.Meta()
 	if q.ThreadName == nil {
 		q.ThreadName = func(id trace.TrackID) string { return TrackName(meta, id) }
