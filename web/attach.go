@@ -198,6 +198,10 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if s.live.full(s.cfg.MaxLive) { // before a session starts in the process
+		writeError(w, http.StatusTooManyRequests, ErrTooManyLive.Error())
+		return
+	}
 	proc, err := ipc.Find(s.cfg.DiagDir, req.PID)
 	if err != nil {
 		writeError(w, http.StatusNotFound, err.Error())
@@ -219,7 +223,11 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
 	e, _, err := s.Ingest(LiveSource{Name: name, R: src, Stop: src.stop})
 	if err != nil {
 		sess.Close() // the runtime ends a session whose client is gone
-		writeError(w, http.StatusInsufficientStorage, publicError(err))
+		status := http.StatusInsufficientStorage
+		if errors.Is(err, ErrTooManyLive) {
+			status = http.StatusTooManyRequests
+		}
+		writeError(w, status, publicError(err))
 		return
 	}
 	src.log.Info("attached", "trace", e.ID, "providers", len(providers))

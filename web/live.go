@@ -68,6 +68,20 @@ func (lt *liveTrace) wasStopped() bool {
 	return lt.stopped
 }
 
+// ErrTooManyLive is returned when Config.MaxLive live traces are being
+// recorded already.
+var ErrTooManyLive = errors.New("too many live traces are being recorded: stop one first")
+
+// DefaultMaxLive is the default Config.MaxLive.
+const DefaultMaxLive = 8
+
+// full reports whether max live traces are being recorded.
+func (ls *liveSet) full(max int) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.traces) >= max
+}
+
 // liveSet is the server's live traces, by id.
 type liveSet struct {
 	mu     sync.Mutex
@@ -108,6 +122,11 @@ const liveStopWait = 10 * time.Second
 // on until src ends or is stopped ([Server.StopLive]), and the returned
 // channel is closed once the recording is stored.
 func (s *Server) Ingest(src LiveSource) (Entry, <-chan struct{}, error) {
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	if len(s.live.traces) >= s.cfg.MaxLive {
+		return Entry{}, nil, ErrTooManyLive
+	}
 	rec, err := s.lib.Record(src.Name, s.cfg.MaxUpload, func(r io.ReaderAt, size int64) string {
 		if f, err := trace.Sniff(r, size, s.cfg.Formats); err == nil {
 			return f.Name()
@@ -118,9 +137,7 @@ func (s *Server) Ingest(src LiveSource) (Entry, <-chan struct{}, error) {
 		return Entry{}, nil, err
 	}
 	lt := &liveTrace{rec: rec, src: src, done: make(chan struct{})}
-	s.live.mu.Lock()
 	s.live.traces[rec.ID()] = lt
-	s.live.mu.Unlock()
 	e, _ := s.lib.Get(rec.ID())
 	go s.record(lt)
 	s.ix.get(e)
@@ -414,6 +431,10 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
 	}
 	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload)
 	e, stored, err := s.Ingest(LiveSource{Name: name, R: body})
+	if errors.Is(err, ErrTooManyLive) {
+		writeError(w, http.StatusTooManyRequests, err.Error())
+		return
+	}
 	if err != nil {
 		status, msg := s.uploadStatus(err, r, s.cfg.MaxUpload)
 		writeError(w, status, msg)
@@ -457,6 +478,10 @@ func (s *Server) handleLiveDemo(w http.ResponseWriter, r *http.Request) {
 	}
 	src := newPaced(data, d)
 	e, _, err := s.Ingest(LiveSource{Name: "live-" + name, R: src, Stop: src.stop})
+	if errors.Is(err, ErrTooManyLive) {
+		writeError(w, http.StatusTooManyRequests, err.Error())
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusInsufficientStorage, publicError(err))
 		return

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -270,3 +271,34 @@ func TestLiveSurvivesCrash(t *testing.T) {
 }
 
 func testLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestLiveLimit: beyond Config.MaxLive live traces at once, more are
+// refused (429 from the API) until one ends.
+func TestLiveLimit(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), func(c *Config) { liveFormats(c); c.MaxLive = 2 })
+	var pipes []*io.PipeWriter
+	for range 2 {
+		pr, pw := io.Pipe()
+		pipes = append(pipes, pw)
+		if _, _, err := ts.s.Ingest(LiveSource{Name: "x", R: pr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := ts.s.Ingest(LiveSource{Name: "x", R: bytes.NewReader(nil)}); !errors.Is(err, ErrTooManyLive) {
+		t.Errorf("a third live trace: %v, want ErrTooManyLive", err)
+	}
+	if resp, _ := ts.do("POST", "/api/live?name=y", bytes.NewReader(pipeTrace(t, 10))); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("POST /api/live beyond the limit: %d, want 429", resp.StatusCode)
+	}
+	for _, pw := range pipes {
+		pw.Close()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ts.s.live.full(2); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the ended live traces still count")
+		}
+	}
+	if _, _, err := ts.s.Ingest(LiveSource{Name: "x", R: bytes.NewReader(nil)}); err != nil {
+		t.Errorf("after two ended: %v", err)
+	}
+}

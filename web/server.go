@@ -81,6 +81,9 @@ type Config struct {
 	// Demo returns a trace the library holds on first start: its file
 	// name and content. Nil, or a nil result, means no demo.
 	Demo func() (name string, data []byte)
+	// MaxLive bounds the live traces recorded at once (live sources,
+	// attached processes); more are refused. 0 means DefaultMaxLive.
+	MaxLive int
 	// LiveDemoTime is how long the live demo takes to write the demo
 	// trace; 0 means DefaultLiveDemoTime.
 	LiveDemoTime time.Duration
@@ -167,6 +170,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ResidentIndexes <= 0 {
 		cfg.ResidentIndexes = DefaultResidentIndexes
+	}
+	if cfg.MaxLive <= 0 {
+		cfg.MaxLive = DefaultMaxLive
 	}
 	if cfg.MaxUploads <= 0 {
 		cfg.MaxUploads = DefaultMaxUploads
