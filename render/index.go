@@ -204,9 +204,10 @@ type Index struct {
 	// An Index opened from a file (mapped.go): its arrays lie in a
 	// mapping that unmap releases; late is what Attach gives it (the
 	// reader, symbols and derived tracks), nil until then.
-	mapped bool
-	unmap  func() error
-	late   *atomic.Pointer[attached]
+	mapped  bool
+	mapping []byte // the mapped file
+	unmap   func() error
+	late    *atomic.Pointer[attached]
 }
 
 // Build reads r to its end and indexes every event. A damaged trace is not
@@ -688,6 +689,16 @@ func (x *Index) track(id trace.TrackID) *track {
 // For an Index opened from a file, whose arrays are mapped pages the
 // system can drop, it counts only what is on the heap: the chunk lists,
 // run tables and markers.
+// Resident returns the memory the index holds: Bytes, and for an Index
+// opened from a file the pages of the mapping that are in memory (those
+// the queries touched; the system may drop them again).
+func (x *Index) Resident() int64 {
+	if !x.mapped {
+		return x.Bytes()
+	}
+	return x.heapBytes() + residentBytes(x.mapping)
+}
+
 func (x *Index) Bytes() int64 {
 	if x.mapped {
 		return x.heapBytes()

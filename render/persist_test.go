@@ -720,3 +720,28 @@ func TestAttachConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestResident: a mapped index counts the pages its queries touched, at
+// most the file, and a built one its Bytes.
+func TestResident(t *testing.T) {
+	x, err := Build(context.Background(), synth.New(synth.Config{Events: 400000, Tracks: 8, Seed: 3}), Options{SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if x.Resident() != x.Bytes() {
+		t.Errorf("a built index: Resident %d, Bytes %d", x.Resident(), x.Bytes())
+	}
+	y, name := writeAndOpen(t, x)
+	st, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := y.Span()
+	if _, err := y.Query(context.Background(), Viewport{Start: first, End: last + 1, Width: 2000, Tracks: y.Tracks()}); err != nil {
+		t.Fatal(err)
+	}
+	if r := y.Resident(); r <= y.Bytes() || r > y.Bytes()+st.Size() {
+		t.Errorf("a mapped index after a query: Resident %d, heap %d, file %d", r, y.Bytes(), st.Size())
+	}
+}

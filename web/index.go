@@ -237,7 +237,7 @@ func (ix *indexer) evict() {
 			continue // building (a live trace's has an index already), or failed
 		}
 		resident++
-		size[j] = idx.x.Bytes()
+		size[j] = idx.x.Resident() // a mapped index: the pages its views touched
 		bytes += size[j]
 		if j.refs == 0 {
 			idle = append(idle, j)

@@ -1,0 +1,26 @@
+package render
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// residentBytes returns how many bytes of the mapping b are in memory
+// (mincore); all of them when the system does not say.
+func residentBytes(b []byte) int64 {
+	if len(b) == 0 {
+		return 0
+	}
+	page := os.Getpagesize()
+	vec := make([]byte, (len(b)+page-1)/page)
+	_, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0])))
+	if errno != 0 {
+		return int64(len(b))
+	}
+	var n int64
+	for _, v := range vec {
+		n += int64(v & 1)
+	}
+	return min(n*int64(page), int64(len(b)))
+}
