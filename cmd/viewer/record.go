@@ -67,6 +67,9 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *sf.listen != "" && !loopbackOnly(*sf.listen) && !*sf.allowAttach {
+		return errors.New("record: serving a recording beyond loopback needs --allow-attach (whoever reaches the page watches this machine's processes and can stop the recording)")
+	}
 	cmd := fs.Args()
 	if !*noDefault {
 		events = append(append([]string{}, recordEvents...), events...)

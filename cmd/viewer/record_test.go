@@ -236,3 +236,13 @@ func TestServeStdin(t *testing.T) {
 		t.Errorf("viewer dump of the piped trace (%d bytes) differs from the saved file's (%d bytes)", da.Len(), db.Len())
 	}
 }
+
+// TestRecordRefusedBeyondLoopback: record serves beyond loopback only
+// with --allow-attach, and says so before it starts perf.
+func TestRecordRefusedBeyondLoopback(t *testing.T) {
+	var out syncBuffer
+	err := run(context.Background(), []string{"record", "--listen", "0.0.0.0:0", "--perf", "/nonexistent", "--", "true"}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "--allow-attach") {
+		t.Errorf("record --listen 0.0.0.0: %v", err)
+	}
+}
