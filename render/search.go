@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"viewer/trace"
 )
@@ -208,6 +209,14 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 		}
 		shared := &runReader{s: x.spill}
 		h := &cursors{backward: backward}
+		var help *helpers
+		if q.spill && !backward && len(tracks) > 0 {
+			if help, err = q.startHelpers(ctx, len(tracks)); err != nil {
+				yield(Position{}, err)
+				return
+			}
+			defer help.stop()
+		}
 		for _, tid := range tracks {
 			t := x.track(tid)
 			if t == nil || t.times.len() == 0 {
@@ -215,7 +224,7 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 			}
 			c := cursor{t: t, track: tid, want: &q.tf, rr: shared}
 			if q.spill && !backward {
-				c.q, c.run = q, &runHits{}
+				c.q, c.run, c.help = q, &runHits{}, help
 			}
 			if len(tracks) <= maxOwnRuns {
 				c.rr = &runReader{s: x.spill} // consecutive candidates of a track share a run
@@ -288,13 +297,15 @@ type query struct {
 	m      *Matcher
 	tf     typeFilter
 	budget int64
-	reads  int64
+	reads  atomic.Int64 // events read to decide them, of every goroutine
 	// need says, by type code, which admitted events need their spilled
 	// record to be decided; spill is whether any does (decideRun).
 	need  []bool
 	spill bool
 	act   []uint8 // decideRun's action by type code (actNone...)
-	buf   []byte  // decideRun's scratch: a run's records
+	// own decides runs on the query's goroutine, with m.
+	own decider
+	f   Filter
 }
 
 // newQuery compiles f; it returns nil when no event can match.
@@ -303,7 +314,8 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &query{x: x, m: m, budget: f.Budget}
+	q := &query{x: x, m: m, budget: f.Budget, f: f}
+	q.own = decider{q: q, m: m}
 	q.tf.admit = m.TypeCan
 	q.tf.mask = make([]bool, typeEscape+1)
 	q.need = make([]bool, typeEscape+1)
@@ -356,10 +368,10 @@ func (q *query) check(rr *runReader, id EventID, tm trace.Time) (bool, error) {
 		e := trace.Event{Time: tm, Track: id.Track, Type: trace.TypeID(code)}
 		return q.m.Match(&e), nil
 	}
-	if q.budget > 0 && q.reads >= q.budget {
+	if q.budget > 0 && q.reads.Load() >= q.budget {
 		return false, ErrBudget
 	}
-	q.reads++
+	q.reads.Add(1)
 	e, err := rr.event(t, int(id.Index))
 	if err != nil {
 		return false, err
@@ -379,6 +391,8 @@ type cursor struct {
 	rr    *runReader
 	q     *query
 	run   *runHits
+	help  *helpers // nil: no helper goroutines
+	ahead *runJob  // the next run, queued for the helpers
 }
 
 // startIndex returns the first index after from (backward: the last
@@ -466,19 +480,19 @@ func (c *cursor) nextHit(ctx context.Context) bool {
 	b := c.run
 	n := c.t.times.len()
 	for c.i < n {
-		for b.k < len(b.hits) && int(b.hits[b.k]) < c.i {
+		for b.k < len(b.idx) && int(b.idx[b.k]) < c.i {
 			b.k++
 		}
 		switch {
-		case b.k < len(b.hits):
-			c.i = int(b.hits[b.k])
+		case b.k < len(b.idx):
+			c.i, c.tm = int(b.idx[b.k]), b.tm[b.k]
+			return true
 		case c.i < b.end:
 			c.i = b.end
 			continue
 		case b.err == nil:
 			if b.err = ctx.Err(); b.err == nil {
-				b.hits, b.end, b.err = c.q.decideRun(c.t, c.track, c.i, b.hits[:0])
-				b.k = 0
+				c.decide()
 				continue
 			}
 			b.end = c.i
