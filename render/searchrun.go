@@ -226,6 +226,10 @@ type runJob struct {
 // maxHelpers bounds the helper goroutines of one query.
 const maxHelpers = 3
 
+// maxQueued bounds the jobs queued for a query's helpers (a cursor
+// whose job does not fit decides its next run itself).
+const maxQueued = 1024
+
 // startHelpers starts the helpers of a query whose cursors number n; it
 // returns nil when there is one core.
 func (q *query) startHelpers(ctx context.Context, n int) (*helpers, error) {
@@ -233,7 +237,7 @@ func (q *query) startHelpers(ctx context.Context, n int) (*helpers, error) {
 	if k <= 0 {
 		return nil, nil
 	}
-	h := &helpers{jobs: make(chan *runJob, n+1), quit: make(chan struct{})}
+	h := &helpers{jobs: make(chan *runJob, min(n, maxQueued)+1), quit: make(chan struct{})}
 	for range k {
 		m, err := NewMatcher(q.f, q.x.r)
 		if err != nil {
@@ -244,6 +248,11 @@ func (q *query) startHelpers(ctx context.Context, n int) (*helpers, error) {
 			for {
 				select {
 				case j := <-h.jobs:
+					select {
+					case <-h.quit: // the scan ended: its jobs are moot
+						return
+					default:
+					}
 					if !j.taken.CompareAndSwap(false, true) {
 						continue
 					}
