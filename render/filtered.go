@@ -62,6 +62,7 @@ func (x *Index) EvaluateFilter(ctx context.Context, f Filter) (*FilterMask, erro
 	}
 	rr := &runReader{s: x.spill}
 	checks := 0
+	var out found
 	for _, tid := range x.Tracks() {
 		tr := x.track(tid)
 		n := tr.times.len()
@@ -69,6 +70,32 @@ func (x *Index) EvaluateFilter(ctx context.Context, f Filter) (*FilterMask, erro
 			continue
 		}
 		var b *Bitmap
+		if q.spill { // a spill run at a time (searchrun.go)
+			for lo := 0; lo < n; {
+				if err := ctx.Err(); err != nil {
+					m.add(tid, b)
+					return m, err
+				}
+				out.cut(0)
+				next, err := q.own.decideRun(tr, tid, lo, &out)
+				if len(out.idx) > 0 && b == nil {
+					b = NewBitmap(n)
+				}
+				for _, i := range out.idx {
+					b.Set(int(i))
+				}
+				if err != nil {
+					m.add(tid, b)
+					if Stopped(err) {
+						return m, err
+					}
+					return nil, err
+				}
+				lo = next
+			}
+			m.add(tid, b)
+			continue
+		}
 		c := cursor{t: tr, track: tid, want: &q.tf, rr: rr}
 		for step := false; c.advance(ctx, x, false, step); step = true {
 			if checks++; checks&1023 == 0 && ctx.Err() != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"viewer/trace"
 )
@@ -208,12 +209,23 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 		}
 		shared := &runReader{s: x.spill}
 		h := &cursors{backward: backward}
+		var help *helpers
+		if q.spill && !backward && len(tracks) > 0 {
+			if help, err = q.startHelpers(ctx, len(tracks)); err != nil {
+				yield(Position{}, err)
+				return
+			}
+			defer help.stop()
+		}
 		for _, tid := range tracks {
 			t := x.track(tid)
 			if t == nil || t.times.len() == 0 {
 				continue
 			}
 			c := cursor{t: t, track: tid, want: &q.tf, rr: shared}
+			if q.spill && !backward {
+				c.q, c.run, c.help = q, &runHits{}, help
+			}
 			if len(tracks) <= maxOwnRuns {
 				c.rr = &runReader{s: x.spill} // consecutive candidates of a track share a run
 			}
@@ -236,7 +248,16 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 			}
 			c := h.items[0]
 			id := EventID{Track: c.track, Index: int32(c.i)}
-			match, err := q.check(c.rr, id, c.tm)
+			var match bool
+			var err error
+			if c.run != nil { // c.i is a hit, or where deciding stopped
+				match, err = c.run.err == nil || c.i < c.run.end, c.run.err
+				if match {
+					err = nil
+				}
+			} else {
+				match, err = q.check(c.rr, id, c.tm)
+			}
 			if err != nil {
 				yield(Position{}, err)
 				return
@@ -276,7 +297,15 @@ type query struct {
 	m      *Matcher
 	tf     typeFilter
 	budget int64
-	reads  int64
+	reads  atomic.Int64 // events read to decide them, of every goroutine
+	// need says, by type code, which admitted events need their spilled
+	// record to be decided; spill is whether any does (decideRun).
+	need  []bool
+	spill bool
+	act   []uint8 // decideRun's action by type code (actNone...)
+	// own decides runs on the query's goroutine, with m.
+	own decider
+	f   Filter
 }
 
 // newQuery compiles f; it returns nil when no event can match.
@@ -289,13 +318,17 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &query{x: x, m: m, budget: f.Budget}
+	q := &query{x: x, m: m, budget: f.Budget, f: f}
+	q.own = decider{q: q, m: m}
 	q.tf.admit = m.TypeCan
 	q.tf.mask = make([]bool, typeEscape+1)
+	q.need = make([]bool, typeEscape+1)
 	any := false
 	for id := range x.meta.Types {
 		if m.TypeCan(trace.TypeID(id)) {
-			q.tf.mask[min(id, typeEscape)], any = true, true
+			c := min(id, typeEscape)
+			q.tf.mask[c], any = true, true
+			q.need[c] = c == typeEscape || m.needsSpill(trace.TypeID(id))
 		}
 	}
 	if m.TypeCan(-1) { // the plan of every type the table does not describe
@@ -316,6 +349,29 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 	if !any {
 		return nil, nil
 	}
+	if q.tf.mask[typeEscape] {
+		q.need[typeEscape] = true // the record says the type
+	}
+	q.spill = slices.Contains(q.need, true)
+	if q.spill {
+		q.act = make([]uint8, typeEscape+1)
+		var slots [nSlots]bool // the slots of the types whose record is needed
+		for c, need := range q.need {
+			if need {
+				slots[c%nSlots] = true
+			}
+		}
+		for c := range q.act {
+			switch {
+			case q.need[c]:
+				q.act[c] = actRecord
+			case q.tf.mask[c]:
+				q.act[c] = actHeader
+			case slots[c%nSlots]:
+				q.act[c] = actBreak
+			}
+		}
+	}
 	return q, nil
 }
 
@@ -328,10 +384,10 @@ func (q *query) check(rr *runReader, id EventID, tm trace.Time) (bool, error) {
 		e := trace.Event{Time: tm, Track: id.Track, Type: trace.TypeID(code)}
 		return q.m.Match(&e), nil
 	}
-	if q.budget > 0 && q.reads >= q.budget {
+	if q.budget > 0 && q.reads.Load() >= q.budget {
 		return false, ErrBudget
 	}
-	q.reads++
+	q.reads.Add(1)
 	e, err := rr.event(t, int(id.Index))
 	if err != nil {
 		return false, err
@@ -340,7 +396,8 @@ func (q *query) check(rr *runReader, id EventID, tm trace.Time) (bool, error) {
 	return q.m.Match(&e), nil
 }
 
-// cursor walks one track's events that pass the resident filters.
+// cursor walks one track's events that pass the resident filters, or,
+// when run is not nil, the track's hits as decideRun finds them.
 type cursor struct {
 	t     *track
 	track trace.TrackID
@@ -348,6 +405,10 @@ type cursor struct {
 	tm    trace.Time // the time of event i
 	want  *typeFilter
 	rr    *runReader
+	q     *query
+	run   *runHits
+	help  *helpers // nil: no helper goroutines
+	ahead *runJob  // the next run, queued for the helpers
 }
 
 // startIndex returns the first index after from (backward: the last
@@ -386,6 +447,9 @@ func (c *cursor) advance(ctx context.Context, x *Index, backward, step bool) boo
 	if step {
 		c.i += d
 	}
+	if c.run != nil {
+		return c.nextHit(ctx)
+	}
 	n := c.t.times.len()
 	if !backward { // a chunk at a time: the common case, and a hot loop
 		for k := 0; c.i >= 0 && c.i < n; k++ {
@@ -419,6 +483,38 @@ func (c *cursor) advance(ctx context.Context, x *Index, backward, step bool) boo
 			return true
 		}
 		c.i += d
+	}
+	return false
+}
+
+// nextHit moves to the first hit from c.i, deciding the track's runs
+// as it goes. When deciding stops (the budget ran out, the context ended,
+// a read failed) it stays at the first event not decided, with the
+// error in c.run.err, and returns true: the merge yields the error when
+// that event's turn comes, after every hit before it.
+func (c *cursor) nextHit(ctx context.Context) bool {
+	b := c.run
+	n := c.t.times.len()
+	for c.i < n {
+		for b.k < len(b.idx) && int(b.idx[b.k]) < c.i {
+			b.k++
+		}
+		switch {
+		case b.k < len(b.idx):
+			c.i, c.tm = int(b.idx[b.k]), b.tm[b.k]
+			return true
+		case c.i < b.end:
+			c.i = b.end
+			continue
+		case b.err == nil:
+			if b.err = ctx.Err(); b.err == nil {
+				c.decide()
+				continue
+			}
+			b.end = c.i
+		}
+		c.tm = c.t.times.at(c.i)
+		return true
 	}
 	return false
 }

@@ -57,7 +57,7 @@ func (x *Index) CountHits(ctx context.Context, f Filter, lo, hi trace.Time, coun
 					return false, err
 				}
 			}
-			if q.reads >= MaxCountChecks {
+			if q.reads.Load() >= MaxCountChecks {
 				return false, ctx.Err()
 			}
 			match, err := q.check(rr, EventID{Track: tid, Index: int32(c.i)}, tm)

@@ -1,0 +1,315 @@
+package render
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync/atomic"
+
+	"viewer/trace"
+)
+
+// A forward query whose conditions need spilled records (a field
+// predicate, free text) decides a track's candidates a spill run at a
+// time (query.decideRun) rather than one candidate at a time: one pass
+// over the run's type codes, reading the run once, stepping over the
+// records of types that cannot match many at a time (skipRecords) and
+// decoding only the records of types that can, so a field predicate on
+// one type costs a scan of the type column plus that type's records.
+// The cursor then hands out the run's hits; the merge of the tracks in
+// time order sees hits, not candidates.
+
+// What decideRun does with the record of a type code.
+const (
+	actNone   = iota // nothing: the type cannot match, and shares no slot with one that needs its record
+	actBreak         // the type cannot match, but shares a slot with one that needs its record
+	actHeader        // decide the event by its time, track and type
+	actRecord        // decode the record, then decide the event
+)
+
+// runHits is what a cursor has decided of its track: the matching
+// indexes below end, in order, from k on not yet handed out.
+type runHits struct {
+	found
+	k   int
+	end int // the first index not decided
+	err error
+}
+
+// found is the hits of a run: their indexes and times (kept so that the
+// merge does not go back to the track's time column for them).
+type found struct {
+	idx []int32
+	tm  []trace.Time
+}
+
+func (f *found) add(i int, tm trace.Time) {
+	f.idx = append(f.idx, int32(i))
+	f.tm = append(f.tm, tm)
+}
+
+// cut keeps the first n hits.
+func (f *found) cut(n int) { f.idx, f.tm = f.idx[:n], f.tm[:n] }
+
+// skipRecords returns the index after the n records at b[i:]: after
+// their 8n-th varint terminator (a byte below 0x80), counted eight bytes
+// at a time.
+func skipRecords(b []byte, i, n int) int {
+	need := 8 * n
+	if need == 0 {
+		return i
+	}
+	for i+8 <= len(b) {
+		m := ^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
+		if c := bits.OnesCount64(m); c < need {
+			need -= c
+			i += 8
+			continue
+		}
+		for ; need > 1; need-- {
+			m &= m - 1
+		}
+		return i + bits.TrailingZeros64(m)/8 + 1
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x80 {
+			if need--; need == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(b) + 1 // damaged: decodeRecord will say so
+}
+
+// decider decides runs for a query on one goroutine: the query's own,
+// or a helper's (a Matcher is not safe for concurrent use).
+type decider struct {
+	q   *query
+	m   *Matcher
+	buf []byte // a run's records
+}
+
+// reserve takes up to n events of the query's budget (all n when it has
+// none) and returns how many it took.
+func (q *query) reserve(n int) int {
+	if q.budget <= 0 {
+		q.reads.Add(int64(n))
+		return n
+	}
+	for {
+		r := q.reads.Load()
+		g := min(int64(n), q.budget-r)
+		if g <= 0 {
+			return 0
+		}
+		if q.reads.CompareAndSwap(r, r+g) {
+			return int(g)
+		}
+	}
+}
+
+// decideRun decides the candidates of track t (id tid) from index lo to
+// the end of the spill run that holds lo, adding the hits to out. It
+// returns the first index it did not decide: the run's end, or the
+// candidate at which the budget ran out (err is then ErrBudget).
+func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (next int, err error) {
+	q := d.q
+	st := &t.spill
+	k, ok := st.runOf(lo)
+	if !ok {
+		return lo, fmt.Errorf("render: internal error: record %d of %d not in the spill file", lo, st.n)
+	}
+	n0 := len(out.idx)
+	r := st.runs[k]
+	first, end := r.first, st.n
+	if k+1 < len(st.runs) {
+		end = st.runs[k+1].first
+	}
+	// The budget is taken for every event of the run from lo on, and
+	// what the run did not read is given back.
+	allow := q.reserve(end - max(lo, first))
+	used := 0
+	defer func() { q.reads.Add(int64(used - allow)) }()
+	var (
+		data []byte
+		pos  int // the byte offset of record at
+		at   int
+		sl   slotRecords
+	)
+	act := q.act
+	for i := first; i < end; {
+		ch := t.types.chunk(i >> chunkBits)[i&chunkMask:]
+		ch = ch[:min(len(ch), end-i)]
+		for j := 0; j < len(ch); j++ {
+			code := ch[j]
+			switch act[code] {
+			case actNone:
+				continue
+			case actBreak:
+				// A record based on its slot's last record must be of
+				// that record's type: one of another type between them
+				// makes the slot's next record start from zero.
+				sl.code[code%nSlots] = code
+				continue
+			case actHeader: // decided by its time, track and type
+				if i+j >= lo {
+					e := trace.Event{Time: t.times.at(i + j), Track: tid, Type: trace.TypeID(code)}
+					if d.m.Match(&e) {
+						out.add(i+j, e.Time)
+					}
+				}
+				sl.code[code%nSlots] = code
+				continue
+			}
+			x := i + j // actRecord
+			if x >= lo {
+				if used == allow {
+					return x, ErrBudget
+				}
+				used++
+			}
+			if data == nil {
+				if cap(d.buf) < int(r.size) {
+					d.buf = make([]byte, r.size)
+				}
+				data = d.buf[:r.size]
+				if _, err := q.x.spill.f.ReadAt(data, r.off); err != nil {
+					out.cut(n0)
+					return lo, fmt.Errorf("render: reading the index spill file: %w", err)
+				}
+			}
+			pos = skipRecords(data, pos, x-first-at)
+			e := sl.base(code)
+			if pos, err = decodeRecord(&e, data, pos); err != nil {
+				out.cut(n0)
+				return lo, err
+			}
+			at = x - first + 1
+			sl.put(code, &e)
+			if x < lo || code == typeEscape && !q.tf.admit(e.Type) {
+				continue
+			}
+			e.Time, e.Track = t.times.at(x), tid
+			if d.m.Match(&e) {
+				out.add(x, e.Time)
+			}
+		}
+		i += len(ch)
+	}
+	return end, nil
+}
+
+// helpers are the goroutines that decide the cursors' next runs while
+// the merge hands out the hits of their current ones (on a machine of
+// one core there are none). A cursor queues one job ahead; whichever of
+// the merge and a helper takes the job first decides it, so the merge
+// never waits for a job no helper has started.
+type helpers struct {
+	jobs chan *runJob
+	quit chan struct{}
+}
+
+// runJob is the deciding of one run of a cursor's track.
+type runJob struct {
+	t     *track
+	track trace.TrackID
+	lo    int
+	taken atomic.Bool
+	done  chan struct{} // closed when a helper has decided it
+	out   found
+	end   int
+	err   error
+}
+
+// maxHelpers bounds the helper goroutines of one query.
+const maxHelpers = 3
+
+// maxQueued bounds the jobs queued for a query's helpers (a cursor
+// whose job does not fit decides its next run itself).
+const maxQueued = 1024
+
+// startHelpers starts the helpers of a query whose cursors number n; it
+// returns nil when there is one core.
+func (q *query) startHelpers(ctx context.Context, n int) (*helpers, error) {
+	k := min(runtime.GOMAXPROCS(0)-1, maxHelpers)
+	if k <= 0 {
+		return nil, nil
+	}
+	h := &helpers{jobs: make(chan *runJob, min(n, maxQueued)+1), quit: make(chan struct{})}
+	for range k {
+		m, err := NewMatcher(q.f, q.x.r)
+		if err != nil {
+			return nil, err
+		}
+		d := &decider{q: q, m: m}
+		go func() {
+			for {
+				select {
+				case j := <-h.jobs:
+					select {
+					case <-h.quit: // the scan ended: its jobs are moot
+						return
+					default:
+					}
+					if !j.taken.CompareAndSwap(false, true) {
+						continue
+					}
+					if j.err = ctx.Err(); j.err == nil {
+						j.end, j.err = d.decideRun(j.t, j.track, j.lo, &j.out)
+					}
+					close(j.done)
+				case <-h.quit:
+					return
+				}
+			}
+		}()
+	}
+	return h, nil
+}
+
+// stop ends the helpers; a run they are deciding is left to finish.
+func (h *helpers) stop() {
+	if h != nil {
+		close(h.quit)
+	}
+}
+
+// decide decides the run at c.i: with the result of the job queued for
+// it when a helper has taken that job, else here. Then it queues the
+// next run for the helpers.
+func (c *cursor) decide() {
+	b := c.run
+	var spare found // buffers for the next job
+	j := c.ahead
+	c.ahead = nil
+	mine := true
+	if j != nil {
+		if !j.taken.CompareAndSwap(false, true) { // a helper has it
+			<-j.done
+			mine = j.lo != c.i
+		}
+		if mine {
+			spare = j.out
+		} else {
+			spare, b.found = b.found, j.out
+			b.end, b.err = j.end, j.err
+		}
+	}
+	if mine {
+		b.cut(0)
+		b.end, b.err = c.q.own.decideRun(c.t, c.track, c.i, &b.found)
+	}
+	b.k = 0
+	if c.help == nil || b.err != nil || b.end >= c.t.times.len() {
+		return
+	}
+	spare.cut(0)
+	nj := &runJob{t: c.t, track: c.track, lo: b.end, done: make(chan struct{}), out: spare}
+	select {
+	case c.help.jobs <- nj:
+		c.ahead = nj
+	default: // the queue is full: decide it here when its turn comes
+	}
+}

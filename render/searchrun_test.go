@@ -1,0 +1,212 @@
+package render
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+
+	"viewer/trace"
+	"viewer/trace/synth"
+)
+
+// TestDecideRuns checks the run-at-a-time forward scan (decideRun, with
+// helper goroutines) on a trace whose tracks span many spill runs and
+// whose types share type slots (3 and 67, 5 and 69): every hit of a
+// filter, in order, equals a brute-force filter of the events where one
+// can be written, and the backward scan (which checks one candidate at a
+// time) reversed for every filter, and the events of EvaluateFilter's
+// mask; a budget or a deadline that stops the
+// scan leaves a prefix of the hits.
+func TestDecideRuns(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // three helpers, even on one core
+	cfg := synth.Config{Events: 60_000, Tracks: 5, Types: 70, Seed: 12, MeanGap: 20}
+	evs := events(t, cfg)
+	x := build(t, cfg)
+	ref := synth.New(cfg)
+	type ev struct {
+		pos Position
+		e   trace.Event
+	}
+	var all []ev
+	idx := map[trace.TrackID]int32{}
+	for _, e := range evs {
+		all = append(all, ev{Position{e.Time, EventID{e.Track, idx[e.Track]}}, e})
+		idx[e.Track]++
+	}
+	slices.SortFunc(all, func(a, b ev) int {
+		return cmp.Or(cmp.Compare(a.pos.Time, b.pos.Time), cmp.Compare(a.pos.ID.Track, b.pos.ID.Track), cmp.Compare(a.pos.ID.Index, b.pos.ID.Index))
+	})
+	pred := func(field string, op Op, v string) Expr {
+		return Expr{Kind: ExprPred, Pred: Predicate{field, op, v}}
+	}
+	name := func(s string) Expr { return Expr{Kind: ExprName, Text: s} }
+	filters := []struct {
+		f     Filter
+		brute func(trace.Event, trace.Details) bool // nil: no brute force
+	}{
+		{Filter{Types: []trace.TypeID{3}, Where: []Predicate{{"value", OpGe, "0"}}}, // every candidate a hit
+			func(e trace.Event, d trace.Details) bool { return e.Type == 3 }},
+		{Filter{Types: []trace.TypeID{3, 67}, Where: []Predicate{{"value", OpLt, "300"}}},
+			func(e trace.Event, d trace.Details) bool {
+				return (e.Type == 3 || e.Type == 67) && synth.Value(e) < 300
+			}},
+		{Filter{Types: []trace.TypeID{1, 15}, Tracks: []trace.TrackID{0, 2}, Where: []Predicate{{"name", OpContains, "ITEM-1"}}},
+			func(e trace.Event, d trace.Details) bool {
+				return (e.Type == 1 || e.Type == 15) && (e.Track == 0 || e.Track == 2) && Predicate{"name", OpContains, "ITEM-1"}.Match(d)
+			}},
+		{Filter{Where: []Predicate{{"point.y", OpEq, "42"}}},
+			func(e trace.Event, d trace.Details) bool { return synth.Value(e)/10 == 42 }},
+		// A field predicate on one type or any event of another (decided
+		// by the type column alone) of a slot shared with the first.
+		{Filter{Expr: Expr{Kind: ExprOr, Args: []Expr{And(name("Event69"), pred("value", OpEq, "7")), And(name("Event5"), Expr{Kind: ExprNot, Args: []Expr{name("Event5")}}), name("EVENT67")}}}, nil},
+		{Filter{Expr: Expr{Kind: ExprText, Text: "item-36"}}, nil},
+		{Filter{Expr: And(pred("@track", OpContains, "1"), pred("label", OpMatch, "value=9+$"))}, nil},
+		{Filter{Expr: pred("@time", OpLt, "0")}, nil},
+	}
+	ctx := context.Background()
+	collect := func(f Filter, from Position, backward bool) ([]Position, error) {
+		var hits []Position
+		for pos, err := range x.Hits(ctx, f, from, backward) {
+			if err != nil {
+				return hits, err
+			}
+			hits = append(hits, pos)
+		}
+		return hits, nil
+	}
+	for fi, c := range filters {
+		got, err := collect(c.f, At(math.MinInt64), false)
+		if err != nil {
+			t.Fatalf("filter %d: %v", fi, err)
+		}
+		back, err := collect(c.f, At(math.MaxInt64), true)
+		if err != nil {
+			t.Fatalf("filter %d backward: %v", fi, err)
+		}
+		slices.Reverse(back)
+		if !slices.Equal(got, back) {
+			t.Fatalf("filter %d: %d hits forward, %d backward (first difference at %d)", fi, len(got), len(back), firstDiff(got, back))
+		}
+		if c.brute != nil {
+			var want []Position
+			for _, a := range all {
+				d, err := ref.Details(a.e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.brute(a.e, d) {
+					want = append(want, a.pos)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("filter %d: %d hits, brute force %d (first difference at %d)", fi, len(got), len(want), firstDiff(got, want))
+			}
+		}
+		// The timeline's filter mask holds the same events.
+		mask, err := x.EvaluateFilter(ctx, c.f)
+		if err != nil || !mask.Complete || mask.Total() != int64(len(got)) {
+			t.Fatalf("filter %d: mask of %d events (err %v), want %d", fi, mask.Total(), err, len(got))
+		}
+		for _, p := range got {
+			if !mask.Bitmap(p.ID.Track).Has(int(p.ID.Index)) {
+				t.Fatalf("filter %d: the mask lacks hit %+v", fi, p)
+			}
+		}
+		if fi < 4 && len(got) < 100 {
+			t.Fatalf("filter %d: only %d hits: the test tests little", fi, len(got))
+		}
+		// From the middle of a track's run.
+		if len(got) > 10 {
+			from := got[len(got)/2]
+			mid, err := collect(c.f, from, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(mid, got[len(got)/2+1:]) {
+				t.Fatalf("filter %d from %+v: %d hits, want %d", fi, from, len(mid), len(got)-len(got)/2-1)
+			}
+		}
+		// A budget that runs out leaves a prefix of the hits.
+		for _, budget := range []int64{1, 700, 5000, 20_000} {
+			f := c.f
+			f.Budget = budget
+			part, err := collect(f, At(math.MinInt64), false)
+			if err != nil && !errors.Is(err, ErrBudget) {
+				t.Fatal(err)
+			}
+			if len(part) > len(got) || !slices.Equal(part, got[:len(part)]) {
+				t.Fatalf("filter %d budget %d: %d hits, not a prefix of the %d hits", fi, budget, len(part), len(got))
+			}
+			if fi < 4 && int64(len(part)) > budget { // every candidate of these reads its record
+				t.Fatalf("filter %d budget %d: %d hits", fi, budget, len(part))
+			}
+			if err == nil && len(part) != len(got) {
+				t.Fatalf("filter %d budget %d: %d hits without ErrBudget, want %d", fi, budget, len(part), len(got))
+			}
+		}
+	}
+	// A deadline: the hits before it, then the context's error.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := Filter{Types: []trace.TypeID{3}, Where: []Predicate{{"value", OpGe, "0"}}}
+	var n int
+	var stop error
+	for _, err := range x.Hits(cctx, f, At(math.MinInt64), false) {
+		if err != nil {
+			stop = err
+			break
+		}
+		if n++; n == 50 {
+			cancel()
+		}
+	}
+	if !errors.Is(stop, context.Canceled) || n < 50 {
+		t.Fatalf("after cancel: %d hits, %v", n, stop)
+	}
+}
+
+func firstDiff(a, b []Position) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestSkipRecords checks skipRecords against skipRecord applied n times,
+// on records of every length and on damaged input.
+func TestSkipRecords(t *testing.T) {
+	var b []byte
+	var prev trace.Event
+	for i := range 500 {
+		e := trace.Event{Type: trace.TypeID(i % 7), Seq: uint32(i * i * 977), CPU: int32(i % 3), Stack: trace.StackID(i << (i % 40)), Payload: trace.Loc{Off: int64(i) << (i % 50), Len: int32(i)}}
+		b = appendRecord(slices.Grow(b, maxRecordSize), &prev, &e)
+		prev = e
+	}
+	for n := range 60 {
+		for i := 0; i < 40; i++ {
+			pos := 0
+			for range i {
+				pos = skipRecord(b, pos)
+			}
+			want := pos
+			for range n {
+				want = skipRecord(b, want)
+			}
+			if got := skipRecords(b, pos, n); got != want {
+				t.Fatalf("skipRecords(at record %d, %d) = %d, want %d", i, n, got, want)
+			}
+		}
+	}
+	if got := skipRecords(b, 0, 501); got != len(b)+1 {
+		t.Fatalf("past the end: %d, want %d", got, len(b)+1)
+	}
+	if got := skipRecords(b[:5], 0, 1); got != 6 {
+		t.Fatalf("a short record: %d, want 6", got)
+	}
+}
