@@ -28,6 +28,8 @@ func TestProgressiveFirstFrame(t *testing.T) {
 	data := synthFile(events, 11)
 	ts := newTestServer(t, t.TempDir(), nil)
 	_, id, _ := ts.upload("big", data)
+	uploaded := time.Now()
+	var firstFrame time.Duration
 	c, _, err := ts.dial(id, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +78,9 @@ func TestProgressiveFirstFrame(t *testing.T) {
 				continue
 			}
 			k := total(f)
+			if firstFrame == 0 {
+				firstFrame = time.Since(uploaded)
+			}
 			pending = pending && f.Seq != seq
 			replies = append(replies, k)
 			if !ended {
@@ -137,7 +142,8 @@ func TestProgressiveFirstFrame(t *testing.T) {
 			t.Fatalf("message %s", b)
 		}
 	}
-	t.Logf("%d progress, %d live messages; replies before the end: %v", len(progress), len(lives), beforeEnd)
+	t.Logf("first frame %v after the upload; %d progress, %d live messages; replies before the end: %v",
+		firstFrame, len(progress), len(lives), beforeEnd)
 	if len(beforeEnd) < 2 {
 		t.Fatalf("%d replies came before indexing ended, want several", len(beforeEnd))
 	}
