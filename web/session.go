@@ -346,6 +346,7 @@ func (ss *session) writeProgress() error {
 	case StateReady:
 		if idx != nil {
 			if ss.tablesOf.live {
+				ss.shown = nil // the prefix's snapshot may go
 				return ss.serveLive(idx, true)
 			}
 			return ss.serve() // sends ready and the tables first
