@@ -94,6 +94,14 @@ func (j *job) snapshot() (Progress, *index) {
 	return j.progress, j.idx
 }
 
+// index returns the job's index: nil before the first snapshot of its
+// build.
+func (j *job) index() *index {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.idx
+}
+
 // subscribe returns a channel that receives a value whenever the job's
 // progress changes after the call (coalesced), and a func to stop.
 func (j *job) subscribe() (<-chan struct{}, func()) {
@@ -388,7 +396,9 @@ func (ix *indexer) acquireBuild(ctx context.Context) error {
 	}
 }
 
-// buildStored indexes a stored trace.
+// buildStored indexes a stored trace. While it reads, snapshots of the
+// prefix indexed so far are the job's index (watchLive), the state
+// staying "indexing".
 func (ix *indexer) buildStored(ctx context.Context, j *job, e Entry) (idx *index, f *os.File, err error) {
 	if idx, f, ok := ix.openStored(ctx, j, e); ok {
 		return idx, f, nil
@@ -425,9 +435,34 @@ func (ix *indexer) buildStored(ctx context.Context, j *job, e Entry) (idx *index
 			p.Percent, p.Events, p.EventsPerS = pct, rp.Events, rate
 		})
 	}
+	// The prefix indexed so far is the job's index while the build runs
+	// (progressive first paint, PROTOCOL.md §4), unless the job shows an
+	// index already (a live trace's, until this one replaces it). A build
+	// that ends before the first snapshot (liveEvery) publishes none.
+	prefix := j.index() == nil
+	var built, watched chan struct{}
+	if prefix {
+		lv := render.NewLive(liveEvery)
+		opts.Live = lv
+		built, watched = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(watched)
+			ix.watchLive(j, lv, r, built, StateIndexing)
+		}()
+	}
 	x, err := render.Build(ctx, r, opts)
+	if prefix {
+		close(built)
+		<-watched
+	}
 	closer, _ := r.(io.Closer)
 	if err != nil {
+		if prefix {
+			// The snapshots share the failed build's spill file, closed.
+			j.mu.Lock()
+			j.idx = nil
+			j.mu.Unlock()
+		}
 		if closer != nil {
 			closer.Close()
 		}

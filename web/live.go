@@ -300,7 +300,7 @@ func (ix *indexer) indexLive(ctx context.Context, j *job, e Entry, rec *Recordin
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		ix.watchLive(j, lv, r, built)
+		ix.watchLive(j, lv, r, built, StateLive)
 	}()
 	x, err := render.Build(ctx, r, opts)
 	close(built)
@@ -313,8 +313,10 @@ func (ix *indexer) indexLive(ctx context.Context, j *job, e Entry, rec *Recordin
 }
 
 // watchLive makes each snapshot lv publishes the job's index until the
-// build ends.
-func (ix *indexer) watchLive(j *job, lv *render.Live, r trace.Reader, built <-chan struct{}) {
+// build ends. A live trace's state is live and its events those of the
+// snapshot; a stored trace's build (state indexing) reports its progress
+// itself, and the snapshot is only news to the sessions.
+func (ix *indexer) watchLive(j *job, lv *render.Live, r trace.Reader, built <-chan struct{}, state State) {
 	for {
 		select {
 		case <-lv.Updated():
@@ -330,7 +332,11 @@ func (ix *indexer) watchLive(j *job, lv *render.Live, r trace.Reader, built <-ch
 		j.mu.Lock()
 		j.idx = snap
 		j.mu.Unlock()
-		j.update(func(p *Progress) { p.State, p.Events = StateLive, x.Events() })
+		j.update(func(p *Progress) {
+			if state == StateLive {
+				p.State, p.Events = StateLive, x.Events()
+			}
+		})
 	}
 }
 
@@ -357,15 +363,19 @@ func tablesKeyOf(idx *index) tablesKey {
 }
 
 // liveJSON is the message a session gets whenever a live trace's index
-// grows, and once when it has ended (PROTOCOL.md §live).
+// grows, and once when it has ended (PROTOCOL.md §live); likewise while a
+// stored trace indexes, each snapshot of the prefix (Indexing).
 type liveJSON struct {
-	Type   string     `json:"type"` // "live"
-	Ended  bool       `json:"ended"`
-	Events int64      `json:"events"`
-	First  trace.Time `json:"first,string"`
-	Last   trace.Time `json:"last,string"`
-	Tracks int        `json:"tracks"`
-	Types  int        `json:"types"`
+	Type  string `json:"type"` // "live"
+	Ended bool   `json:"ended"`
+	// Indexing says the index grows because a stored trace is being
+	// indexed, not recorded: no Follow, no Stop.
+	Indexing bool       `json:"indexing,omitempty"`
+	Events   int64      `json:"events"`
+	First    trace.Time `json:"first,string"`
+	Last     trace.Time `json:"last,string"`
+	Tracks   int        `json:"tracks"`
+	Types    int        `json:"types"`
 }
 
 // serveLive tells the page how far a live trace has grown (the tables
@@ -384,7 +394,7 @@ func (ss *session) serveLive(idx *index, ended bool) error {
 	}
 	first, last := idx.x.Span()
 	m := idx.x.Meta()
-	if err := ss.writeJSON(liveJSON{Type: "live", Ended: ended, Events: idx.x.Events(), First: first, Last: last, Tracks: len(m.Tracks), Types: len(m.Types)}); err != nil {
+	if err := ss.writeJSON(liveJSON{Type: "live", Ended: ended, Indexing: ss.indexing, Events: idx.x.Events(), First: first, Last: last, Tracks: len(m.Tracks), Types: len(m.Types)}); err != nil {
 		return err
 	}
 	ss.mu.Lock()

@@ -91,6 +91,11 @@ type session struct {
 	// what they were made of (writer only).
 	sentTables bool
 	tablesOf   tablesKey
+	// shown is the snapshot of a stored trace's build the page was last
+	// told of, and indexing says there was one: the session's live
+	// messages say "indexing" (writer only).
+	shown    *index
+	indexing bool
 }
 
 func (s *Server) upgrader() *websocket.Upgrader {
@@ -341,6 +346,7 @@ func (ss *session) writeProgress() error {
 	case StateReady:
 		if idx != nil {
 			if ss.tablesOf.live {
+				ss.shown = nil // the prefix's snapshot may go
 				return ss.serveLive(idx, true)
 			}
 			return ss.serve() // sends ready and the tables first
@@ -348,6 +354,14 @@ func (ss *session) writeProgress() error {
 	case StateLive:
 		if idx != nil {
 			return ss.serveLive(idx, false)
+		}
+	case StateIndexing:
+		// A stored trace's prefix: shown as it grows, with the progress.
+		if idx != nil && idx.snapshot && idx != ss.shown {
+			ss.shown, ss.indexing = idx, true
+			if err := ss.serveLive(idx, false); err != nil {
+				return err
+			}
 		}
 	case StateFailed:
 		return ss.writeJSON(map[string]any{"type": "failed", "error": p.Error})

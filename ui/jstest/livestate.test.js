@@ -4,16 +4,30 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { liveOf, RateMeter, metaStale, chaseRange, liveText, RATE_WINDOW_MS } from '../static/js/livestate.js';
+import { liveOf, RateMeter, metaStale, chaseRange, liveText, coversSpan, RATE_WINDOW_MS } from '../static/js/livestate.js';
 
 test('a live message: times become BigInt past 2^53, counts are whole and not negative', () => {
   assert.deepEqual(liveOf({ type: 'live', ended: false, events: 4000, first: '500000', last: '9007199254740993', tracks: 7, types: 12 }),
-    { ended: false, events: 4000, first: 500000n, last: 9007199254740993n, tracks: 7, types: 12 });
+    { ended: false, indexing: false, events: 4000, first: 500000n, last: 9007199254740993n, tracks: 7, types: 12 });
   assert.deepEqual(liveOf({ type: 'live', ended: true, events: -3, first: 5, last: '7', tracks: 'x', types: 2.5 }),
-    { ended: true, events: 0, first: 5n, last: 7n, tracks: 0, types: 2 });
+    { ended: true, indexing: false, events: 0, first: 5n, last: 7n, tracks: 0, types: 2 });
   // ended must be true itself; a last before first is first.
   assert.equal(liveOf({ type: 'live', ended: 'yes', first: '9', last: '3' })?.ended, false);
   assert.equal(liveOf({ type: 'live', first: '9', last: '3' })?.last, 9n);
+  // indexing (a stored trace's prefix) likewise must be true itself.
+  assert.equal(liveOf({ type: 'live', indexing: true, first: '1', last: '2' })?.indexing, true);
+  assert.equal(liveOf({ type: 'live', indexing: 1, first: '1', last: '2' })?.indexing, false);
+});
+
+test('a view covers the span when it holds both ends, as brute force over small ranges says', () => {
+  for (let s = 0n; s < 6n; s++) {
+    for (let e = s + 1n; e < 8n; e++) {
+      // The span 2..4: covered when every instant of it is in the view.
+      let all = true;
+      for (let t = 2n; t <= 4n; t++) all = all && t >= s && t <= e;
+      assert.equal(coversSpan({ start: s, end: e }, { first: 2n, last: 4n }), all, `view ${s}..${e}`);
+    }
+  }
 });
 
 test('a message that is not a live one, or has no times, is null', () => {

@@ -360,9 +360,13 @@ func relDigits(s string) string {
 }
 
 // TestServerProgressDrawn uploads a large synthetic trace and opens it at
-// once: while it indexes, the canvas draws a bar filled to the server's
-// percentage (strictly between 0 and 100) with the event count, and
-// the toolbar says the same.
+// once (issue #21, progressive first paint): while it indexes the page
+// draws frames of the indexed prefix, the default view fitted to the
+// prefix as it grows, and the toolbar shows the server's progress, its bar
+// filled to the percentage shown (strictly between 0 and 100, rounded
+// down) with the event count. Zooming works meanwhile and the zoomed view
+// stays while the prefix grows; back to the whole view, the page shows
+// the whole trace once indexing ends, the progress gone.
 func TestServerProgressDrawn(t *testing.T) {
 	const bigEvents = 20_000_000
 	vs := newViewerServer(t)
@@ -380,32 +384,26 @@ func TestServerProgressDrawn(t *testing.T) {
 	}
 	ctx := tab(t)
 	var seen struct {
-		Percent, Events, Filled, Want float64
-		Text                          string
-		Meta                          bool
+		Percent, Events, Bar float64
+		BarHidden, Covers    bool
+		Text                 string
+		MetaEvents           float64
+		Draws, Refits        int
 	}
-	// In the page, between frames: the progress last drawn and the bar's
-	// filled pixels in the accent colour, read together.
+	// In the page: frames of the prefix drawn and refitted while indexing,
+	// with the progress shown, read together.
 	const watch = `new Promise((resolve, reject) => {
   const t0 = Date.now();
   const id = setInterval(() => {
     const v = window.__viewer;
-    if (Date.now() - t0 > 30000) { clearInterval(id); reject(new Error('no intermediate progress drawn')); return; }
-    if (!v || v.meta || !v.progressDrawn) return;
+    if (Date.now() - t0 > 30000) { clearInterval(id); reject(new Error('no frame of the prefix drawn with the progress')); return; }
+    if (!v || !v.meta || !v.frame || !v.draws || !v.live.indexing || v.live.refits < 2 || !v.progressDrawn) return;
     const p = v.progressDrawn;
     if (!(p.percent > 0 && p.percent < 100)) return;
     clearInterval(id);
-    const c = v.ui.canvas, ctx = c.getContext('2d'), dpr = v.renderer.dpr, cssW = v.renderer.cssW;
-    const bw = Math.max(40, Math.min(480, Math.round(cssW * 0.6))), bx = Math.round((cssW - bw) / 2);
-    const by = Math.round(Math.max(40, Math.min(v.renderer.cssH / 2, 160)));
-    const probe = document.createElement('canvas').getContext('2d');
-    probe.fillStyle = v.theme.accent; probe.fillRect(0, 0, 1, 1);
-    const [r, g, b] = probe.getImageData(0, 0, 1, 1).data;
-    const row = ctx.getImageData(Math.round(bx * dpr), Math.round((by + 7) * dpr), Math.round(bw * dpr), 1).data;
-    let n = 0;
-    for (let i = 0; i < row.length; i += 4) if (Math.abs(row[i]-r) + Math.abs(row[i+1]-g) + Math.abs(row[i+2]-b) < 24) n++;
-    resolve({Percent: p.percent, Events: p.events, Filled: n / dpr, Want: bw * p.percent / 100,
-      Text: v.ui.progressText.textContent, Meta: !!v.meta});
+    resolve({Percent: p.percent, Events: p.events, Bar: v.ui.progress.value, BarHidden: v.ui.progress.hidden,
+      Covers: v.vp.start <= v.meta.first && v.vp.end >= v.meta.last, Text: v.ui.progressText.textContent,
+      MetaEvents: v.meta.events, Draws: v.draws, Refits: v.live.refits});
   }, 10);
 })`
 	err = chromedp.Run(ctx,
@@ -417,22 +415,83 @@ func TestServerProgressDrawn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("drawn: %+v", seen)
-	if seen.Meta || !(seen.Percent > 0 && seen.Percent < 100) || seen.Events <= 0 {
-		t.Errorf("progress drawn %+v, want a percentage strictly between 0 and 100 with events, before ready", seen)
+	if !(seen.Percent > 0 && seen.Percent < 100) || seen.Events <= 0 {
+		t.Errorf("progress shown %+v, want a percentage strictly between 0 and 100 with events, while indexing", seen)
 	}
 	// The server's share of the events (the synthetic reader knows their
 	// number), rounded down.
 	if want := math.Floor(100 * seen.Events / bigEvents); seen.Percent != want {
-		t.Errorf("%v events of %d drawn as %v %%, want %v %%", seen.Events, bigEvents, seen.Percent, want)
+		t.Errorf("%v events of %d shown as %v %%, want %v %%", seen.Events, bigEvents, seen.Percent, want)
 	}
-	if seen.Filled < seen.Want-3 || seen.Filled > seen.Want+3 {
-		t.Errorf("the bar has %v px filled, want %v (%v %%)", seen.Filled, seen.Want, seen.Percent)
+	if seen.BarHidden || seen.Bar != seen.Percent {
+		t.Errorf("the toolbar's bar is at %v (hidden %v), want %v", seen.Bar, seen.BarHidden, seen.Percent)
 	}
-	if !strings.Contains(seen.Text, " events") || !strings.Contains(seen.Text, " %") || strings.Contains(seen.Text, "100 %") {
+	if !strings.Contains(seen.Text, " events") || !strings.Contains(seen.Text, fmt.Sprintf(" %v %%", seen.Percent)) || strings.Contains(seen.Text, "100 %") {
 		t.Errorf("toolbar progress %q", seen.Text)
 	}
-	if err := chromedp.Run(ctx, chromedp.Poll(ready, nil, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(50*time.Second))); err != nil {
-		t.Errorf("the trace did not open after indexing: %v", err)
+	if seen.MetaEvents <= 0 || seen.MetaEvents >= bigEvents || !seen.Covers {
+		t.Errorf("the prefix shown has %v events (covered by the view: %v), want a prefix fitted in the view", seen.MetaEvents, seen.Covers)
+	}
+
+	// Zooming in while indexing: a frame for the new view comes, and the
+	// view stays as the prefix grows.
+	var zoomed struct {
+		Span  string
+		Grown int
+	}
+	err = chromedp.Run(ctx,
+		chromedp.Focus("#timeline", chromedp.ByID),
+		chromedp.KeyEvent("w"),
+		eval(`({Span: String(window.__viewer.vp.spanNs), Grown: window.__viewer.live.grown})`, &zoomed),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var still bool
+	err = chromedp.Run(ctx, eval(`new Promise((resolve, reject) => {
+  const t0 = Date.now();
+  const id = setInterval(() => {
+    const v = window.__viewer;
+    if (!v.live.indexing) { clearInterval(id); resolve(false); return; }
+    if (Date.now() - t0 > 20000) { clearInterval(id); reject(new Error('no frame of the zoomed view')); return; }
+    if (v.live.grown > `+itoa(zoomed.Grown)+` && v.frame.seq === v.source.seq && String(v.vp.spanNs) === '`+zoomed.Span+`') { clearInterval(id); resolve(true); }
+  }, 10);
+})`, &still))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !still {
+		t.Errorf("indexing ended before the zoomed view got a frame while the prefix grew")
+	}
+
+	// The whole view again: at the end, the whole trace, no progress.
+	var end struct {
+		Events   float64
+		Last     string
+		Covers   bool
+		Text     string
+		Hidden   bool
+		Indexing bool
+	}
+	err = chromedp.Run(ctx,
+		chromedp.Focus("#timeline", chromedp.ByID),
+		chromedp.KeyEvent("0"),
+		chromedp.Poll(`(() => { const v = window.__viewer; return !v.live.indexing && v.meta.events === `+itoa(bigEvents)+` && v.frame.seq === v.source.seq; })()`,
+			nil, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(50*time.Second)),
+		eval(`(() => { const v = window.__viewer; return {Events: v.meta.events, Last: String(v.meta.last),
+  Covers: v.vp.start <= v.meta.first && v.vp.end >= v.meta.last, Text: v.ui.progressText.textContent,
+  Hidden: v.ui.progress.hidden, Indexing: v.live.indexing}; })()`, &end),
+	)
+	shot(t, ctx, "progress-done")
+	if err != nil {
+		t.Fatalf("the whole trace was not shown after indexing: %v", err)
+	}
+	info := vs.info(t, up.ID)
+	if info.State != "ready" || info.Stats == nil || info.Stats.Events != bigEvents {
+		t.Errorf("after indexing the API says %+v", info)
+	}
+	if !end.Covers || end.Text != "" || !end.Hidden || end.Indexing {
+		t.Errorf("after indexing the page shows %+v, want the whole trace in view and no progress", end)
 	}
 }
 

@@ -8,7 +8,8 @@
 // events and has the renderer draw at most once per animation frame.
 //
 // While the source indexes the trace, the canvas shows its progress
-// (render.js drawProgress). detailspane.js owns the details panel's frame,
+// (render.js drawProgress) until the first prefix of a big trace opens;
+// the toolbar then shows it while the prefix grows (live.js). detailspane.js owns the details panel's frame,
 // tip.js the track names' tooltip; the layout they change is a pref
 // (prefs.js, localStorage), not view state.
 //
@@ -17,8 +18,9 @@
 //
 // window.__viewer is the App: the browser tests (web/browser) read its
 // getters below, labelW(), rowsVisible(), draws, ui.canvas, renderer,
-// progressDrawn (the progress last drawn), stacks (the stacks panel) and
-// live (live.js: live, chasing, chaseFrames).
+// progressDrawn (the progress last drawn, on the canvas or, while the
+// prefix shows, the toolbar), stacks (the stacks panel) and live (live.js:
+// live, chasing, chaseFrames, indexing).
 
 'use strict';
 
@@ -197,9 +199,9 @@ export class App {
       panels.banner(errText(e));
       return;
     }
-    this.loading = null;
-    ui.progress.hidden = true;
-    ui.progressText.textContent = '';
+    // A stored trace still indexing opens on its prefix: the progress
+    // stays on the toolbar until indexing ends (live.js).
+    if (!this.live.indexing) this.indexingEnded();
     if (!ui.title.textContent) ui.title.textContent = meta.name;
     // Before the model takes the trace: until the view state is applied
     // nothing may draw or ask for frames.
@@ -263,13 +265,23 @@ export class App {
    * the canvas. @param {import('./progress.js').Progress} p
    */
   showProgress(p) {
-    // Once open, progress is a live trace's or its stored index's being
-    // built in the background (live.js says what matters).
-    if (this.m.meta) return;
+    // Once open, progress is a stored trace's indexing while its prefix
+    // shows (on the toolbar only), else a live trace's or its stored
+    // index's being built in the background (live.js says what matters).
+    if (this.m.meta && !(this.live.indexing && p.state === 'indexing')) return;
     this.loading = p;
-    this.ui.progress.value = Math.min(99, Math.max(0, p.percent));
+    this.ui.progress.hidden = false;
+    this.ui.progress.value = shownPercent(p.percent);
     this.ui.progressText.textContent = progressText(p);
+    if (this.m.meta) this.progressDrawn = { percent: shownPercent(p.percent), events: p.events };
     this.schedule();
+  }
+
+  /** The trace is indexed (or was when it opened): the progress goes. */
+  indexingEnded() {
+    this.loading = null;
+    this.ui.progress.hidden = true;
+    this.ui.progressText.textContent = '';
   }
 
   /**

@@ -9,14 +9,23 @@
 // event: its requests carry `chase`, and the frames the server pushes are
 // shown as they come; panning or zooming turns chasing off, the toggle
 // (key `.`, the toolbar's Follow) turns it on. When the trace ends the
-// page becomes an ordinary trace page, the view where it was. The pure
+// page becomes an ordinary trace page, the view where it was.
+//
+// A stored trace being indexed (issue #21) grows the same way, its `live`
+// messages marked `indexing`: the page opens on the indexed prefix, with
+// no LIVE badge, Follow or Stop; the toolbar shows the indexing progress
+// (app.js showProgress). A view that covers the whole span (the default
+// one) is fitted to it again as it grows; another stays, its frame asked
+// again when the trace grows in it. When indexing ends the metadata is
+// loaded again and the frame comes from the whole trace's index. The pure
 // parts are livestate.js's.
 
 'use strict';
 
 import { el } from './dom.js';
 import { Viewport } from './viewport.js';
-import { RateMeter, metaStale, chaseRange, liveText } from './livestate.js';
+import { RateMeter, metaStale, chaseRange, liveText, coversSpan } from './livestate.js';
+import { fullView } from './navigate.js';
 import { errText } from './panels.js';
 
 /** @typedef {import('./livestate.js').LiveMsg} LiveMsg */
@@ -30,6 +39,11 @@ export class LiveView {
     this.live = false;
     /** The view follows the newest event. */
     this.chasing = false;
+    /** A stored trace's prefix is shown while it indexes. */
+    this.indexing = false;
+    /** Indexing messages applied to the open page, and refits of the whole view (the browser tests read them). */
+    this.grown = 0;
+    this.refits = 0;
     /** Frames pushed for the chase, live messages and metadata loads so far (the browser tests read them). */
     this.chaseFrames = 0;
     this.messages = 0;
@@ -105,6 +119,10 @@ export class LiveView {
   message(msg) {
     this.last = msg;
     this.messages++;
+    if (msg.indexing) {
+      this.indexed(msg);
+      return;
+    }
     if (msg.ended) {
       if (this.live || this.m.meta) this.end();
       return;
@@ -129,6 +147,58 @@ export class LiveView {
       this.app.asked = null;
       this.app.request();
     }
+    this.app.schedule();
+  }
+
+  /**
+   * A stored trace's prefix grew, or its indexing ended.
+   * @param {LiveMsg} msg
+   */
+  indexed(msg) {
+    const app = this.app;
+    const meta = this.m.meta;
+    if (msg.ended) {
+      const was = this.indexing;
+      this.indexing = false;
+      // Before the trace opens, start() hides the progress once it has.
+      if (meta) app.indexingEnded();
+      if (meta && was) this.finish();
+      return;
+    }
+    this.indexing = true;
+    if (!meta) return; // the trace opens: opened() applies it
+    this.grown++;
+    const fitted = coversSpan(this.m.vp, meta);
+    const grewInView = !fitted && this.m.vp.end > meta.last && msg.last > meta.last;
+    if (msg.first < meta.first) meta.first = msg.first;
+    if (msg.last > meta.last) meta.last = msg.last;
+    meta.events = Math.max(meta.events, msg.events);
+    app.showInfo();
+    if (metaStale(meta, msg)) this.reload();
+    if (fitted) this.refit();
+    else if (grewInView) {
+      app.asked = null;
+      app.request();
+    }
+    app.schedule();
+  }
+
+  /** Fits the view to the whole span, as the default view is. */
+  refit() {
+    const app = this.app;
+    if (!this.m.meta) return;
+    this.refits++;
+    this.m.vp = fullView(this.m.meta, app.plotWidth());
+    app.request();
+    app.replaceURL(250);
+  }
+
+  /** Indexing ended: the whole trace's metadata, and a view that covered the prefix covers the trace. */
+  async finish() {
+    const meta = this.m.meta;
+    const fitted = !!meta && coversSpan(this.m.vp, meta);
+    await this.reload();
+    if (fitted) this.refit();
     this.app.schedule();
   }
 

@@ -2,15 +2,17 @@
 // A live trace's state as its `live` messages tell it (web/PROTOCOL.md
 // §live), with no DOM: the message parsed (times as BigInt), the events/s
 // rate over the last seconds, whether the metadata must be loaded again
-// (more tracks or types), the view that chases the newest event, and the
-// status text. The controller is live.js. Tested under node (ui/jstest).
+// (more tracks or types), the view that chases the newest event, whether
+// a view covers the whole span (a stored trace's indexing refits it), and
+// the status text. The controller is live.js. Tested under node (ui/jstest).
 
 'use strict';
 
 /**
  * One `live` message.
  * @typedef {object} LiveMsg
- * @property {boolean} ended   the stored index replaced the live one
+ * @property {boolean} ended   the stored index replaced the live one (or, indexing, the whole trace's replaced the prefix)
+ * @property {boolean} indexing a stored trace's prefix grows as it indexes: not a live source (no Follow, no Stop)
  * @property {number} events   events indexed so far
  * @property {bigint} first    first event time (ns)
  * @property {bigint} last     newest event time (ns)
@@ -44,7 +46,7 @@ export function liveOf(m) {
   const first = time(m.first);
   const last = time(m.last);
   if (first === null || last === null) return null;
-  return { ended: m.ended === true, events: count(m.events), first, last: last < first ? first : last, tracks: count(m.tracks), types: count(m.types) };
+  return { ended: m.ended === true, indexing: m.indexing === true, events: count(m.events), first, last: last < first ? first : last, tracks: count(m.tracks), types: count(m.types) };
 }
 
 /**
@@ -86,6 +88,15 @@ export class RateMeter {
  */
 export function metaStale(meta, msg) {
   return msg.tracks !== meta.tracks.length || msg.types !== meta.types.length;
+}
+
+/**
+ * Whether a view shows the whole span: while a stored trace indexes, such
+ * a view (the default one) is fitted to the span again as it grows.
+ * @param {{start: bigint, end: bigint}} vp @param {{first: bigint, last: bigint}} span
+ */
+export function coversSpan(vp, span) {
+  return vp.start <= span.first && vp.end >= span.last;
 }
 
 /**
