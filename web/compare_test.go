@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -15,7 +14,6 @@ import (
 	"viewer/trace/nettrace"
 	"viewer/trace/perf"
 	"viewer/trace/perf/perftest"
-	"viewer/trace/perf/tracefs/tracefstest"
 	"viewer/trace/span"
 	"viewer/trace/synth"
 )
@@ -132,22 +130,9 @@ func TestCompareErrors(t *testing.T) {
 	}
 }
 
-const tickFormat = `name: tick
-ID: 900
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
-	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
-	field:int common_pid;	offset:4;	size:4;	signed:1;
-
-	field:u32 value;	offset:8;	size:4;	signed:0;
-
-print fmt: "value=%u", REC->value
-`
-
-// recording writes a perf.data in which thread 7 makes n read syscalls,
-// one every 10 µs lasting 2 µs (the one numbered longer 2 µs more), each
-// with a test:tick (value 42) 1 µs in, except the ticks numbered in skip.
+// recording returns perftest.GenerateSyscalls's recording of n syscalls,
+// the one numbered longer 2 µs longer, the ticks numbered in skip left
+// out.
 func recording(t *testing.T, n, longer int, skip ...int) []byte {
 	t.Helper()
 	p := t.TempDir() + "/r.data"
@@ -156,38 +141,11 @@ func recording(t *testing.T, n, longer int, skip ...int) []byte {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	o := perftest.SchedOptions("x86_64")
-	o.Formats = append(o.Formats, tracefstest.Format{System: "test", Text: tickFormat})
-	o.Attrs = append(o.Attrs, perftest.Attr{Name: "test:tick", Type: perftest.TypeTracepoint, Config: 900,
-		SampleType: o.Attrs[0].SampleType, SampleIDAll: true, ClockID: 1, IDs: []uint64{40}})
-	w, err := perftest.NewWriter(f, o)
-	if err != nil {
-		t.Fatal(err)
+	o := perftest.SyscallsOptions{N: n, Longer: longer, Skip: map[int]bool{}}
+	for _, k := range skip {
+		o.Skip[k] = true
 	}
-	w.Comm(7, 7, "app", 1)
-	s := &perftest.SchedWriter{W: w}
-	skipped := map[int]bool{}
-	for _, i := range skip {
-		skipped[i] = true
-	}
-	for i := range n {
-		t0 := uint64(1e9 + i*10_000)
-		s.SysEnter(t0, 0, 7, 7, 0)
-		if !skipped[i] {
-			raw := binary.LittleEndian.AppendUint16(nil, 900)
-			raw = append(raw, 0, 0)
-			raw = binary.LittleEndian.AppendUint32(raw, 7)
-			raw = binary.LittleEndian.AppendUint32(raw, 42)
-			w.Sample(perftest.Sample{Attr: 4, PID: 7, TID: 7, Time: t0 + 1000, Period: 1, Raw: raw})
-		}
-		end := t0 + 2000
-		if i == longer {
-			end += 2000
-		}
-		s.SysExit(end, 0, 7, 7, 0, 8)
-	}
-	w.FinishedRound()
-	if err := w.Close(); err != nil {
+	if err := perftest.GenerateSyscalls(f, o); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(p)
