@@ -550,19 +550,11 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	// The query's time budget counts its wait for a search slot; the
 	// request's context ends it early when the client goes away.
-	ctx, cancel := context.WithTimeout(r.Context(), s.res.timeout)
-	defer cancel()
-	select {
-	case s.res.searchSlots <- struct{}{}:
-		defer func() { <-s.res.searchSlots }()
-	case <-ctx.Done():
-		if r.Context().Err() != nil {
-			return // the client went away
-		}
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many searches are running; none finished within %v: try again", s.res.timeout))
+	ctx, done, ok := s.searchSlot(w, r)
+	if !ok {
 		return
 	}
+	defer done()
 	hits := []SearchHit{}
 	more, cutOff := false, false
 	err = idx.search(ctx, q.Get("q"), from, backward, func(h SearchHit) bool {

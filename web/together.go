@@ -879,19 +879,13 @@ func (s *Server) handleTogetherSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		from = togetherFrom{at: trace.Time(n), hasTime: true}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.res.timeout)
-	defer cancel()
-	select {
-	case s.res.searchSlots <- struct{}{}:
-		defer func() { <-s.res.searchSlots }()
-	case <-ctx.Done():
-		if r.Context().Err() != nil {
-			return
-		}
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many searches are running; none finished within %v: try again", s.res.timeout))
+	// The query's time budget counts its wait for a search slot; the
+	// request's context ends it early when the client goes away.
+	ctx, done, ok := s.searchSlot(w, r)
+	if !ok {
 		return
 	}
+	defer done()
 	hits := []togetherHit{}
 	more, cutOff := false, false
 	err = c.search(ctx, q.Get("q"), from, backward, func(h togetherHit) bool {
