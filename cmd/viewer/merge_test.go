@@ -195,10 +195,21 @@ func TestDumpMergedRealPerf(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	outs := make([][]byte, 2)
+	// B records inside A's window: A runs 2 s, B starts once A's file
+	// has its header (perf is recording) and runs 0.5 s. Under load a
+	// perf session can take most of a second to start.
 	for i, args := range [][]string{
-		{"record", "-q", "-e", "sched:sched_switch", "-k", "CLOCK_MONOTONIC", "-a", "-o", a, "--", "sleep", "0.3"},
-		{"record", "-q", "-e", "sched:sched_switch,raw_syscalls:sys_enter", "-k", "CLOCK_MONOTONIC", "-a", "-o", b, "--", "sleep", "0.3"},
+		{"record", "-q", "-e", "sched:sched_switch", "-k", "CLOCK_MONOTONIC", "-a", "-o", a, "--", "sleep", "2"},
+		{"record", "-q", "-e", "sched:sched_switch,raw_syscalls:sys_enter", "-k", "CLOCK_MONOTONIC", "-a", "-o", b, "--", "sleep", "0.5"},
 	} {
+		if i == 1 {
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if st, err := os.Stat(a); err == nil && st.Size() > 0 {
+					break
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
