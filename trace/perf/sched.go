@@ -64,19 +64,11 @@ func NewSched(rd *Reader) *Sched {
 	return s
 }
 
-// peek returns the bytes of l when the chunk the reader has in memory
-// holds them: an event is delivered at most a few rounds after its record
-// was read, so it mostly still is.
-func (c *chunkBuf) peek(l trace.Loc) ([]byte, bool) {
-	if l.Off < c.base || l.Len < 0 || l.Off+int64(l.Len) > c.base+int64(len(c.b)) {
-		return nil, false
-	}
-	return c.b[l.Off-c.base : l.Off-c.base+int64(l.Len)], true
-}
-
-// window is Sched's own view of the file around the payloads it reads:
-// events arrive a round or two after the reader read their records, when
-// its chunk has moved on, so Sched reads the file again, sequentially, in
+// window is Sched's own view of the file around the payloads it reads
+// when the reader's chunks no longer hold them (chunkBuf.held: the
+// current and the previous chunk): events arrive a round or two after the
+// reader read their records, and a round may be larger than two chunks,
+// so Sched then reads the file again, sequentially, in
 // windows of windowSize bytes through one buffer (no allocation per
 // block, one system call per window).
 type window struct {
@@ -332,8 +324,8 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 	if st.kind == schedOther {
 		return
 	}
-	raw, ok := s.rd.buf.peek(e.Payload)
-	if !ok {
+	raw, ok := s.rd.buf.held(e.Payload)
+	if !ok || e.Payload.Off >= s.rd.size {
 		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
 			return
 		}
