@@ -769,9 +769,7 @@ func (x *Index) observe(evs []trace.Event) {
 	}
 	defer x.deriverPanic()
 	t0 := time.Now()
-	for i := range evs {
-		dv.v.Observe(evs[i])
-	}
+	dv.v.ObserveEvents(evs)
 	dv.took += time.Since(t0)
 }
 

@@ -28,10 +28,12 @@ type Builder struct {
 }
 
 type perTrack struct {
-	slices   Column
-	samples  []Sample
-	unsorted bool // slices were not added in (start, depth) order
-	unsamp   bool // samples were not added in time order
+	slices    Column
+	samples   []Sample
+	lastStart trace.Time // of the latest slice added
+	lastDepth uint16
+	unsorted  bool // slices were not added in (start, depth) order
+	unsamp    bool // samples were not added in time order
 }
 
 // NewBuilder returns an empty Builder.
@@ -111,11 +113,10 @@ func (b *Builder) Add(s Slice) {
 	}
 	s.Depth = min(s.Depth, MaxDepth)
 	p := &b.per[s.Track]
-	if p.slices.n > 0 && !p.unsorted {
-		if st, d := p.slices.lastStart(); s.Start < st || s.Start == st && s.Depth < d {
-			p.unsorted = true
-		}
+	if p.slices.n > 0 && (s.Start < p.lastStart || s.Start == p.lastStart && s.Depth < p.lastDepth) {
+		p.unsorted = true
 	}
+	p.lastStart, p.lastDepth = s.Start, s.Depth
 	p.slices.push(s)
 	b.nslices++
 }
@@ -191,28 +192,40 @@ type Driver struct {
 	b       *Builder
 	last    trace.Time
 	clamped int64
+	tracks  int // len(r.Meta().Tracks) when last asked: it only grows
+	route   router
 }
 
 // NewDriver returns a Driver showing r's events to d (nil: none, the
 // Set is empty).
 func NewDriver(r trace.Reader, d Deriver) *Driver {
-	return &Driver{r: r, d: d, b: NewBuilder()}
+	return &Driver{r: r, d: d, b: NewBuilder(), route: newRouter(d)}
 }
 
 // Observe shows one event, read from the Driver's reader, to the
 // deriver.
-func (v *Driver) Observe(e trace.Event) {
-	if v.b.seen && e.Time < v.last {
-		e.Time = v.last
-		v.clamped++
-	}
-	v.last = e.Time
-	if e.Track < 0 || int(e.Track) >= len(v.r.Meta().Tracks) {
-		e.Track = trace.NoTrack
-	}
-	v.b.See(e.Time)
-	if v.d != nil {
-		v.d.Observe(v.r, e, v.b)
+func (v *Driver) Observe(e trace.Event) { v.ObserveEvents([]trace.Event{e}) }
+
+// ObserveEvents shows events, read in this order from the Driver's
+// reader, to the deriver (as many calls of Observe do, in one call).
+func (v *Driver) ObserveEvents(evs []trace.Event) {
+	for i := range evs {
+		e := evs[i]
+		if v.b.seen && e.Time < v.last {
+			e.Time = v.last
+			v.clamped++
+		}
+		v.last = e.Time
+		if int(e.Track) >= v.tracks {
+			v.tracks = len(v.r.Meta().Tracks)
+		}
+		if e.Track < 0 || int(e.Track) >= v.tracks {
+			e.Track = trace.NoTrack
+		}
+		v.b.See(e.Time)
+		for _, d := range v.route.derivers(v.r, e.Type) {
+			d.Observe(v.r, e, v.b)
+		}
 	}
 }
 

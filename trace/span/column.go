@@ -179,15 +179,9 @@ func (c *Column) push(s Slice) {
 		c.longs = append(c.longs, long{end: s.End, key: r.key})
 		r.key = longBit | uint32(len(c.longs)-1)
 	}
-	c.chunks[k] = append(c.chunks[k], r)
+	ch := &c.chunks[k]
+	*ch = append(*ch, r)
 	c.n++
-}
-
-// lastStart returns the start and depth of the latest slice pushed
-// (Len > 0).
-func (c *Column) lastStart() (trace.Time, uint16) {
-	r := c.rec(c.n - 1)
-	return r.start, c.attr(r).depth
 }
 
 // finish ends building: the lookup table goes.

@@ -235,34 +235,114 @@ type Deriver interface {
 	Finish(r trace.Reader, b *Builder)
 }
 
-// Join returns a Deriver that shows every event to each of ds in turn;
-// nil derivers are left out, and Join of none is nil.
+// Selective is a Deriver that needs the events of some types only: Join
+// shows it no others, which spares a call per event for each deriver a
+// trace's busiest types do not concern. Wants is asked once per type, at
+// its first event (for a type outside r.Meta().Types, at every event);
+// the answer must not change.
+type Selective interface {
+	Deriver
+	Wants(r trace.Reader, t trace.TypeID) bool
+}
+
+// Only returns a Selective that shows d the events of the types want
+// accepts.
+func Only(want func(trace.TypeID) bool, d Deriver) Selective { return only{d, want} }
+
+type only struct {
+	d    Deriver
+	want func(trace.TypeID) bool
+}
+
+func (o only) Wants(_ trace.Reader, t trace.TypeID) bool { return o.want(t) }
+
+func (o only) Observe(r trace.Reader, e trace.Event, b *Builder) {
+	if o.want(e.Type) {
+		o.d.Observe(r, e, b)
+	}
+}
+
+func (o only) Finish(r trace.Reader, b *Builder) { o.d.Finish(r, b) }
+
+// Join returns a Deriver that shows every event to each of ds in turn
+// (a Selective one only the events it wants); nil derivers are left out,
+// and Join of none is nil.
 func Join(ds ...Deriver) Deriver {
 	var j joined
 	for _, d := range ds {
 		if d != nil {
-			j = append(j, d)
+			j.ds = append(j.ds, d)
 		}
 	}
-	switch len(j) {
+	switch len(j.ds) {
 	case 0:
 		return nil
 	case 1:
-		return j[0]
+		return j.ds[0]
 	}
-	return j
+	return &j
 }
 
-type joined []Deriver
+type joined struct{ router }
 
-func (j joined) Observe(r trace.Reader, e trace.Event, b *Builder) {
-	for _, d := range j {
+func (j *joined) Observe(r trace.Reader, e trace.Event, b *Builder) {
+	for _, d := range j.derivers(r, e.Type) {
 		d.Observe(r, e, b)
 	}
 }
 
-func (j joined) Finish(r trace.Reader, b *Builder) {
-	for _, d := range j {
+func (j *joined) Finish(r trace.Reader, b *Builder) {
+	for _, d := range j.ds {
 		d.Finish(r, b)
 	}
+}
+
+// router finds the derivers that want an event: a Driver shows each
+// event straight to them rather than through a joined Deriver's Observe.
+type router struct {
+	ds []Deriver
+	// route lists by type id the derivers that want its events (of a
+	// Selective Only made, the Deriver it wraps); nil where not asked
+	// yet.
+	route [][]Deriver
+}
+
+// newRouter returns the router of d's derivers (those d joins).
+func newRouter(d Deriver) router {
+	switch d := d.(type) {
+	case nil:
+		return router{}
+	case *joined:
+		return router{ds: d.ds}
+	}
+	return router{ds: []Deriver{d}}
+}
+
+// derivers returns the derivers that want events of type t.
+func (j *router) derivers(r trace.Reader, t trace.TypeID) []Deriver {
+	if t >= 0 && int(t) < len(j.route) && j.route[t] != nil {
+		return j.route[t]
+	}
+	ds := make([]Deriver, 0, len(j.ds))
+	for _, d := range j.ds {
+		switch d := d.(type) {
+		case only:
+			if d.want(t) {
+				ds = append(ds, d.d)
+			}
+		case Selective:
+			if d.Wants(r, t) {
+				ds = append(ds, d)
+			}
+		default:
+			ds = append(ds, d)
+		}
+	}
+	if t >= 0 && r != nil && int(t) < len(r.Meta().Types) {
+		if int(t) >= len(j.route) {
+			j.route = append(j.route, make([][]Deriver, int(t)+1-len(j.route))...)
+		}
+		j.route[t] = ds
+	}
+	return ds
 }
