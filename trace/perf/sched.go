@@ -42,7 +42,11 @@ type Sched struct {
 	// raw_syscalls:sys_enter with; without one enters stay instants.
 	hasExit bool
 
-	win     window
+	win window
+	// The events noted and not derived from yet (span.Split), and the
+	// bytes they hold.
+	notes   []schedNote
+	text    []byte
 	cpus    []cpuRun
 	busy    int                  // CPUs running a task other than idle
 	busyCtr span.TrackID         // the "busy CPUs" counter, -1 before the first switch
@@ -58,6 +62,7 @@ type Sched struct {
 	sysTrack  []span.TrackID // by thread track + 1
 	sysByID   []span.NameID  // syscall names by number, below maxSysIDs
 	sysNames  map[string]span.NameID
+	typeNames []span.NameID         // syscall names by named syscall type
 	retSmall  []span.ArgsID         // "ret" arguments by value + retBias, below 2·retBias
 	retArgs   map[int64]span.ArgsID // the others, shared per value
 }
@@ -161,8 +166,7 @@ type schedType struct {
 	// switch: prev_comm, prev_pid, prev_state, next_comm, next_pid;
 	// wakeup: comm, pid; sys_enter/exit: id (ret for exits).
 	f    [5]tracefs.Field
-	name string      // the syscall of a sysEnterNamed/sysExitNamed type
-	id   span.NameID // name's id + 1, 0 until asked for
+	name string // the syscall of a sysEnterNamed/sysExitNamed type
 }
 
 // cpuRun is what runs on one processor since the last switch.
@@ -222,7 +226,7 @@ type sysCall struct {
 // openSys returns the open-syscall slot of a thread track, or nil for
 // events on no track.
 func (s *Sched) openSys(t trace.TrackID) *sysCall {
-	if t < 0 || int(t) >= len(s.rd.meta.Tracks) {
+	if t < 0 { // else one of the reader's (Note checked)
 		return nil
 	}
 	for int(t) >= len(s.sys) {
@@ -362,8 +366,32 @@ func (s *Sched) Wants(_ trace.Reader, t trace.TypeID) bool {
 	return t >= 0 && s.classify(t).kind != schedOther
 }
 
-// Observe implements span.Deriver.
-func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
+// schedNote is what Sched keeps of an event it derives from
+// (span.Split): the fields it reads, taken from the payload while the
+// reader still holds it.
+type schedNote struct {
+	kind schedKind
+	e    struct { // of the event
+		Time  trace.Time
+		Track trace.TrackID // NoTrack or one of the reader's
+		CPU   int32
+		Type  trace.TypeID
+	}
+	// switch: prev_pid, prev_state, next_pid; wakeup: pid; syscalls: id,
+	// ret.
+	a, b, c int64
+	// switch: the thread and process ids of the event's track, and
+	// prev_comm and next_comm in Sched.text.
+	tid, pid int64
+	comm     [2]textRef
+}
+
+// textRef is bytes in Sched.text.
+type textRef struct{ off, n uint32 }
+
+// Note implements span.Split: on the reading goroutine, it reads what
+// the event's payload says into a schedNote.
+func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 	if e.Type < 0 {
 		return
 	}
@@ -373,7 +401,7 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 	} else {
 		st = s.classify(e.Type)
 	}
-	if st.kind == schedOther {
+	if st.kind == schedOther || st.kind == sysEnter && !s.hasExit {
 		return
 	}
 	raw, ok := s.rd.buf.held(e.Payload)
@@ -382,11 +410,76 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 			return
 		}
 	}
+	n := schedNote{kind: st.kind}
+	n.e.Time, n.e.Track, n.e.CPU, n.e.Type = e.Time, e.Track, e.CPU, e.Type
+	tracks := s.rd.meta.Tracks
+	if e.Track < 0 || int(e.Track) >= len(tracks) {
+		n.e.Track = trace.NoTrack
+	}
 	switch st.kind {
 	case schedSwitch:
-		s.sw(e, raw, st, b)
+		n.comm[0] = s.keep(strField(raw, st.f[0]))
+		n.a, n.b = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
+		n.comm[1] = s.keep(strField(raw, st.f[3]))
+		n.c = s.intField(raw, st.f[4])
+		if n.e.Track >= 0 {
+			n.tid, n.pid = tracks[n.e.Track].TID, tracks[n.e.Track].PID
+		}
 	case schedWakeup:
-		tid := s.intField(raw, st.f[1])
+		n.a = s.intField(raw, st.f[1])
+	case sysEnter, sysExit, sysEnterNamed, sysExitNamed:
+		if !s.tabled { // the arch: pipe mode has it among the events
+			for _, kv := range s.rd.meta.Info {
+				if kv.Key == "arch" {
+					s.table = SyscallTable(kv.Value)
+				}
+			}
+			s.tabled = true
+		}
+		if st.kind == sysEnter || st.kind == sysExit {
+			n.a = s.intField(raw, st.f[0])
+		}
+		if st.kind == sysExit || st.kind == sysExitNamed {
+			n.b = s.intField(raw, st.f[1])
+		}
+	}
+	s.notes = append(s.notes, n)
+}
+
+// keep copies b into s.text.
+func (s *Sched) keep(b []byte) textRef {
+	r := textRef{uint32(len(s.text)), uint32(len(b))}
+	s.text = append(s.text, b...)
+	return r
+}
+
+var _ span.Split = (*Sched)(nil)
+
+// Take implements span.Split.
+func (s *Sched) Take() func(b *span.Builder) { return s.derive }
+
+// Observe implements span.Deriver.
+func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
+	s.Note(r, e)
+	s.derive(b)
+}
+
+// derive derives from the events noted (without the reader: it may run
+// while the reader reads on) and forgets them.
+func (s *Sched) derive(b *span.Builder) {
+	for i := range s.notes {
+		s.apply(&s.notes[i], b)
+	}
+	s.notes, s.text = s.notes[:0], s.text[:0]
+}
+
+func (s *Sched) apply(n *schedNote, b *span.Builder) {
+	e := &n.e
+	switch n.kind {
+	case schedSwitch:
+		s.sw(n, b)
+	case schedWakeup:
+		tid := n.a
 		if tid == 0 {
 			return
 		}
@@ -395,9 +488,6 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 			s.setState(b, th, stateRunnable, e.Time)
 		}
 	case sysEnter, sysEnterNamed:
-		if st.kind == sysEnter && !s.hasExit {
-			return
-		}
 		slot := s.openSys(e.Track)
 		if slot == nil {
 			return
@@ -408,29 +498,29 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 			s.addSys(b, e.Track, *slot, e.Time, span.OpenEnd, span.NoArgs)
 		}
 		c := sysCall{start: e.Time, ok: true}
-		if st.kind == sysEnter {
-			c.id = s.intField(raw, st.f[0])
+		if n.kind == sysEnter {
+			c.id = n.a
 			c.name = s.sysName(b, c.id)
 		} else {
-			c.name = s.typeName(b, st)
+			c.name = s.typeName(b, n)
 		}
 		*slot = c
 	case sysExit, sysExitNamed:
-		ret := s.intField(raw, st.f[1])
+		ret := n.b
 		slot := s.openSys(e.Track)
 		if slot == nil {
 			return
 		}
 		c, ok := *slot, slot.ok
 		var name span.NameID
-		if st.kind == sysExit {
-			id := s.intField(raw, st.f[0])
+		if n.kind == sysExit {
+			id := n.a
 			name = s.sysName(b, id)
 			if ok && c.id != id {
 				s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
 				ok = false
 			}
-		} else if name = s.typeName(b, st); ok && c.name != name {
+		} else if name = s.typeName(b, n); ok && c.name != name {
 			s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
 			ok = false
 		}
@@ -448,14 +538,6 @@ func (s *Sched) sysName(b *span.Builder, id int64) span.NameID {
 	if id >= 0 && id < int64(len(s.sysByID)) && s.sysByID[id] > 0 {
 		return s.sysByID[id] - 1
 	}
-	if !s.tabled {
-		for _, kv := range s.rd.meta.Info {
-			if kv.Key == "arch" {
-				s.table = SyscallTable(kv.Value)
-			}
-		}
-		s.tabled = true
-	}
 	var n string
 	if id >= 0 && id < int64(len(s.table)) && s.table[id] != "" {
 		n = s.table[id]
@@ -472,13 +554,19 @@ func (s *Sched) sysName(b *span.Builder, id int64) span.NameID {
 	return nid
 }
 
-// typeName returns the NameID of the syscall a syscalls:sys_enter_NAME
-// or sys_exit_NAME type names.
-func (s *Sched) typeName(b *span.Builder, st *schedType) span.NameID {
-	if st.id == 0 {
-		st.id = s.name(b, s.sysNames, st.name) + 1
+// typeName returns the NameID of the syscall of a syscalls:sys_enter_NAME
+// or sys_exit_NAME event.
+func (s *Sched) typeName(b *span.Builder, n *schedNote) span.NameID {
+	t := n.e.Type
+	if int(t) < len(s.typeNames) && s.typeNames[t] > 0 {
+		return s.typeNames[t] - 1
 	}
-	return st.id - 1
+	id := s.name(b, s.sysNames, s.kinds[t].name) // classified by Note
+	for int(t) >= len(s.typeNames) {
+		s.typeNames = append(s.typeNames, 0)
+	}
+	s.typeNames[t] = id + 1
+	return id
 }
 
 func (s *Sched) addSys(b *span.Builder, thread trace.TrackID, c sysCall, end trace.Time, fl span.Flags, args span.ArgsID) {
@@ -575,12 +663,10 @@ func prevState(v int64) threadState {
 	return prevStates[bits.TrailingZeros8(uint8(v))]
 }
 
-func (s *Sched) sw(e trace.Event, raw []byte, st *schedType, b *span.Builder) {
-	prevComm := strField(raw, st.f[0])
-	prevTID := s.intField(raw, st.f[1])
-	prevSt := s.intField(raw, st.f[2])
-	nextComm := strField(raw, st.f[3])
-	nextTID := s.intField(raw, st.f[4])
+func (s *Sched) sw(n *schedNote, b *span.Builder) {
+	e := &n.e
+	prevComm, prevTID, prevSt := s.textOf(n.comm[0]), n.a, n.b
+	nextComm, nextTID := s.textOf(n.comm[1]), n.c
 	var prev *threadRun
 	if prevTID != 0 {
 		prev = s.thread(prevTID)
@@ -607,7 +693,7 @@ func (s *Sched) sw(e trace.Event, raw []byte, st *schedType, b *span.Builder) {
 	if !c.seen {
 		fl = span.OpenStart
 	}
-	b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: c.comm.name(b, prevComm), Args: s.threadArgs(b, e.Track), Thread: e.Track, Flags: fl})
+	b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: c.comm.name(b, prevComm), Args: s.threadArgs(b, e.Track, n.tid, n.pid), Thread: e.Track, Flags: fl})
 	// The counter: a CPU first seen is counted from its first switch,
 	// where the trace first says what runs on it.
 	was := c.seen && c.tid != 0
@@ -698,9 +784,13 @@ func (s *Sched) addState(b *span.Builder, th *threadRun, end trace.Time, fl span
 	b.Add(span.Slice{Start: th.since, End: end, Track: th.track, Name: *id - 1, Thread: th.of, Flags: fl})
 }
 
-// threadArgs returns the tid and pid arguments of a thread track.
-func (s *Sched) threadArgs(b *span.Builder, t trace.TrackID) span.ArgsID {
-	if t < 0 || int(t) >= len(s.rd.meta.Tracks) {
+// textOf returns bytes Note kept.
+func (s *Sched) textOf(r textRef) []byte { return s.text[r.off : r.off+r.n : r.off+r.n] }
+
+// threadArgs returns the tid and pid arguments of a thread track (NoTrack
+// or one of the reader's), whose ids are tid and pid.
+func (s *Sched) threadArgs(b *span.Builder, t trace.TrackID, tid, pid int64) span.ArgsID {
+	if t < 0 {
 		return span.NoArgs
 	}
 	if int(t) < len(s.args) && s.args[t] > 0 {
@@ -709,8 +799,7 @@ func (s *Sched) threadArgs(b *span.Builder, t trace.TrackID) span.ArgsID {
 	for int(t) >= len(s.args) {
 		s.args = append(s.args, 0)
 	}
-	tr := &s.rd.meta.Tracks[t]
-	a := b.Args([]trace.Field{{Name: "tid", Value: trace.IntValue(tr.TID)}, {Name: "pid", Value: trace.IntValue(tr.PID)}})
+	a := b.Args([]trace.Field{{Name: "tid", Value: trace.IntValue(tid)}, {Name: "pid", Value: trace.IntValue(pid)}})
 	s.args[t] = a + 1
 	return a
 }
@@ -718,6 +807,7 @@ func (s *Sched) threadArgs(b *span.Builder, t trace.TrackID) span.ArgsID {
 // Finish implements span.Deriver: what still runs, waits or is inside a
 // syscall at the end of the recording becomes an OpenEnd slice.
 func (s *Sched) Finish(r trace.Reader, b *span.Builder) {
+	s.derive(b) // notes not taken (none, from a Driver)
 	end := b.Last()
 	for i := range s.cpus {
 		c := &s.cpus[i]
@@ -728,7 +818,13 @@ func (s *Sched) Finish(r trace.Reader, b *span.Builder) {
 		if t := s.threads[c.tid]; t != nil && t.known {
 			th = t.tr
 		}
-		b.Add(span.Slice{Start: c.start, End: end, Track: c.track, Name: c.comm.id, Args: s.threadArgs(b, th), Thread: th, Flags: span.OpenEnd})
+		var tid, pid int64
+		if th >= 0 && int(th) < len(s.rd.meta.Tracks) {
+			tid, pid = s.rd.meta.Tracks[th].TID, s.rd.meta.Tracks[th].PID
+		} else {
+			th = trace.NoTrack
+		}
+		b.Add(span.Slice{Start: c.start, End: end, Track: c.track, Name: c.comm.id, Args: s.threadArgs(b, th, tid, pid), Thread: th, Flags: span.OpenEnd})
 	}
 	for _, tid := range slices.Sorted(maps.Keys(s.threads)) {
 		if th := s.threads[tid]; th.state != stateNone {

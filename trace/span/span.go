@@ -245,6 +245,19 @@ type Selective interface {
 	Wants(r trace.Reader, t trace.TypeID) bool
 }
 
+// Split is a Deriver whose work on an event divides in two: Note, on
+// the goroutine that reads the trace, keeps what the deriver needs of the
+// event (from its payload, from the reader's tables); the function Take
+// then returns derives from the events noted since the previous Take, in
+// order, on another goroutine while the trace is read on, so it must not
+// use the reader. A Driver never runs the two halves at once. Observe
+// does both, on the reading goroutine.
+type Split interface {
+	Selective
+	Note(r trace.Reader, e trace.Event)
+	Take() func(b *Builder)
+}
+
 // Only returns a Selective that shows d the events of the types want
 // accepts.
 func Only(want func(trace.TypeID) bool, d Deriver) Selective { return only{d, want} }
@@ -286,7 +299,7 @@ func Join(ds ...Deriver) Deriver {
 type joined struct{ router }
 
 func (j *joined) Observe(r trace.Reader, e trace.Event, b *Builder) {
-	for _, d := range j.derivers(r, e.Type) {
+	for _, d := range j.derivers(r, e.Type).ds {
 		d.Observe(r, e, b)
 	}
 }
@@ -302,9 +315,14 @@ func (j *joined) Finish(r trace.Reader, b *Builder) {
 type router struct {
 	ds []Deriver
 	// route lists by type id the derivers that want its events (of a
-	// Selective Only made, the Deriver it wraps); nil where not asked
+	// Selective Only made, the Deriver it wraps); ds nil where not asked
 	// yet.
-	route [][]Deriver
+	route []routed
+}
+
+type routed struct {
+	ds    []Deriver
+	split []Split // ds as Splits when all of them are (not nil then)
 }
 
 // newRouter returns the router of d's derivers (those d joins).
@@ -319,10 +337,25 @@ func newRouter(d Deriver) router {
 }
 
 // derivers returns the derivers that want events of type t.
-func (j *router) derivers(r trace.Reader, t trace.TypeID) []Deriver {
-	if t >= 0 && int(t) < len(j.route) && j.route[t] != nil {
-		return j.route[t]
+func (j *router) derivers(r trace.Reader, t trace.TypeID) *routed {
+	if rt := j.known(t); rt != nil {
+		return rt
 	}
+	return j.ask(r, t)
+}
+
+// known returns the derivers known to want events of type t; nil when
+// not asked yet.
+func (j *router) known(t trace.TypeID) *routed {
+	if uint(t) < uint(len(j.route)) && j.route[t].ds != nil {
+		return &j.route[t]
+	}
+	return nil
+}
+
+// ask finds the derivers that want events of type t, and keeps the
+// answer when t is one of r's types.
+func (j *router) ask(r trace.Reader, t trace.TypeID) *routed {
 	ds := make([]Deriver, 0, len(j.ds))
 	for _, d := range j.ds {
 		switch d := d.(type) {
@@ -338,11 +371,20 @@ func (j *router) derivers(r trace.Reader, t trace.TypeID) []Deriver {
 			ds = append(ds, d)
 		}
 	}
+	rt := routed{ds: ds, split: make([]Split, 0, len(ds))}
+	for _, d := range ds {
+		s, ok := d.(Split)
+		if !ok {
+			rt.split = nil
+			break
+		}
+		rt.split = append(rt.split, s)
+	}
 	if t >= 0 && r != nil && int(t) < len(r.Meta().Types) {
 		if int(t) >= len(j.route) {
-			j.route = append(j.route, make([][]Deriver, int(t)+1-len(j.route))...)
+			j.route = append(j.route, make([]routed, int(t)+1-len(j.route))...)
 		}
-		j.route[t] = ds
+		j.route[t] = rt
 	}
-	return ds
+	return &rt
 }
