@@ -17,7 +17,7 @@ type splitAdder struct {
 }
 
 func (a *splitAdder) Wants(_ trace.Reader, t trace.TypeID) bool { return t == 0 || t == 1 }
-func (a *splitAdder) Note(_ trace.Reader, e trace.Event)         { a.notes = append(a.notes, e) }
+func (a *splitAdder) Note(_ trace.Reader, e trace.Event)        { a.notes = append(a.notes, e) }
 func (a *splitAdder) Take() func(*Builder) {
 	return func(b *Builder) {
 		for _, e := range a.notes {
