@@ -97,6 +97,12 @@ func (c *Column) Start(i int) trace.Time { return c.rec(i).start }
 // End returns the end of slice i.
 func (c *Column) End(i int) trace.Time { return c.end(c.rec(i)) }
 
+// Times returns the start and end of slice i.
+func (c *Column) Times(i int) (start, end trace.Time) {
+	r := c.rec(i)
+	return r.start, c.end(r)
+}
+
 // Depth returns the nesting depth of slice i.
 func (c *Column) Depth(i int) uint16 { return c.attr(c.rec(i)).depth }
 
