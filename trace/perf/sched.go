@@ -45,12 +45,13 @@ type Sched struct {
 	win window
 	// The events noted and not derived from yet (span.Split), and the
 	// bytes they hold.
-	notes   []schedNote
-	text    []byte
-	cpus    []cpuRun
-	busy    int                  // CPUs running a task other than idle
-	busyCtr span.TrackID         // the "busy CPUs" counter, -1 before the first switch
-	threads map[int64]*threadRun // by tid
+	notes    []schedNote
+	switches []switchNote
+	text     []byte
+	cpus     []cpuRun
+	busy     int                  // CPUs running a task other than idle
+	busyCtr  span.TrackID         // the "busy CPUs" counter, -1 before the first switch
+	threads  map[int64]*threadRun // by tid
 	// recent finds the threads of the latest switches without hashing:
 	// recent[tid%len] is the last thread looked up with that remainder.
 	recent [256]*threadRun
@@ -370,18 +371,24 @@ func (s *Sched) Wants(_ trace.Reader, t trace.TypeID) bool {
 // (span.Split): the fields it reads, taken from the payload while the
 // reader still holds it.
 type schedNote struct {
-	kind schedKind
-	e    struct { // of the event
+	e struct { // of the event
 		Time  trace.Time
 		Track trace.TrackID // NoTrack or one of the reader's
 		CPU   int32
 		Type  trace.TypeID
 	}
-	// switch: prev_pid, prev_state, next_pid; wakeup: pid; syscalls: id,
-	// ret.
-	a, b, c int64
-	// switch: the thread and process ids of the event's track, and
-	// prev_comm and next_comm in Sched.text.
+	sw   uint32 // a switch's switchNote in Sched.switches
+	kind schedKind
+	// switch: prev_pid, prev_state; wakeup: pid; syscalls: id, ret.
+	a, b int64
+}
+
+// switchNote is the rest of a switch's note (notes of other events are
+// smaller: half the bytes to write per event).
+type switchNote struct {
+	next int64 // next_pid
+	// the thread and process ids of the event's track, and prev_comm and
+	// next_comm in Sched.text.
 	tid, pid int64
 	comm     [2]textRef
 }
@@ -418,13 +425,16 @@ func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 	}
 	switch st.kind {
 	case schedSwitch:
-		n.comm[0] = s.keep(strField(raw, st.f[0]))
+		var x switchNote
+		x.comm[0] = s.keep(strField(raw, st.f[0]))
 		n.a, n.b = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
-		n.comm[1] = s.keep(strField(raw, st.f[3]))
-		n.c = s.intField(raw, st.f[4])
+		x.comm[1] = s.keep(strField(raw, st.f[3]))
+		x.next = s.intField(raw, st.f[4])
 		if n.e.Track >= 0 {
-			n.tid, n.pid = tracks[n.e.Track].TID, tracks[n.e.Track].PID
+			x.tid, x.pid = tracks[n.e.Track].TID, tracks[n.e.Track].PID
 		}
+		n.sw = uint32(len(s.switches))
+		s.switches = append(s.switches, x)
 	case schedWakeup:
 		n.a = s.intField(raw, st.f[1])
 	case sysEnter, sysExit, sysEnterNamed, sysExitNamed:
@@ -470,7 +480,7 @@ func (s *Sched) derive(b *span.Builder) {
 	for i := range s.notes {
 		s.apply(&s.notes[i], b)
 	}
-	s.notes, s.text = s.notes[:0], s.text[:0]
+	s.notes, s.switches, s.text = s.notes[:0], s.switches[:0], s.text[:0]
 }
 
 func (s *Sched) apply(n *schedNote, b *span.Builder) {
@@ -665,8 +675,9 @@ func prevState(v int64) threadState {
 
 func (s *Sched) sw(n *schedNote, b *span.Builder) {
 	e := &n.e
-	prevComm, prevTID, prevSt := s.textOf(n.comm[0]), n.a, n.b
-	nextComm, nextTID := s.textOf(n.comm[1]), n.c
+	x := &s.switches[n.sw]
+	prevComm, prevTID, prevSt := s.textOf(x.comm[0]), n.a, n.b
+	nextComm, nextTID := s.textOf(x.comm[1]), x.next
 	var prev *threadRun
 	if prevTID != 0 {
 		prev = s.thread(prevTID)
@@ -693,7 +704,7 @@ func (s *Sched) sw(n *schedNote, b *span.Builder) {
 	if !c.seen {
 		fl = span.OpenStart
 	}
-	b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: c.comm.name(b, prevComm), Args: s.threadArgs(b, e.Track, n.tid, n.pid), Thread: e.Track, Flags: fl})
+	b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: c.comm.name(b, prevComm), Args: s.threadArgs(b, e.Track, x.tid, x.pid), Thread: e.Track, Flags: fl})
 	// The counter: a CPU first seen is counted from its first switch,
 	// where the trace first says what runs on it.
 	was := c.seen && c.tid != 0
