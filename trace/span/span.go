@@ -13,7 +13,12 @@
 // event in reading order (and may ask the reader for the event's details
 // or, inside its own package, for raw payload bytes) and writes slices and
 // counter samples into a [Builder]. Several derivers combine with
-// [Join]. Who picks the derivers of a trace is the assembler
+// [Join]. A deriver that needs the reader only to read what an event
+// says (perf.Sched) can be a [Split]: it notes the fields on the reading
+// goroutine, and a [Driver] turns the notes into slices on a second
+// goroutine while the trace is read on, so that deriving adds little to
+// the reading goroutine, which is the one Build waits for. Who picks the
+// derivers of a trace is the assembler
 // (cmd/viewer's deriver function), exactly as it picks the SymbolSource:
 // render.Options.Derive takes the result, render.Build feeds it on the
 // reading goroutine and keeps the finished [Set] beside the index, and
