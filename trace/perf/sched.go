@@ -30,6 +30,9 @@ import (
 //
 // It reads the fields it needs straight from the raw tracepoint data at
 // the offsets the format files give, without decoding the other fields.
+// It is a span.Split: Note reads them on the reading goroutine while the
+// reader's chunks still hold the payloads; the slices are made from the
+// notes on the Driver's second goroutine.
 type Sched struct {
 	rd    *Reader
 	big   bool        // the recording is big-endian
