@@ -185,22 +185,27 @@ func (l *lane) finish(c *span.Column) {
 		}
 		return i
 	}
-	// First pass: the coarse starts, the block totals, and whether the
-	// lane fits the compact points.
+	// One pass: the coarse starts, the block totals, whether the lane
+	// fits the compact points, and those points while it does; a second
+	// pass writes the wide points when it does not.
 	blocks := (n + 1<<coarseBits - 1) >> coarseBits
 	l.coarse = make([]trace.Time, blocks)
 	cum0 := make([]int64, n>>coarseBits+1)
+	cpts := make([]cpoint, n+1)
 	compact, overlap := true, false
 	var prevEnd trace.Time
 	var cum int64
 	for i := range n {
-		s, e := c.Start(at(i)), c.End(at(i))
+		s, e := c.Times(at(i))
 		b := i >> coarseBits
 		if i&(1<<coarseBits-1) == 0 {
 			l.coarse[b], cum0[b] = s, cum
 		}
 		if uint64(s-l.coarse[b]) >= 1<<32 || uint64(cum-cum0[b]) >= 1<<32 {
 			compact = false
+		}
+		if compact {
+			cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
 		}
 		if i > 0 && s < prevEnd {
 			overlap = true
@@ -213,20 +218,13 @@ func (l *lane) finish(c *span.Column) {
 	} else if uint64(cum-cum0[n>>coarseBits]) >= 1<<32 {
 		compact = false
 	}
-	cum = 0
 	if compact {
-		l.cpts, l.cum0 = make([]cpoint, n+1), cum0
-		for i := range n {
-			s, e := c.Start(at(i)), c.End(at(i))
-			b := i >> coarseBits
-			l.cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
-			cum += int64(e - s)
-		}
-		l.cpts[n].cum = uint32(cum - cum0[n>>coarseBits])
+		cpts[n].cum = uint32(cum - cum0[n>>coarseBits])
+		l.cpts, l.cum0 = cpts, cum0
 	} else {
 		l.pts = make([]point, n+1)
 		for i := range n {
-			s, e := c.Start(at(i)), c.End(at(i))
+			s, e := c.Times(at(i))
 			l.pts[i].start = s
 			l.pts[i+1].cum = l.pts[i].cum + int64(e-s)
 		}
@@ -769,9 +767,7 @@ func (x *Index) observe(evs []trace.Event) {
 	}
 	defer x.deriverPanic()
 	t0 := time.Now()
-	for i := range evs {
-		dv.v.Observe(evs[i])
-	}
+	dv.v.ObserveEvents(evs)
 	dv.took += time.Since(t0)
 }
 

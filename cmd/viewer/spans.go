@@ -31,7 +31,8 @@ func deriver(r trace.Reader) span.Deriver {
 		if p, ok := r.(*perf.Reader); ok {
 			eh, dn, gc := eventheader.NewActivities(), clr.NewActivities(), clr.NewGCTracks()
 			eh.Only, dn.Only, gc.Only = p.IsEventHeader, p.IsDotNet, p.IsDotNet
-			return span.Join(perf.NewSched(p), eh, dn, gc)
+			// Only: a call per event spared where they have nothing to do.
+			return span.Join(perf.NewSched(p), span.Only(p.IsEventHeader, eh), span.Only(p.IsDotNet, dn), span.Only(p.IsDotNet, gc))
 		}
 	}
 	return nil

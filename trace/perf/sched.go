@@ -1,7 +1,9 @@
 package perf
 
 import (
+	"encoding/binary"
 	"maps"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,8 +30,12 @@ import (
 //
 // It reads the fields it needs straight from the raw tracepoint data at
 // the offsets the format files give, without decoding the other fields.
+// It is a span.Split: Note reads them on the reading goroutine while the
+// reader's chunks still hold the payloads; the slices are made from the
+// notes on the Driver's second goroutine.
 type Sched struct {
 	rd    *Reader
+	big   bool        // the recording is big-endian
 	kinds []schedType // by TypeID, grown on demand
 	table []string    // syscall names by number; nil for an unknown arch
 	// tabled says table was looked up: at the first syscall, since pipe
@@ -39,44 +45,55 @@ type Sched struct {
 	// raw_syscalls:sys_enter with; without one enters stay instants.
 	hasExit bool
 
-	win     window
-	cpus    []cpuRun
-	busy    int                  // CPUs running a task other than idle
-	busyCtr span.TrackID         // the "busy CPUs" counter, -1 before the first switch
-	threads map[int64]*threadRun // by tid
-	sys     []sysCall            // open syscall by thread track (open: ok)
-	args    map[trace.TrackID]span.ArgsID
-	// Ids the Builder gave, kept to spare its maps on every slice.
-	stateName map[string]span.NameID
-	sysTrack  []span.TrackID // by thread track + 1 (0: not made yet)
+	win window
+	// The events noted and not derived from yet (span.Split), and the
+	// bytes they hold.
+	notes    []schedNote
+	switches []switchNote
+	text     []byte
+	cpus     []cpuRun
+	busy     int                  // CPUs running a task other than idle
+	busyCtr  span.TrackID         // the "busy CPUs" counter, -1 before the first switch
+	threads  map[int64]*threadRun // by tid
+	// recent finds the threads of the latest switches without hashing:
+	// recent[tid%len] is the last thread looked up with that remainder.
+	recent [256]*threadRun
+	sys    []sysCall // open syscall by thread track (open: ok)
+	// Ids the Builder gave, kept to spare its maps on every slice; an
+	// id + 1, 0 where not asked for yet.
+	args      []span.ArgsID // tid and pid arguments by thread track + 1
+	stateName [len(stateNames)]span.NameID
+	sysTrack  []span.TrackID // by thread track + 1
+	sysByID   []span.NameID  // syscall names by number, below maxSysIDs
 	sysNames  map[string]span.NameID
-	retArgs   map[int64]span.ArgsID // "ret" arguments, shared per value
+	typeNames []span.NameID         // syscall names by named syscall type
+	retSmall  []span.ArgsID         // "ret" arguments by value + retBias, below 2·retBias
+	retArgs   map[int64]span.ArgsID // the others, shared per value
 }
 
 // maxRetArgs bounds the distinct return values whose argument lists are
 // shared; others get lists of their own.
 const maxRetArgs = 1 << 12
 
+// Syscall numbers below maxSysIDs and return values in [−retBias,
+// retBias) find their ids in a slice rather than a map.
+const (
+	maxSysIDs = 1 << 12
+	retBias   = 1 << 12
+)
+
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
-	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, args: map[trace.TrackID]span.ArgsID{},
-		stateName: map[string]span.NameID{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{}}
+	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{}}
+	s.big = rd.bo == binary.ByteOrder(binary.BigEndian)
 	return s
 }
 
-// peek returns the bytes of l when the chunk the reader has in memory
-// holds them: an event is delivered at most a few rounds after its record
-// was read, so it mostly still is.
-func (c *chunkBuf) peek(l trace.Loc) ([]byte, bool) {
-	if l.Off < c.base || l.Len < 0 || l.Off+int64(l.Len) > c.base+int64(len(c.b)) {
-		return nil, false
-	}
-	return c.b[l.Off-c.base : l.Off-c.base+int64(l.Len)], true
-}
-
-// window is Sched's own view of the file around the payloads it reads:
-// events arrive a round or two after the reader read their records, when
-// its chunk has moved on, so Sched reads the file again, sequentially, in
+// window is Sched's own view of the file around the payloads it reads
+// when the reader's chunks no longer hold them (chunkBuf.held: the
+// current and the previous chunk): events arrive a round or two after the
+// reader read their records, and a round may be larger than two chunks,
+// so Sched then reads the file again, sequentially, in
 // windows of windowSize bytes through one buffer (no allocation per
 // block, one system call per window).
 type window struct {
@@ -161,13 +178,38 @@ type cpuRun struct {
 	seen  bool
 	start trace.Time
 	tid   int64
-	comm  span.NameID
+	comm  commName // the running task's
+	idle  commName // the idle task's (pid 0, no threadRun)
 	track span.TrackID
+}
+
+// commName remembers the NameID of a task's comm: a task keeps its comm,
+// and comparing a few bytes costs less than hashing them.
+type commName struct {
+	b  [16]byte // TASK_COMM_LEN
+	n  uint8
+	ok bool
+	id span.NameID
+}
+
+// name returns the NameID of comm and makes it c's comm.
+func (c *commName) name(b *span.Builder, comm []byte) span.NameID {
+	if c.ok && int(c.n) == len(comm) && string(c.b[:c.n]) == string(comm) {
+		return c.id
+	}
+	c.id = b.NameBytes(comm)
+	c.ok = len(comm) <= len(c.b) // a longer one is looked up every time
+	if c.ok {
+		c.n = uint8(copy(c.b[:], comm))
+	}
+	return c.id
 }
 
 // threadRun is one thread's scheduling state since a time.
 type threadRun struct {
-	state string
+	tid   int64
+	comm  commName
+	state threadState // stateNone before the trace shows one
 	since trace.Time
 	open  bool // the state began before the trace showed it
 	track span.TrackID
@@ -181,14 +223,14 @@ type threadRun struct {
 type sysCall struct {
 	start trace.Time
 	id    int64
-	name  string
+	name  span.NameID
 	ok    bool // a syscall is open
 }
 
 // openSys returns the open-syscall slot of a thread track, or nil for
 // events on no track.
 func (s *Sched) openSys(t trace.TrackID) *sysCall {
-	if t < 0 || int(t) >= len(s.rd.meta.Tracks) {
+	if t < 0 { // else one of the reader's (Note checked)
 		return nil
 	}
 	for int(t) >= len(s.sys) {
@@ -281,26 +323,30 @@ func (s *Sched) intField(raw []byte, f tracefs.Field) int64 {
 		return 0
 	}
 	b := raw[o : o+f.Size]
-	switch f.Size {
-	case 1:
-		if f.Signed != 0 {
-			return int64(int8(b[0]))
-		}
-		return int64(b[0])
-	case 2:
-		if f.Signed != 0 {
-			return int64(int16(s.rd.bo.Uint16(b)))
-		}
-		return int64(s.rd.bo.Uint16(b))
-	case 4:
-		if f.Signed != 0 {
-			return int64(int32(s.rd.bo.Uint32(b)))
-		}
-		return int64(s.rd.bo.Uint32(b))
-	case 8:
-		return int64(s.rd.bo.Uint64(b))
+	var u uint64
+	switch {
+	case f.Size == 1:
+		u = uint64(b[0])
+	case f.Size == 2 && s.big:
+		u = uint64(binary.BigEndian.Uint16(b))
+	case f.Size == 2:
+		u = uint64(binary.LittleEndian.Uint16(b))
+	case f.Size == 4 && s.big:
+		u = uint64(binary.BigEndian.Uint32(b))
+	case f.Size == 4:
+		u = uint64(binary.LittleEndian.Uint32(b))
+	case f.Size == 8 && s.big:
+		return int64(binary.BigEndian.Uint64(b))
+	case f.Size == 8:
+		return int64(binary.LittleEndian.Uint64(b))
+	default:
+		return 0
 	}
-	return 0
+	if f.Signed != 0 { // sign-extend from the field's width
+		sh := 64 - 8*f.Size
+		return int64(u<<sh) >> sh
+	}
+	return int64(u)
 }
 
 // strField returns a fixed char array field up to its first NUL.
@@ -318,8 +364,44 @@ func strField(raw []byte, f tracefs.Field) []byte {
 	return b
 }
 
-// Observe implements span.Deriver.
-func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
+// Wants implements span.Selective: Sched reads sched_switch,
+// sched_wakeup and the syscall tracepoints.
+func (s *Sched) Wants(_ trace.Reader, t trace.TypeID) bool {
+	return t >= 0 && s.classify(t).kind != schedOther
+}
+
+// schedNote is what Sched keeps of an event it derives from
+// (span.Split): the fields it reads, taken from the payload while the
+// reader still holds it.
+type schedNote struct {
+	e struct { // of the event
+		Time  trace.Time
+		Track trace.TrackID // NoTrack or one of the reader's
+		CPU   int32
+		Type  trace.TypeID
+	}
+	sw   uint32 // a switch's switchNote in Sched.switches
+	kind schedKind
+	// switch: prev_pid, prev_state; wakeup: pid; syscalls: id, ret.
+	a, b int64
+}
+
+// switchNote is the rest of a switch's note (notes of other events are
+// smaller: half the bytes to write per event).
+type switchNote struct {
+	next int64 // next_pid
+	// the thread and process ids of the event's track, and prev_comm and
+	// next_comm in Sched.text.
+	tid, pid int64
+	comm     [2]textRef
+}
+
+// textRef is bytes in Sched.text.
+type textRef struct{ off, n uint32 }
+
+// Note implements span.Split: on the reading goroutine, it reads what
+// the event's payload says into a schedNote.
+func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 	if e.Type < 0 {
 		return
 	}
@@ -329,31 +411,96 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 	} else {
 		st = s.classify(e.Type)
 	}
-	if st.kind == schedOther {
+	if st.kind == schedOther || st.kind == sysEnter && !s.hasExit {
 		return
 	}
-	raw, ok := s.rd.buf.peek(e.Payload)
-	if !ok {
+	raw, ok := s.rd.buf.held(e.Payload)
+	if !ok || e.Payload.Off >= s.rd.size {
 		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
 			return
 		}
 	}
+	n := schedNote{kind: st.kind}
+	n.e.Time, n.e.Track, n.e.CPU, n.e.Type = e.Time, e.Track, e.CPU, e.Type
+	tracks := s.rd.meta.Tracks
+	if e.Track < 0 || int(e.Track) >= len(tracks) {
+		n.e.Track = trace.NoTrack
+	}
 	switch st.kind {
 	case schedSwitch:
-		s.sw(e, raw, st, b)
+		var x switchNote
+		x.comm[0] = s.keep(strField(raw, st.f[0]))
+		n.a, n.b = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
+		x.comm[1] = s.keep(strField(raw, st.f[3]))
+		x.next = s.intField(raw, st.f[4])
+		if n.e.Track >= 0 {
+			x.tid, x.pid = tracks[n.e.Track].TID, tracks[n.e.Track].PID
+		}
+		n.sw = uint32(len(s.switches))
+		s.switches = append(s.switches, x)
 	case schedWakeup:
-		tid := s.intField(raw, st.f[1])
+		n.a = s.intField(raw, st.f[1])
+	case sysEnter, sysExit, sysEnterNamed, sysExitNamed:
+		if !s.tabled { // the arch: pipe mode has it among the events
+			for _, kv := range s.rd.meta.Info {
+				if kv.Key == "arch" {
+					s.table = SyscallTable(kv.Value)
+				}
+			}
+			s.tabled = true
+		}
+		if st.kind == sysEnter || st.kind == sysExit {
+			n.a = s.intField(raw, st.f[0])
+		}
+		if st.kind == sysExit || st.kind == sysExitNamed {
+			n.b = s.intField(raw, st.f[1])
+		}
+	}
+	s.notes = append(s.notes, n)
+}
+
+// keep copies b into s.text.
+func (s *Sched) keep(b []byte) textRef {
+	r := textRef{uint32(len(s.text)), uint32(len(b))}
+	s.text = append(s.text, b...)
+	return r
+}
+
+var _ span.Split = (*Sched)(nil)
+
+// Take implements span.Split.
+func (s *Sched) Take() func(b *span.Builder) { return s.derive }
+
+// Observe implements span.Deriver.
+func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
+	s.Note(r, e)
+	s.derive(b)
+}
+
+// derive derives from the events noted (without the reader: it may run
+// while the reader reads on) and forgets them.
+func (s *Sched) derive(b *span.Builder) {
+	for i := range s.notes {
+		s.apply(&s.notes[i], b)
+	}
+	s.notes, s.switches, s.text = s.notes[:0], s.switches[:0], s.text[:0]
+}
+
+func (s *Sched) apply(n *schedNote, b *span.Builder) {
+	e := &n.e
+	switch n.kind {
+	case schedSwitch:
+		s.sw(n, b)
+	case schedWakeup:
+		tid := n.a
 		if tid == 0 {
 			return
 		}
 		th := s.thread(tid)
 		if th.state != stateRunning && th.state != statePreempt {
-			s.setState(b, tid, th, stateRunnable, e.Time)
+			s.setState(b, th, stateRunnable, e.Time)
 		}
 	case sysEnter, sysEnterNamed:
-		if st.kind == sysEnter && !s.hasExit {
-			return
-		}
 		slot := s.openSys(e.Track)
 		if slot == nil {
 			return
@@ -363,28 +510,30 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 			// never returns): the open one ends where the next begins.
 			s.addSys(b, e.Track, *slot, e.Time, span.OpenEnd, span.NoArgs)
 		}
-		c := sysCall{start: e.Time, name: st.name, ok: true}
-		if st.kind == sysEnter {
-			c.id = s.intField(raw, st.f[0])
-			c.name = s.sysName(c.id)
+		c := sysCall{start: e.Time, ok: true}
+		if n.kind == sysEnter {
+			c.id = n.a
+			c.name = s.sysName(b, c.id)
+		} else {
+			c.name = s.typeName(b, n)
 		}
 		*slot = c
 	case sysExit, sysExitNamed:
-		ret := s.intField(raw, st.f[1])
+		ret := n.b
 		slot := s.openSys(e.Track)
 		if slot == nil {
 			return
 		}
 		c, ok := *slot, slot.ok
-		name := st.name
-		if st.kind == sysExit {
-			id := s.intField(raw, st.f[0])
-			name = s.sysName(id)
+		var name span.NameID
+		if n.kind == sysExit {
+			id := n.a
+			name = s.sysName(b, id)
 			if ok && c.id != id {
 				s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
 				ok = false
 			}
-		} else if ok && c.name != name {
+		} else if name = s.typeName(b, n); ok && c.name != name {
 			s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
 			ok = false
 		}
@@ -397,19 +546,40 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 	}
 }
 
-func (s *Sched) sysName(id int64) string {
-	if !s.tabled {
-		for _, kv := range s.rd.meta.Info {
-			if kv.Key == "arch" {
-				s.table = SyscallTable(kv.Value)
-			}
-		}
-		s.tabled = true
+// sysName returns the NameID of syscall number id.
+func (s *Sched) sysName(b *span.Builder, id int64) span.NameID {
+	if id >= 0 && id < int64(len(s.sysByID)) && s.sysByID[id] > 0 {
+		return s.sysByID[id] - 1
 	}
+	var n string
 	if id >= 0 && id < int64(len(s.table)) && s.table[id] != "" {
-		return s.table[id]
+		n = s.table[id]
+	} else {
+		n = "syscall " + strconv.FormatInt(id, 10)
 	}
-	return "syscall " + strconv.FormatInt(id, 10)
+	nid := s.name(b, s.sysNames, n)
+	if id >= 0 && id < maxSysIDs {
+		if int(id) >= len(s.sysByID) {
+			s.sysByID = append(s.sysByID, make([]span.NameID, int(id)+1-len(s.sysByID))...)
+		}
+		s.sysByID[id] = nid + 1
+	}
+	return nid
+}
+
+// typeName returns the NameID of the syscall of a syscalls:sys_enter_NAME
+// or sys_exit_NAME event.
+func (s *Sched) typeName(b *span.Builder, n *schedNote) span.NameID {
+	t := n.e.Type
+	if int(t) < len(s.typeNames) && s.typeNames[t] > 0 {
+		return s.typeNames[t] - 1
+	}
+	id := s.name(b, s.sysNames, s.kinds[t].name) // classified by Note
+	for int(t) >= len(s.typeNames) {
+		s.typeNames = append(s.typeNames, 0)
+	}
+	s.typeNames[t] = id + 1
+	return id
 }
 
 func (s *Sched) addSys(b *span.Builder, thread trace.TrackID, c sysCall, end trace.Time, fl span.Flags, args span.ArgsID) {
@@ -421,16 +591,26 @@ func (s *Sched) addSys(b *span.Builder, thread trace.TrackID, c sysCall, end tra
 		t = b.Track(span.Track{Kind: span.KindSlices, Name: "syscalls", Of: thread, CPU: trace.NoCPU})
 		s.sysTrack[thread+1] = t + 1
 	}
-	b.Add(span.Slice{Start: c.start, End: end, Track: t, Name: s.name(b, s.sysNames, c.name), Args: args, Thread: thread, Flags: fl})
+	b.Add(span.Slice{Start: c.start, End: end, Track: t, Name: c.name, Args: args, Thread: thread, Flags: fl})
 }
 
 // ret returns the argument list of a syscall's return value.
 func (s *Sched) ret(b *span.Builder, v int64) span.ArgsID {
+	small := v >= -retBias && v < retBias
+	if small && s.retSmall != nil && s.retSmall[v+retBias] > 0 {
+		return s.retSmall[v+retBias] - 1
+	}
 	if a, ok := s.retArgs[v]; ok {
 		return a
 	}
 	a := b.Args([]trace.Field{{Name: "ret", Value: trace.IntValue(v)}})
-	if len(s.retArgs) < maxRetArgs {
+	switch {
+	case small:
+		if s.retSmall == nil {
+			s.retSmall = make([]span.ArgsID, 2*retBias)
+		}
+		s.retSmall[v+retBias] = a + 1
+	case len(s.retArgs) < maxRetArgs:
 		s.retArgs[v] = a
 	}
 	return a
@@ -446,21 +626,37 @@ func (s *Sched) name(b *span.Builder, cache map[string]span.NameID, n string) sp
 	return id
 }
 
-// Thread states, named as perf sched timehist --state and ps do.
+// threadState is a thread's scheduling state.
+type threadState uint8
+
 const (
-	stateRunning  = "running"
-	stateRunnable = "runnable"
-	statePreempt  = "runnable (preempted)"
-	stateSleeping = "sleeping"
-	stateBlocked  = "blocked"
-	stateStopped  = "stopped"
-	stateIdle     = "idle"
-	stateDead     = "dead"
+	stateNone threadState = iota
+	stateRunning
+	stateRunnable
+	statePreempt
+	stateSleeping
+	stateBlocked
+	stateStopped
+	stateIdle
+	stateDead
 )
+
+// stateNames names the states as perf sched timehist --state and ps do.
+var stateNames = [...]string{
+	stateNone:     "",
+	stateRunning:  "running",
+	stateRunnable: "runnable",
+	statePreempt:  "runnable (preempted)",
+	stateSleeping: "sleeping",
+	stateBlocked:  "blocked",
+	stateStopped:  "stopped",
+	stateIdle:     "idle",
+	stateDead:     "dead",
+}
 
 // prevStates names the bits of sched_switch's prev_state
 // (TASK_REPORT, include/linux/sched.h; NOTES.md §sched), lowest first.
-var prevStates = [...]string{
+var prevStates = [...]threadState{
 	0: stateSleeping, // S: TASK_INTERRUPTIBLE
 	1: stateBlocked,  // D: TASK_UNINTERRUPTIBLE
 	2: stateStopped,  // T: __TASK_STOPPED
@@ -471,25 +667,20 @@ var prevStates = [...]string{
 	7: stateIdle,     // I: TASK_IDLE (report bit)
 }
 
-func prevStateName(v int64) string {
+func prevState(v int64) threadState {
 	v &= 0xff // higher bits: TASK_REPORT_MAX (preempted), ignored
 	if v == 0 {
 		return statePreempt
 	}
-	for i, n := range prevStates {
-		if v&(1<<i) != 0 {
-			return n
-		}
-	}
-	return "state " + strconv.FormatInt(v, 10)
+	// v has one of the 8 bits prevStates names.
+	return prevStates[bits.TrailingZeros8(uint8(v))]
 }
 
-func (s *Sched) sw(e trace.Event, raw []byte, st *schedType, b *span.Builder) {
-	prevComm := strField(raw, st.f[0])
-	prevTID := s.intField(raw, st.f[1])
-	prevState := s.intField(raw, st.f[2])
-	nextComm := strField(raw, st.f[3])
-	nextTID := s.intField(raw, st.f[4])
+func (s *Sched) sw(n *schedNote, b *span.Builder) {
+	e := &n.e
+	x := &s.switches[n.sw]
+	prevComm, prevTID, prevSt := s.textOf(x.comm[0]), n.a, n.b
+	nextComm, nextTID := s.textOf(x.comm[1]), x.next
 	var prev *threadRun
 	if prevTID != 0 {
 		prev = s.thread(prevTID)
@@ -510,16 +701,30 @@ func (s *Sched) sw(e trace.Event, raw []byte, st *schedType, b *span.Builder) {
 		c.start, c.tid = b.First(), prevTID
 	}
 	// The slice ending here is the switching thread's: the sample's
-	// thread, as perf sched timehist counts it (NOTES.md §sched).
+	// thread, as perf sched timehist counts it (NOTES.md §sched). Its
+	// comm is mostly the one the CPU's previous switch named.
 	var fl span.Flags
 	if !c.seen {
 		fl = span.OpenStart
 	}
-	b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: b.NameBytes(prevComm), Args: s.threadArgs(b, e.Track), Thread: e.Track, Flags: fl})
+	b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: c.comm.name(b, prevComm), Args: s.threadArgs(b, e.Track, x.tid, x.pid), Thread: e.Track, Flags: fl})
 	// The counter: a CPU first seen is counted from its first switch,
 	// where the trace first says what runs on it.
 	was := c.seen && c.tid != 0
-	c.seen, c.start, c.tid, c.comm = true, e.Time, nextTID, b.NameBytes(nextComm)
+	var next *threadRun
+	if nextTID != 0 {
+		next = s.thread(nextTID)
+		c.comm = next.comm
+	} else {
+		c.comm = c.idle
+	}
+	c.comm.name(b, nextComm)
+	if next != nil {
+		next.comm = c.comm
+	} else {
+		c.idle = c.comm
+	}
+	c.seen, c.start, c.tid = true, e.Time, nextTID
 	if is := nextTID != 0; is != was || s.busyCtr < 0 {
 		switch {
 		case is && !was:
@@ -534,37 +739,42 @@ func (s *Sched) sw(e trace.Event, raw []byte, st *schedType, b *span.Builder) {
 	}
 	if prev != nil {
 		th := prev
-		if th.state == "" {
+		if th.state == stateNone {
 			th.state, th.since, th.open = stateRunning, b.First(), true
 		}
-		s.setState(b, prevTID, th, prevStateName(prevState), e.Time)
+		s.setState(b, th, prevState(prevSt), e.Time)
 	}
-	if nextTID != 0 {
-		s.setState(b, nextTID, s.thread(nextTID), stateRunning, e.Time)
+	if next != nil {
+		s.setState(b, next, stateRunning, e.Time)
 	}
 }
 
 func (s *Sched) thread(tid int64) *threadRun {
+	r := &s.recent[uint64(tid)%uint64(len(s.recent))]
+	if th := *r; th != nil && th.tid == tid {
+		return th
+	}
 	th := s.threads[tid]
 	if th == nil {
-		th = &threadRun{track: -1, of: trace.NoTrack}
+		th = &threadRun{tid: tid, track: -1, of: trace.NoTrack}
 		s.threads[tid] = th
 	}
+	*r = th
 	return th
 }
 
 // setState ends a thread's current state at t and begins state.
-func (s *Sched) setState(b *span.Builder, tid int64, th *threadRun, state string, t trace.Time) {
+func (s *Sched) setState(b *span.Builder, th *threadRun, state threadState, t trace.Time) {
 	if th.state == state {
 		return
 	}
-	if th.state != "" {
-		s.addState(b, tid, th, t, 0)
+	if th.state != stateNone {
+		s.addState(b, th, t, 0)
 	}
 	th.state, th.since, th.open = state, t, false
 }
 
-func (s *Sched) addState(b *span.Builder, tid int64, th *threadRun, end trace.Time, fl span.Flags) {
+func (s *Sched) addState(b *span.Builder, th *threadRun, end trace.Time, fl span.Flags) {
 	if th.track < 0 || th.of == trace.NoTrack {
 		of := trace.NoTrack
 		if th.known {
@@ -573,7 +783,7 @@ func (s *Sched) addState(b *span.Builder, tid int64, th *threadRun, end trace.Ti
 		if th.track < 0 || of != th.of {
 			name := "state"
 			if of == trace.NoTrack {
-				name = "state of tid " + strconv.FormatInt(tid, 10)
+				name = "state of tid " + strconv.FormatInt(th.tid, 10)
 			}
 			th.track, th.of = b.Track(span.Track{Kind: span.KindState, Name: name, Of: of, CPU: trace.NoCPU}), of
 		}
@@ -581,26 +791,37 @@ func (s *Sched) addState(b *span.Builder, tid int64, th *threadRun, end trace.Ti
 	if th.open {
 		fl |= span.OpenStart
 	}
-	b.Add(span.Slice{Start: th.since, End: end, Track: th.track, Name: s.name(b, s.stateName, th.state), Thread: th.of, Flags: fl})
+	id := &s.stateName[th.state]
+	if *id == 0 {
+		*id = b.Name(stateNames[th.state]) + 1
+	}
+	b.Add(span.Slice{Start: th.since, End: end, Track: th.track, Name: *id - 1, Thread: th.of, Flags: fl})
 }
 
-// threadArgs returns the tid and pid arguments of a thread track.
-func (s *Sched) threadArgs(b *span.Builder, t trace.TrackID) span.ArgsID {
-	if a, ok := s.args[t]; ok {
-		return a
+// textOf returns bytes Note kept.
+func (s *Sched) textOf(r textRef) []byte { return s.text[r.off : r.off+r.n : r.off+r.n] }
+
+// threadArgs returns the tid and pid arguments of a thread track (NoTrack
+// or one of the reader's), whose ids are tid and pid.
+func (s *Sched) threadArgs(b *span.Builder, t trace.TrackID, tid, pid int64) span.ArgsID {
+	if t < 0 {
+		return span.NoArgs
 	}
-	var a span.ArgsID
-	if t >= 0 && int(t) < len(s.rd.meta.Tracks) {
-		tr := &s.rd.meta.Tracks[t]
-		a = b.Args([]trace.Field{{Name: "tid", Value: trace.IntValue(tr.TID)}, {Name: "pid", Value: trace.IntValue(tr.PID)}})
+	if int(t) < len(s.args) && s.args[t] > 0 {
+		return s.args[t] - 1
 	}
-	s.args[t] = a
+	for int(t) >= len(s.args) {
+		s.args = append(s.args, 0)
+	}
+	a := b.Args([]trace.Field{{Name: "tid", Value: trace.IntValue(tid)}, {Name: "pid", Value: trace.IntValue(pid)}})
+	s.args[t] = a + 1
 	return a
 }
 
 // Finish implements span.Deriver: what still runs, waits or is inside a
 // syscall at the end of the recording becomes an OpenEnd slice.
 func (s *Sched) Finish(r trace.Reader, b *span.Builder) {
+	s.derive(b) // notes not taken (none, from a Driver)
 	end := b.Last()
 	for i := range s.cpus {
 		c := &s.cpus[i]
@@ -611,11 +832,17 @@ func (s *Sched) Finish(r trace.Reader, b *span.Builder) {
 		if t := s.threads[c.tid]; t != nil && t.known {
 			th = t.tr
 		}
-		b.Add(span.Slice{Start: c.start, End: end, Track: c.track, Name: c.comm, Args: s.threadArgs(b, th), Thread: th, Flags: span.OpenEnd})
+		var tid, pid int64
+		if th >= 0 && int(th) < len(s.rd.meta.Tracks) {
+			tid, pid = s.rd.meta.Tracks[th].TID, s.rd.meta.Tracks[th].PID
+		} else {
+			th = trace.NoTrack
+		}
+		b.Add(span.Slice{Start: c.start, End: end, Track: c.track, Name: c.comm.id, Args: s.threadArgs(b, th, tid, pid), Thread: th, Flags: span.OpenEnd})
 	}
 	for _, tid := range slices.Sorted(maps.Keys(s.threads)) {
-		if th := s.threads[tid]; th.state != "" {
-			s.addState(b, tid, th, end, span.OpenEnd)
+		if th := s.threads[tid]; th.state != stateNone {
+			s.addState(b, th, end, span.OpenEnd)
 		}
 	}
 	for t, c := range s.sys {

@@ -28,10 +28,12 @@ type Builder struct {
 }
 
 type perTrack struct {
-	slices   Column
-	samples  []Sample
-	unsorted bool // slices were not added in (start, depth) order
-	unsamp   bool // samples were not added in time order
+	slices    Column
+	samples   []Sample
+	lastStart trace.Time // of the latest slice added
+	lastDepth uint16
+	unsorted  bool // slices were not added in (start, depth) order
+	unsamp    bool // samples were not added in time order
 }
 
 // NewBuilder returns an empty Builder.
@@ -111,11 +113,10 @@ func (b *Builder) Add(s Slice) {
 	}
 	s.Depth = min(s.Depth, MaxDepth)
 	p := &b.per[s.Track]
-	if p.slices.n > 0 && !p.unsorted {
-		if st, d := p.slices.lastStart(); s.Start < st || s.Start == st && s.Depth < d {
-			p.unsorted = true
-		}
+	if p.slices.n > 0 && (s.Start < p.lastStart || s.Start == p.lastStart && s.Depth < p.lastDepth) {
+		p.unsorted = true
 	}
+	p.lastStart, p.lastDepth = s.Start, s.Depth
 	p.slices.push(s)
 	b.nslices++
 }
@@ -165,18 +166,26 @@ func (b *Builder) Finish() *Set {
 func Derive(r trace.Reader, d Deriver) (*Set, error) {
 	v := NewDriver(r, d)
 	var err error
-	for {
+	evs := make([]trace.Event, 0, batchEvents)
+	for err == nil {
 		var e trace.Event
-		if e, err = r.ReadEvent(); err != nil {
-			break
+		if e, err = r.ReadEvent(); err == nil {
+			evs = append(evs, e)
 		}
-		v.Observe(e)
+		if len(evs) == cap(evs) || err != nil {
+			v.ObserveEvents(evs)
+			evs = evs[:0]
+		}
 	}
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
 	return v.Finish(), err
 }
+
+// batchEvents is how many events Derive reads before it shows them to
+// the Driver, as render.Build does.
+const batchEvents = 4096
 
 // Driver shows a trace's events to a Deriver as an index sees them:
 // an event out of time order (readers promise order; a damaged trace
@@ -185,34 +194,135 @@ func Derive(r trace.Reader, d Deriver) (*Set, error) {
 // shown on trace.NoTrack. render.Build and [Derive] both drive
 // derivation through it, so that `viewer spans` prints what the page's
 // index holds.
+//
+// A Driver derives on a second goroutine what [Split] derivers can: while
+// ObserveEvents notes a batch of events, the previous batch's notes are
+// turned into slices, so that deriving a trace whose busy event types
+// only Split derivers want costs its reading goroutine little more than
+// the notes.
 type Driver struct {
 	r       trace.Reader
 	d       Deriver
 	b       *Builder
 	last    trace.Time
 	clamped int64
+	tracks  int // len(r.Meta().Tracks) when last asked: it only grows
+	route   router
+	splits  []Split // the Split derivers
+	// done receives the end of the derivation running on the second
+	// goroutine (nil when none runs): nil, or what it panicked with.
+	done     chan any
+	panicked any // a panic of that goroutine not raised yet
 }
 
 // NewDriver returns a Driver showing r's events to d (nil: none, the
 // Set is empty).
 func NewDriver(r trace.Reader, d Deriver) *Driver {
-	return &Driver{r: r, d: d, b: NewBuilder()}
+	v := &Driver{r: r, d: d, b: NewBuilder(), route: newRouter(d)}
+	for _, d := range v.route.ds {
+		if o, ok := d.(only); ok {
+			d = o.d
+		}
+		if s, ok := d.(Split); ok {
+			v.splits = append(v.splits, s)
+		}
+	}
+	return v
 }
 
 // Observe shows one event, read from the Driver's reader, to the
 // deriver.
-func (v *Driver) Observe(e trace.Event) {
-	if v.b.seen && e.Time < v.last {
-		e.Time = v.last
-		v.clamped++
+func (v *Driver) Observe(e trace.Event) { v.ObserveEvents([]trace.Event{e}) }
+
+// ObserveEvents shows events, read in this order from the Driver's
+// reader, to the deriver (as many calls of Observe do, in one call).
+// Split derivers note the events they want, and derive from the notes on
+// another goroutine after ObserveEvents returned, or on this one before
+// an event some other deriver wants, so that every deriver sees the
+// Builder as it would with Observe alone. A panic on the other goroutine
+// is raised by the Driver's next call.
+func (v *Driver) ObserveEvents(evs []trace.Event) {
+	v.wait()
+	v.raise()
+	noted := false
+	for i := range evs {
+		e := evs[i]
+		if v.b.seen && e.Time < v.last {
+			e.Time = v.last
+			v.clamped++
+		}
+		v.last = e.Time
+		if int(e.Track) >= v.tracks {
+			v.tracks = len(v.r.Meta().Tracks)
+		}
+		if e.Track < 0 || int(e.Track) >= v.tracks {
+			e.Track = trace.NoTrack
+		}
+		v.b.See(e.Time)
+		rt := v.route.known(e.Type)
+		if rt == nil {
+			rt = v.route.ask(v.r, e.Type)
+		}
+		if rt.split != nil {
+			for _, d := range rt.split {
+				d.Note(v.r, e)
+			}
+			noted = noted || len(rt.split) > 0
+			continue
+		}
+		if noted {
+			v.derive()
+			noted = false
+		}
+		for _, d := range rt.ds {
+			d.Observe(v.r, e, v.b)
+		}
 	}
-	v.last = e.Time
-	if e.Track < 0 || int(e.Track) >= len(v.r.Meta().Tracks) {
-		e.Track = trace.NoTrack
+	if !noted {
+		return
 	}
-	v.b.See(e.Time)
-	if v.d != nil {
-		v.d.Observe(v.r, e, v.b)
+	if len(evs) == 1 {
+		v.derive()
+		return
+	}
+	fs := make([]func(*Builder), len(v.splits))
+	for i, d := range v.splits {
+		fs[i] = d.Take()
+	}
+	done := make(chan any, 1)
+	v.done = done
+	go func(b *Builder) {
+		defer func() { done <- recover() }()
+		for _, f := range fs {
+			f(b)
+		}
+	}(v.b)
+}
+
+// derive derives from the notes taken so far, on the caller's goroutine.
+func (v *Driver) derive() {
+	for _, d := range v.splits {
+		d.Take()(v.b)
+	}
+}
+
+// wait waits for the derivation on the second goroutine and keeps what
+// it panicked with.
+func (v *Driver) wait() {
+	if v.done == nil {
+		return
+	}
+	if p := <-v.done; p != nil && v.panicked == nil {
+		v.panicked = p
+	}
+	v.done = nil
+}
+
+// raise raises a panic of the second goroutine on the caller's.
+func (v *Driver) raise() {
+	if p := v.panicked; p != nil {
+		v.panicked = nil
+		panic(p)
 	}
 }
 
@@ -222,6 +332,8 @@ func (v *Driver) Clamped() int64 { return v.clamped }
 // Finish ends derivation and returns the Set; the Driver must not be
 // used afterwards.
 func (v *Driver) Finish() *Set {
+	v.wait()
+	v.raise()
 	if v.d != nil {
 		v.d.Finish(v.r, v.b)
 	}

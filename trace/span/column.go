@@ -97,6 +97,12 @@ func (c *Column) Start(i int) trace.Time { return c.rec(i).start }
 // End returns the end of slice i.
 func (c *Column) End(i int) trace.Time { return c.end(c.rec(i)) }
 
+// Times returns the start and end of slice i.
+func (c *Column) Times(i int) (start, end trace.Time) {
+	r := c.rec(i)
+	return r.start, c.end(r)
+}
+
 // Depth returns the nesting depth of slice i.
 func (c *Column) Depth(i int) uint16 { return c.attr(c.rec(i)).depth }
 
@@ -179,15 +185,9 @@ func (c *Column) push(s Slice) {
 		c.longs = append(c.longs, long{end: s.End, key: r.key})
 		r.key = longBit | uint32(len(c.longs)-1)
 	}
-	c.chunks[k] = append(c.chunks[k], r)
+	ch := &c.chunks[k]
+	*ch = append(*ch, r)
 	c.n++
-}
-
-// lastStart returns the start and depth of the latest slice pushed
-// (Len > 0).
-func (c *Column) lastStart() (trace.Time, uint16) {
-	r := c.rec(c.n - 1)
-	return r.start, c.attr(r).depth
 }
 
 // finish ends building: the lookup table goes.

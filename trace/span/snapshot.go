@@ -14,8 +14,9 @@ import (
 // holds open (started, not ended) are not in it: derivers add a slice
 // when it ends, or at Finish. The Set may be read from any goroutine
 // while the Driver goes on; it must not be called concurrently with
-// Observe.
+// Observe. It waits for the derivation of the events observed so far.
 func (v *Driver) Snapshot() *Set {
+	v.wait() // a panic there is raised by the next Observe
 	b := v.b
 	s := &Set{
 		Tracks:  slices.Clip(b.set.Tracks),

@@ -13,7 +13,12 @@
 // event in reading order (and may ask the reader for the event's details
 // or, inside its own package, for raw payload bytes) and writes slices and
 // counter samples into a [Builder]. Several derivers combine with
-// [Join]. Who picks the derivers of a trace is the assembler
+// [Join]. A deriver that needs the reader only to read what an event
+// says (perf.Sched) can be a [Split]: it notes the fields on the reading
+// goroutine, and a [Driver] turns the notes into slices on a second
+// goroutine while the trace is read on, so that deriving adds little to
+// the reading goroutine, which is the one Build waits for. Who picks the
+// derivers of a trace is the assembler
 // (cmd/viewer's deriver function), exactly as it picks the SymbolSource:
 // render.Options.Derive takes the result, render.Build feeds it on the
 // reading goroutine and keeps the finished [Set] beside the index, and
@@ -235,34 +240,156 @@ type Deriver interface {
 	Finish(r trace.Reader, b *Builder)
 }
 
-// Join returns a Deriver that shows every event to each of ds in turn;
-// nil derivers are left out, and Join of none is nil.
+// Selective is a Deriver that needs the events of some types only: Join
+// shows it no others, which spares a call per event for each deriver a
+// trace's busiest types do not concern. Wants is asked once per type, at
+// its first event (for a type outside r.Meta().Types, at every event);
+// the answer must not change.
+type Selective interface {
+	Deriver
+	Wants(r trace.Reader, t trace.TypeID) bool
+}
+
+// Split is a Deriver whose work on an event divides in two: Note, on
+// the goroutine that reads the trace, keeps what the deriver needs of the
+// event (from its payload, from the reader's tables); the function Take
+// then returns derives from the events noted since the previous Take, in
+// order, on another goroutine while the trace is read on, so it must not
+// use the reader. A Driver never runs the two halves at once. Observe
+// does both, on the reading goroutine.
+type Split interface {
+	Selective
+	Note(r trace.Reader, e trace.Event)
+	Take() func(b *Builder)
+}
+
+// Only returns a Selective that shows d the events of the types want
+// accepts.
+func Only(want func(trace.TypeID) bool, d Deriver) Selective { return only{d, want} }
+
+type only struct {
+	d    Deriver
+	want func(trace.TypeID) bool
+}
+
+func (o only) Wants(_ trace.Reader, t trace.TypeID) bool { return o.want(t) }
+
+func (o only) Observe(r trace.Reader, e trace.Event, b *Builder) {
+	if o.want(e.Type) {
+		o.d.Observe(r, e, b)
+	}
+}
+
+func (o only) Finish(r trace.Reader, b *Builder) { o.d.Finish(r, b) }
+
+// Join returns a Deriver that shows every event to each of ds in turn
+// (a Selective one only the events it wants); nil derivers are left out,
+// and Join of none is nil.
 func Join(ds ...Deriver) Deriver {
 	var j joined
 	for _, d := range ds {
 		if d != nil {
-			j = append(j, d)
+			j.ds = append(j.ds, d)
 		}
 	}
-	switch len(j) {
+	switch len(j.ds) {
 	case 0:
 		return nil
 	case 1:
-		return j[0]
+		return j.ds[0]
 	}
-	return j
+	return &j
 }
 
-type joined []Deriver
+type joined struct{ router }
 
-func (j joined) Observe(r trace.Reader, e trace.Event, b *Builder) {
-	for _, d := range j {
+func (j *joined) Observe(r trace.Reader, e trace.Event, b *Builder) {
+	for _, d := range j.derivers(r, e.Type).ds {
 		d.Observe(r, e, b)
 	}
 }
 
-func (j joined) Finish(r trace.Reader, b *Builder) {
-	for _, d := range j {
+func (j *joined) Finish(r trace.Reader, b *Builder) {
+	for _, d := range j.ds {
 		d.Finish(r, b)
 	}
+}
+
+// router finds the derivers that want an event: a Driver shows each
+// event straight to them rather than through a joined Deriver's Observe.
+type router struct {
+	ds []Deriver
+	// route lists by type id the derivers that want its events (of a
+	// Selective Only made, the Deriver it wraps); ds nil where not asked
+	// yet.
+	route []routed
+}
+
+type routed struct {
+	ds    []Deriver
+	split []Split // ds as Splits when all of them are (not nil then)
+}
+
+// newRouter returns the router of d's derivers (those d joins).
+func newRouter(d Deriver) router {
+	switch d := d.(type) {
+	case nil:
+		return router{}
+	case *joined:
+		return router{ds: d.ds}
+	}
+	return router{ds: []Deriver{d}}
+}
+
+// derivers returns the derivers that want events of type t.
+func (j *router) derivers(r trace.Reader, t trace.TypeID) *routed {
+	if rt := j.known(t); rt != nil {
+		return rt
+	}
+	return j.ask(r, t)
+}
+
+// known returns the derivers known to want events of type t; nil when
+// not asked yet.
+func (j *router) known(t trace.TypeID) *routed {
+	if uint(t) < uint(len(j.route)) && j.route[t].ds != nil {
+		return &j.route[t]
+	}
+	return nil
+}
+
+// ask finds the derivers that want events of type t, and keeps the
+// answer when t is one of r's types.
+func (j *router) ask(r trace.Reader, t trace.TypeID) *routed {
+	ds := make([]Deriver, 0, len(j.ds))
+	for _, d := range j.ds {
+		switch d := d.(type) {
+		case only:
+			if d.want(t) {
+				ds = append(ds, d.d)
+			}
+		case Selective:
+			if d.Wants(r, t) {
+				ds = append(ds, d)
+			}
+		default:
+			ds = append(ds, d)
+		}
+	}
+	rt := routed{ds: ds, split: make([]Split, 0, len(ds))}
+	for _, d := range ds {
+		s, ok := d.(Split)
+		if !ok {
+			rt.split = nil
+			break
+		}
+		rt.split = append(rt.split, s)
+	}
+	if t >= 0 && r != nil && int(t) < len(r.Meta().Types) {
+		if int(t) >= len(j.route) {
+			j.route = append(j.route, make([]routed, int(t)+1-len(j.route))...)
+		}
+		j.route[t] = rt
+	}
+	return &rt
 }

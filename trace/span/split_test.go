@@ -1,0 +1,138 @@
+package span
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"viewer/trace"
+)
+
+// splitAdder is adder as a Split deriver of the events of types 0 and 1:
+// Note keeps the events, the function Take returns adds their slices.
+type splitAdder struct {
+	adder
+	notes []trace.Event
+	panic int // a note of this time panics when derived from
+}
+
+func (a *splitAdder) Wants(_ trace.Reader, t trace.TypeID) bool { return t == 0 || t == 1 }
+func (a *splitAdder) Note(_ trace.Reader, e trace.Event)        { a.notes = append(a.notes, e) }
+func (a *splitAdder) Take() func(*Builder) {
+	return func(b *Builder) {
+		for _, e := range a.notes {
+			if a.panic > 0 && e.Time == trace.Time(a.panic) {
+				panic("derive failed")
+			}
+			a.adder.Observe(nil, e, b)
+		}
+		a.notes = a.notes[:0]
+	}
+}
+
+func (a *splitAdder) Observe(r trace.Reader, e trace.Event, b *Builder) {
+	a.Note(r, e)
+	a.Take()(b)
+}
+
+// splitEvents returns n events of types 0 to 2, those of type 2 rare
+// (a few per batch) or absent.
+func splitEvents(n int, withPlain bool) []trace.Event {
+	rng := rand.New(rand.NewPCG(5, 6))
+	evs := make([]trace.Event, n)
+	for i := range evs {
+		typ := trace.TypeID(rng.IntN(2))
+		if withPlain && rng.IntN(300) == 0 {
+			typ = 2
+		}
+		evs[i] = trace.Event{Time: trace.Time(10 * i), Type: typ, Track: trace.NoTrack}
+	}
+	return evs
+}
+
+// TestDriverSplit: whether a Driver is shown events one by one (a Split
+// deriver derives at once) or in batches (it derives on another
+// goroutine, and on this one before an event a plain deriver wants), it
+// finishes with the same Set, in the same order of tracks and names. The
+// plain deriver (adder, through Only) shares the Split one's tracks, so
+// any reordering of their Builder calls shows.
+func TestDriverSplit(t *testing.T) {
+	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3)}}
+	for _, withPlain := range []bool{false, true} {
+		evs := splitEvents(20000, withPlain)
+		derive := func(batched bool) string {
+			d := Join(&splitAdder{adder: adder{rand.New(rand.NewPCG(1, 2))}},
+				Only(func(t trace.TypeID) bool { return t == 2 }, &adder{rand.New(rand.NewPCG(3, 4))}))
+			v := NewDriver(r, d)
+			rng := rand.New(rand.NewPCG(7, 8))
+			for rest := evs; len(rest) > 0; {
+				k := 1
+				if batched {
+					k = min(len(rest), 1+rng.IntN(5000))
+				}
+				v.ObserveEvents(rest[:k])
+				rest = rest[k:]
+				if batched && rng.IntN(10) == 0 {
+					v.Snapshot()
+				}
+			}
+			return dump(v.Finish())
+		}
+		if one, batched := derive(false), derive(true); one != batched {
+			t.Errorf("with plain events %v: batches derive another Set than single events", withPlain)
+		}
+	}
+}
+
+// TestDriverSplitPanic: a Split deriver's panic on the other goroutine
+// is raised by the Driver's next call, on the caller's.
+func TestDriverSplitPanic(t *testing.T) {
+	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3)}}
+	evs := splitEvents(100, false)
+	for _, next := range []string{"observe", "finish"} {
+		v := NewDriver(r, &splitAdder{adder: adder{rand.New(rand.NewPCG(1, 2))}, panic: 500})
+		v.ObserveEvents(evs[:60]) // returns: the panic is on the other goroutine
+		got := func() (p any) {
+			defer func() { p = recover() }()
+			v.Snapshot() // waits, keeps the panic for later
+			if next == "observe" {
+				v.ObserveEvents(evs[60:])
+			} else {
+				v.Finish()
+			}
+			return nil
+		}()
+		if s, _ := got.(string); !strings.Contains(s, "derive failed") {
+			t.Errorf("%s after the panic: recovered %v", next, got)
+		}
+	}
+}
+
+// TestOnly: a deriver behind Only sees the events of its types alone,
+// joined or driven alone.
+func TestOnly(t *testing.T) {
+	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3)}}
+	evs := splitEvents(3000, true)
+	want := 0
+	for _, e := range evs {
+		if e.Type == 1 {
+			want++
+		}
+	}
+	for _, join := range []bool{false, true} {
+		c, all := &counting{}, &counting{}
+		var d Deriver = Only(func(t trace.TypeID) bool { return t == 1 }, c)
+		if join {
+			d = Join(d, all)
+		}
+		v := NewDriver(r, d)
+		v.ObserveEvents(evs)
+		v.Finish()
+		if c.seen != want || c.finished != 1 {
+			t.Errorf("joined %v: saw %d events and %d Finish, want %d and 1", join, c.seen, c.finished, want)
+		}
+		if join && all.seen != len(evs) {
+			t.Errorf("the other deriver saw %d events of %d", all.seen, len(evs))
+		}
+	}
+}
