@@ -17,66 +17,31 @@ import (
 	"github.com/gorilla/websocket"
 
 	"viewer/trace"
+	"viewer/trace/align/aligntest"
 	"viewer/trace/nettrace"
-	"viewer/trace/nettrace/nettracetest"
 	"viewer/trace/perf"
-	"viewer/trace/perf/perftest"
 	"viewer/trace/synth"
 )
 
-// sameWallTraces writes a NetTrace (10 MHz ticks, a SYSTEMTIME wall) and
-// a perf.data (-k monotonic with CLOCK_DATA) whose events happen at the
-// same wall times (as trace/align's test does), and returns them with
-// those times.
+// sameWallTraces returns aligntest.SameWall's NetTrace and perf.data,
+// whose events happen at the same wall times, and those times.
 func sameWallTraces(t *testing.T) (nt, pd []byte, walls []time.Time) {
 	t.Helper()
-	syncWall := time.Date(2026, 1, 15, 10, 0, 0, 123e6, time.UTC)
-	const hz, syncTicks = 10_000_000, 77_000_000
-	walls = []time.Time{
-		syncWall.Add(2 * time.Millisecond), syncWall.Add(2*time.Millisecond + 300), syncWall.Add(1500 * time.Millisecond), syncWall.Add(3 * time.Second),
-	}
 	var nb bytes.Buffer
-	w := nettracetest.NewWriter(&nb, nettracetest.TraceInfo{Wall: syncWall, SyncTicks: syncTicks, TicksPerSecond: hz, PointerSize: 8})
-	w.Metadata(0, nettracetest.Metadata{ID: 1, Provider: "App", EventID: 1, Name: "Tick"})
-	w.Threads(nettracetest.Thread{Index: 1, PID: 1, TID: 10})
-	var evs []nettracetest.Event
-	for i, wt := range walls {
-		evs = append(evs, nettracetest.Event{MetadataID: 1, Seq: uint32(i + 1), Thread: 1, Capture: 1, Ticks: syncTicks + int64(wt.Sub(syncWall)/100), Sorted: true})
-	}
-	if err := w.Events(true, evs...); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	const clockNS = 4242_000_000_777
-	refWall := time.Date(2026, 1, 15, 9, 59, 59, 5e8, time.UTC)
 	name := filepath.Join(t.TempDir(), "perf.data")
 	pf, err := os.Create(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pf.Close()
-	o := perftest.SchedOptions("x86_64")
-	o.WallNS, o.ClockNS = uint64(refWall.UnixNano()), clockNS
-	pw, err := perftest.NewWriter(pf, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &perftest.SchedWriter{W: pw}
-	for _, wt := range walls {
-		s.SysEnter(uint64(clockNS+wt.Sub(refWall)), 0, 7, 7, 0)
-	}
-	pw.FinishedRound()
-	if err := pw.Close(); err != nil {
+	if err := aligntest.SameWall(&nb, pf); err != nil {
 		t.Fatal(err)
 	}
 	pd, err = os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return nb.Bytes(), pd, walls
+	return nb.Bytes(), pd, aligntest.Walls
 }
 
 // togetherServer serves the two traces of sameWallTraces and returns

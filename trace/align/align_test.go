@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"viewer/trace"
+	"viewer/trace/align/aligntest"
 	"viewer/trace/nettrace"
-	"viewer/trace/nettrace/nettracetest"
 	"viewer/trace/perf"
-	"viewer/trace/perf/perftest"
 )
 
 // readAll returns a trace's metadata and event times.
@@ -42,50 +41,16 @@ func readAll(t *testing.T, f trace.Format, data []byte) (*trace.Meta, []trace.Ti
 // same wall times, and checks that they land at the same aligned times
 // and walls.
 func TestNetTraceAndPerf(t *testing.T) {
-	syncWall := time.Date(2026, 1, 15, 10, 0, 0, 123e6, time.UTC) // SYSTEMTIME keeps milliseconds
-	const hz, syncTicks = 10_000_000, 77_000_000
-	walls := []time.Time{ // the events, every one a multiple of 100 ns after syncWall
-		syncWall.Add(2 * time.Millisecond), syncWall.Add(2*time.Millisecond + 300), syncWall.Add(1500 * time.Millisecond), syncWall.Add(3 * time.Second),
-	}
-
 	var nt bytes.Buffer
-	w := nettracetest.NewWriter(&nt, nettracetest.TraceInfo{Wall: syncWall, SyncTicks: syncTicks, TicksPerSecond: hz, PointerSize: 8})
-	w.Metadata(0, nettracetest.Metadata{ID: 1, Provider: "App", EventID: 1, Name: "Tick"})
-	w.Threads(nettracetest.Thread{Index: 1, PID: 1, TID: 10})
-	var evs []nettracetest.Event
-	for i, wt := range walls {
-		evs = append(evs, nettracetest.Event{MetadataID: 1, Seq: uint32(i + 1), Thread: 1, Capture: 1, Ticks: syncTicks + int64(wt.Sub(syncWall)/100), Sorted: true})
-	}
-	if err := w.Events(true, evs...); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	// perf: the clock read 4242.000000777 s (since boot) at wall
-	// 2026-01-15T09:59:59.5Z.
-	const clockNS = 4242_000_000_777
-	refWall := time.Date(2026, 1, 15, 9, 59, 59, 5e8, time.UTC)
 	pf, err := os.Create(filepath.Join(t.TempDir(), "perf.data"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pf.Close()
-	o := perftest.SchedOptions("x86_64")
-	o.WallNS, o.ClockNS = uint64(refWall.UnixNano()), clockNS
-	pw, err := perftest.NewWriter(pf, o)
-	if err != nil {
+	if err := aligntest.SameWall(&nt, pf); err != nil {
 		t.Fatal(err)
 	}
-	s := &perftest.SchedWriter{W: pw}
-	for _, wt := range walls {
-		s.SysEnter(uint64(clockNS+wt.Sub(refWall)), 0, 7, 7, 0)
-	}
-	pw.FinishedRound()
-	if err := pw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	walls := aligntest.Walls
 
 	nm, ntimes := readAll(t, nettrace.Format{}, nt.Bytes())
 	pdata, err := os.ReadFile(pf.Name())
