@@ -67,6 +67,27 @@ func TestRecordLive(t *testing.T) {
 		}
 	}
 
+	// The API's event count grows while the workload runs.
+	var apiCounts []int64
+	for deadline := time.Now().Add(20 * time.Second); len(apiCounts) < 3 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var ti web.TraceInfo
+		resp, err := http.Get(base + "/api/traces/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.NewDecoder(resp.Body).Decode(&ti)
+		resp.Body.Close()
+		if !ti.Live {
+			break
+		}
+		if n := ti.Progress.Events; n > 0 && (len(apiCounts) == 0 || n > apiCounts[len(apiCounts)-1]) {
+			apiCounts = append(apiCounts, n)
+		}
+	}
+	if len(apiCounts) < 3 {
+		t.Errorf("GET /api/traces/{id} while recording: event counts %v, want them growing", apiCounts)
+	}
+
 	// A chasing session, and the count growing.
 	u := "ws" + strings.TrimPrefix(base, "http") + "/api/traces/" + id + "/ws"
 	c, _, err := websocket.DefaultDialer.Dial(u, nil)
@@ -119,7 +140,7 @@ func TestRecordLive(t *testing.T) {
 	if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("stored trace's counts per event\n%v\nperf script on the same file\n%v", got, want)
 	}
-	t.Logf("%d chase frames, counts %v, events by type %v", len(starts), counts, got)
+	t.Logf("API counts %v; %d chase frames, counts %v; events by type %v", apiCounts, len(starts), counts, got)
 }
 
 // typeCounts returns `viewer stats`' event counts by "system:name".
