@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -555,9 +556,32 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	hits := []SearchHit{}
-	more, cutOff := false, false
-	err = idx.search(ctx, q.Get("q"), from, backward, func(h SearchHit) bool {
+	hits, more, notice, ok := collectHits(w, r, ctx, limit, s.res.timeout, func(yield func(SearchHit) bool) error {
+		return idx.search(ctx, q.Get("q"), from, backward, yield)
+	})
+	if !ok {
+		return
+	}
+	out := searchReply{Hits: hits, More: more, CutOff: notice != "", Notice: notice}
+	if bins > 0 {
+		b, err := idx.countBins(ctx, q.Get("q"), bins)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		out.Bins = b
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// collectHits runs a search (run yields its hits in order) and keeps the
+// first limit hits; more says there were others. A search cut off by its
+// time budget (timeout) or decode budget keeps what it found, with a
+// notice. On any other error it writes the reply and returns ok false,
+// as when the client went away.
+func collectHits[H any](w http.ResponseWriter, r *http.Request, ctx context.Context, limit int, timeout time.Duration, run func(yield func(H) bool) error) (hits []H, more bool, notice string, ok bool) {
+	hits = []H{}
+	err := run(func(h H) bool {
 		if len(hits) == limit {
 			more = true
 			return false
@@ -568,32 +592,19 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err == nil:
 	case r.Context().Err() != nil:
-		return // the client went away
-	case ctx.Err() != nil || errors.Is(err, render.ErrBudget):
-		cutOff = true // the hits found within the budget, flagged
+		return nil, false, "", false // the client went away
+	case errors.Is(err, render.ErrBudget):
+		notice = fmt.Sprintf("the search was cut off after decoding %d events: the hits are those found by then; narrow the query (an event name, a time range)", MaxSearchDecodes)
+	case ctx.Err() != nil:
+		notice = fmt.Sprintf("the search was cut off after %v: the hits are those found by then; narrow the query (an event name, a time range)", timeout)
 	case errors.As(err, new(errBadQuery)):
 		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, false, "", false
 	default:
 		writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
-		return
+		return nil, false, "", false
 	}
-	out := searchReply{Hits: hits, More: more, CutOff: cutOff}
-	if cutOff {
-		out.Notice = fmt.Sprintf("the search was cut off after %v: the hits are those found by then; narrow the query (an event name, a time range)", s.res.timeout)
-		if errors.Is(err, render.ErrBudget) {
-			out.Notice = fmt.Sprintf("the search was cut off after decoding %d events: the hits are those found by then; narrow the query (an event name, a time range)", MaxSearchDecodes)
-		}
-	}
-	if bins > 0 {
-		b, err := idx.countBins(ctx, q.Get("q"), bins)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		out.Bins = b
-	}
-	writeJSON(w, http.StatusOK, out)
+	return hits, more, notice, true
 }
 
 // searchReply is the reply of GET /api/traces/{id}/search.

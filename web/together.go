@@ -886,33 +886,16 @@ func (s *Server) handleTogetherSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	hits := []togetherHit{}
-	more, cutOff := false, false
-	err = c.search(ctx, q.Get("q"), from, backward, func(h togetherHit) bool {
-		if len(hits) == limit {
-			more = true
-			return false
-		}
-		hits = append(hits, h)
-		return true
+	hits, more, notice, ok := collectHits(w, r, ctx, limit, s.res.timeout, func(yield func(togetherHit) bool) error {
+		return c.search(ctx, q.Get("q"), from, backward, yield)
 	})
-	switch {
-	case err == nil:
-	case r.Context().Err() != nil:
-		return
-	case ctx.Err() != nil || errors.Is(err, render.ErrBudget):
-		cutOff = true
-	case errors.As(err, new(errBadQuery)):
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	default:
-		writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
+	if !ok {
 		return
 	}
 	out := map[string]any{"hits": hits, "more": more}
-	if cutOff {
+	if notice != "" {
 		out["cut_off"] = true
-		out["notice"] = "the search was cut off: the hits are those found by then; narrow the query (an event name, a time range)"
+		out["notice"] = notice
 	}
 	writeJSON(w, http.StatusOK, out)
 }
