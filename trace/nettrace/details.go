@@ -216,11 +216,15 @@ func (r *Reader) plan(t trace.TypeID, schema []Field, names []string) []int8 {
 	}
 	pl.names = names
 	pl.pos = make([]int8, len(schema))
+	taken := make([]bool, len(names))
 	for i, f := range schema {
 		pl.pos[i] = -1
 		for k, n := range names {
-			if f.Name == n && k < 127 {
-				pl.pos[i] = int8(k)
+			// A name's value is its first field's, as in Details: a
+			// later field of the same name (metadata may repeat one)
+			// gets no slot.
+			if f.Name == n && k < 127 && !taken[k] {
+				pl.pos[i], taken[k] = int8(k), true
 				break
 			}
 		}

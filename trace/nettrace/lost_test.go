@@ -70,3 +70,36 @@ func TestBeforeSyncTime(t *testing.T) {
 		t.Errorf("events %+v, notices %q, err %v", res.Events, r.Meta().Notices, res.Err)
 	}
 }
+
+// TestRepeatedFieldName checks that a field name the metadata repeats reads
+// as its first field's value in ReadFields, as in Details (the fuzzer found
+// ReadFields giving the last).
+func TestRepeatedFieldName(t *testing.T) {
+	var buf bytes.Buffer
+	w := nettracetest.NewWriter(&buf, nettracetest.TraceInfo{TicksPerSecond: 1e9, PointerSize: 8})
+	w.Metadata(0, nettracetest.Metadata{ID: 1, Provider: "P", EventID: 1, Name: "E", Fields: []nettracetest.Field{
+		{Name: "i", Type: nettracetest.TypeUInt32}, {Name: "i", Type: nettracetest.TypeUInt32}, {Name: "j", Type: nettracetest.TypeUInt32}}})
+	w.Threads(nettracetest.Thread{Index: 1, PID: 1, TID: 1})
+	w.Events(true, nettracetest.Event{MetadataID: 1, Seq: 1, Thread: 1, Capture: 1, Ticks: 10, Sorted: true,
+		Payload: []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := r.ReadEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.Details(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDecoders(t, r, e, d)
+	vals := make([]trace.Value, 2)
+	if !r.ReadFields(e, []string{"i", "j"}, vals) || vals[0].String() != "1" || vals[1].String() != "3" {
+		t.Errorf("ReadFields i, j = %v", vals)
+	}
+}
