@@ -409,7 +409,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	ref, err := ParseEventRef(chiParam(r, "ev"))
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		writeErr(w, http.StatusNotFound, err)
 		return
 	}
 	idx, release, ok := s.index(w, e)
@@ -419,7 +419,7 @@ func (s *Server) handleEvent(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	b, err := appendEventJSON(nil, idx, ref)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		writeErr(w, http.StatusNotFound, err)
 		return
 	}
 	writeJSONBytes(w, http.StatusOK, b)
@@ -499,12 +499,12 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := countParam("limit", q.Get("limit"), DefaultSearchLimit, MaxSearchLimit)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	bins, err := parseBins(q.Get("bins"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	backward := false
@@ -546,7 +546,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		from = render.At(trace.Time(n))
 	}
 	if _, err := query.Parse(q.Get("q"), idx.x.Meta()); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	// The query's time budget counts its wait for a search slot; the
@@ -566,7 +566,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if bins > 0 {
 		b, err := idx.countBins(ctx, q.Get("q"), bins)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
+			writeErr(w, http.StatusBadRequest, err)
 			return
 		}
 		out.Bins = b
@@ -598,7 +598,7 @@ func collectHits[H any](w http.ResponseWriter, r *http.Request, ctx context.Cont
 	case ctx.Err() != nil:
 		notice = fmt.Sprintf("the search was cut off after %v: the hits are those found by then; narrow the query (an event name, a time range)", timeout)
 	case errors.As(err, new(errBadQuery)):
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return nil, false, "", false
 	default:
 		writeError(w, http.StatusInternalServerError, "search failed: "+err.Error())
@@ -639,6 +639,17 @@ func writeJSONBytes(w http.ResponseWriter, status int, b []byte) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// writeErr answers err with status, except that a question a reopened
+// index cannot answer until its reader pass ends (render.ErrLoading) is
+// 503 with a Retry-After the page honours.
+func writeErr(w http.ResponseWriter, status int, err error) {
+	if errors.Is(err, render.ErrLoading) {
+		w.Header().Set("Retry-After", "1")
+		status = http.StatusServiceUnavailable
+	}
+	writeError(w, status, err.Error())
 }
 
 // formatBytes renders a size for people: "512 B", "1.5 MiB".

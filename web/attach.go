@@ -186,7 +186,7 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := parseAttach(w, r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	if req.PID <= 0 {
@@ -195,7 +195,7 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
 	}
 	providers, err := req.providers()
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	if s.live.full(s.cfg.MaxLive) { // before a session starts in the process
@@ -204,7 +204,7 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request) {
 	}
 	proc, err := ipc.Find(s.cfg.DiagDir, req.PID)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		writeErr(w, http.StatusNotFound, err)
 		return
 	}
 	sess, err := ipc.Start(r.Context(), proc.Socket, ipc.Config{Providers: providers})

@@ -141,7 +141,7 @@ type comparedSide struct {
 func (s *Server) compareSides(w http.ResponseWriter, r *http.Request) (sides [2]comparedSide, release func(), ok bool) {
 	specs, err := parseSides(r.URL.Query())
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return sides, nil, false
 	}
 	var releases []func()
@@ -188,7 +188,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := countParam("limit", q.Get("limit"), DefaultCompareRows, MaxCompareRows)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	fields := true
@@ -264,7 +264,7 @@ func (s *Server) handleCompareStacks(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	sq, width, err := stacksQuery(q, sides[0].idx.x.Meta())
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), StacksTimeout)

@@ -158,7 +158,7 @@ func (s *Server) filterMask(w http.ResponseWriter, r *http.Request, e Entry, idx
 	}
 	f, err := query.Parse(q, idx.x.Meta())
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return nil, false
 	}
 	return s.maskOf(w, r, e, idx, q, f)
@@ -250,7 +250,7 @@ func (s *Server) handleFilterViewport(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	vp, seq, err := parseViewportQuery(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	m, ok := s.filterMask(w, r, e, idx)
@@ -267,7 +267,7 @@ func (s *Server) handleFilterViewport(w http.ResponseWriter, r *http.Request) {
 		case ctx.Err() != nil:
 			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the view took longer than %v to draw and was cut off", s.res.timeout))
 		default:
-			writeError(w, http.StatusBadRequest, err.Error())
+			writeErr(w, http.StatusBadRequest, err)
 		}
 		return
 	}

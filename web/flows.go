@@ -118,7 +118,7 @@ func (s *Server) handleFlows(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := countParam("limit", q.Get("limit"), 1000, MaxFlowEvents)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	var ref EventRef
@@ -150,7 +150,7 @@ func (s *Server) handleFlows(w http.ResponseWriter, r *http.Request) {
 	if byEvent {
 		rep, err := eventFlows(ctx, c, render.EventID(ref), limit)
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			writeError(w, http.StatusNotFound, err.Error())
+			writeErr(w, http.StatusNotFound, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, rep)

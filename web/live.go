@@ -442,7 +442,7 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
 	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload)
 	e, stored, err := s.Ingest(LiveSource{Name: name, R: body})
 	if errors.Is(err, ErrTooManyLive) {
-		writeError(w, http.StatusTooManyRequests, err.Error())
+		writeErr(w, http.StatusTooManyRequests, err)
 		return
 	}
 	if err != nil {
@@ -489,7 +489,7 @@ func (s *Server) handleLiveDemo(w http.ResponseWriter, r *http.Request) {
 	src := newPaced(data, d)
 	e, _, err := s.Ingest(LiveSource{Name: "live-" + name, R: src, Stop: src.stop})
 	if errors.Is(err, ErrTooManyLive) {
-		writeError(w, http.StatusTooManyRequests, err.Error())
+		writeErr(w, http.StatusTooManyRequests, err)
 		return
 	}
 	if err != nil {

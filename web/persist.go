@@ -36,6 +36,9 @@ const indexFileName = "index"
 // reader passes), so that the server waits for it when it closes.
 type persister struct {
 	wg sync.WaitGroup
+	// passGate, when not nil (tests only), holds every reader pass of a
+	// reopened index until it is closed.
+	passGate chan struct{}
 }
 
 // wait waits for the background work started so far.
@@ -109,6 +112,9 @@ func (ix *indexer) openStored(ctx context.Context, j *job, e Entry) (idx *index,
 			ix.mu.Unlock()
 			ix.evict()
 		}()
+		if ix.persist.passGate != nil {
+			<-ix.persist.passGate
+		}
 		if err := ix.acquireBuild(ctx); err != nil {
 			return
 		}

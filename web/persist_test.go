@@ -68,7 +68,9 @@ func eventJSON(t *testing.T, ts *testServer, id, ev string) map[string]any {
 			}
 			return m
 		}
-		if !strings.Contains(string(b), "still being") || time.Now().After(deadline) {
+		again := resp.StatusCode == http.StatusConflict || // still being indexed
+			resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "" // still being read
+		if !again || time.Now().After(deadline) {
 			t.Fatalf("event %s: %d %s", ev, resp.StatusCode, b)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -156,4 +158,34 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestDetailsWhileReading: a trace reopened from its index file answers
+// event details 503 with a Retry-After while its reader pass cannot run
+// (every build slot is taken here), and the event once it has run.
+func TestDetailsWhileReading(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, dir, nil)
+	status, id, msg := ts.upload("demo.synth", synthFile(20000, 3))
+	if status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", status, msg)
+	}
+	ts.waitReady(id)
+	waitFile(t, filepath.Join(dir, tracesDir, id, indexFileName))
+	want := eventJSON(t, ts, id, "3:100")
+	ts.close()
+
+	ts2 := newTestServer(t, dir, nil)
+	gate := make(chan struct{})
+	ts2.s.ix.persist.passGate = gate
+	ts2.do("GET", "/api/traces/"+id+"/meta", nil) // opens the index file
+	ts2.waitReady(id)
+	resp, b := ts2.do("GET", "/api/traces/"+id+"/events/3:100", nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || !strings.Contains(string(b), "still being read") {
+		t.Fatalf("details before the reader pass: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+	close(gate)
+	if got := eventJSON(t, ts2, id, "3:100"); mustJSON(t, got) != mustJSON(t, want) {
+		t.Fatalf("event after the reader pass\n%v, want\n%v", got, want)
+	}
 }

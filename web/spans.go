@@ -99,7 +99,7 @@ func (s *Server) handleSpans(w http.ResponseWriter, r *http.Request) {
 	}
 	vp, err := spanViewport(r.URL.Query(), set)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	reply := spansReply{Tracks: []spanTrackReply{}}

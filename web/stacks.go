@@ -105,7 +105,7 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, refs bool) (*
 	sq, width, err := stacksQuery(r.URL.Query(), idx.x.Meta())
 	if err != nil {
 		release()
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return nil, aggregated{}, nil
 	}
 	sq.Refs = refs
@@ -124,7 +124,7 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, refs bool) (*
 	a, partial, err := stacks.Aggregate(ctx, idx.x, sq)
 	if err != nil {
 		release()
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return nil, aggregated{}, nil
 	}
 	return a, aggregated{Query: sq, width: width, partial: partial, name: e.Name}, release
@@ -170,7 +170,7 @@ func (s *Server) handleStackSamples(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, err := countParam("limit", q.Get("limit"), DefaultSearchLimit, MaxSearchLimit)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	res, release := s.stacksResult(w, r, true)

@@ -148,13 +148,13 @@ func (s *Server) handleCounts(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	sel, err := parseSelection(r, idx)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	field := r.URL.Query().Get("field")
 	bins, err := countParam("bins", r.URL.Query().Get("bins"), DefaultHistBins, MaxHistBins)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	if len(field) > query.MaxLen {
@@ -247,13 +247,13 @@ func (s *Server) handleTable(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	sel, err := parseSelection(r, idx)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	q := r.URL.Query()
 	limit, err := countParam("limit", q.Get("limit"), DefaultTableLimit, MaxTableLimit)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	from := render.At(sel.lo)

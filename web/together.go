@@ -429,7 +429,7 @@ func (c *combined) query(ctx context.Context, vp render.Viewport, scratch, out *
 func (s *Server) togetherEntries(w http.ResponseWriter, r *http.Request) ([]Entry, []TraceOffset, bool) {
 	ids, offs, err := parseTogether(r.URL.Query())
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return nil, nil, false
 	}
 	entries := make([]Entry, len(ids))
@@ -657,7 +657,7 @@ func (s *Server) handleTogetherMeta(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleTogetherEvent(w http.ResponseWriter, r *http.Request) {
 	ref, err := ParseEventRef(chiParam(r, "ev"))
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		writeErr(w, http.StatusNotFound, err)
 		return
 	}
 	c, release, ok := s.togetherIndex(w, r)
@@ -667,7 +667,7 @@ func (s *Server) handleTogetherEvent(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	b, err := c.eventJSON(ref)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
+		writeErr(w, http.StatusNotFound, err)
 		return
 	}
 	writeJSONBytes(w, http.StatusOK, b)
@@ -833,7 +833,7 @@ func (s *Server) handleTogetherSearch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := countParam("limit", q.Get("limit"), DefaultSearchLimit, MaxSearchLimit)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	if q.Get("bins") != "" && q.Get("bins") != "0" {

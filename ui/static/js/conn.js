@@ -30,6 +30,30 @@ export function big(v) {
   throw new Error(`not a time: ${String(v)}`);
 }
 
+/** How long a request keeps retrying while the server answers 503 (a reopened index still reading its trace). */
+const RETRY_FOR_MS = 120000;
+
+/**
+ * Fetches url like fetch, but while the server answers 503 with a
+ * Retry-After (web/PROTOCOL.md: details of a reopened trace before its
+ * reader pass ends) waits that long (1–5 s) and asks again.
+ * @param {string} url
+ * @param {RequestInit} [init]
+ */
+export async function fetchReady(url, init) {
+  const until = Date.now() + RETRY_FOR_MS;
+  for (;;) {
+    const r = await fetchReady(url, init);
+    const after = Number(r.headers.get('Retry-After'));
+    if (r.status !== 503 || !Number.isFinite(after) || Date.now() > until) return r;
+    const ms = Math.min(5, Math.max(1, after)) * 1000;
+    await new Promise((resolve, reject) => {
+      const t = setTimeout(resolve, ms);
+      init?.signal?.addEventListener('abort', () => { clearTimeout(t); reject(init.signal?.reason); }, { once: true });
+    });
+  }
+}
+
 /** @param {Response} r */
 async function jsonOrError(r) {
   const text = await r.text();
@@ -157,7 +181,7 @@ export class WsSource {
   }
 
   async loadMeta() {
-    const { text, json: j } = await fetch(this.api(`meta`)).then(jsonOrError);
+    const { text, json: j } = await fetchReady(this.api(`meta`)).then(jsonOrError);
     void text;
     const st = this.info.stats ?? {};
     /** @type {Meta} */
@@ -224,7 +248,7 @@ export class WsSource {
    * @returns {Promise<import('./filter.js').FilterCounts>}
    */
   async filterCounts(query) {
-    const { json: j } = await fetch(this.api(`filter?q=${encodeURIComponent(query)}`)).then(jsonOrError);
+    const { json: j } = await fetchReady(this.api(`filter?q=${encodeURIComponent(query)}`)).then(jsonOrError);
     /** @type {Map<number, number>} */
     const tracks = new Map();
     for (const t of Array.isArray(j.tracks) ? j.tracks : []) tracks.set(Number(t.track), Number(t.count));
@@ -241,7 +265,7 @@ export class WsSource {
   async filterView(query, want, signal) {
     const q = fitViewport(want);
     const p = new URLSearchParams({ q: query, start: String(q.start), end: String(q.end), width: String(q.width), tracks: q.tracks.join(',') });
-    const r = await fetch(this.api(`filter/viewport?${p}`), { signal });
+    const r = await fetchReady(this.api(`filter/viewport?${p}`), { signal });
     if (!r.ok) await jsonOrError(r);
     const frame = decodeReply(await r.arrayBuffer(), q).frame;
     return frame;
@@ -254,7 +278,7 @@ export class WsSource {
    * @returns {Promise<any>}
    */
   async counts(params) {
-    const { json } = await fetch(this.api(`counts?${params}`)).then(jsonOrError);
+    const { json } = await fetchReady(this.api(`counts?${params}`)).then(jsonOrError);
     return json;
   }
 
@@ -264,7 +288,7 @@ export class WsSource {
    * @returns {Promise<any>}
    */
   async table(params, signal) {
-    const { json } = await fetch(this.api(`table?${params}`), { signal }).then(jsonOrError);
+    const { json } = await fetchReady(this.api(`table?${params}`), { signal }).then(jsonOrError);
     return json;
   }
 
@@ -335,7 +359,7 @@ export class WsSource {
   /** @param {string} ref */
   async details(ref) {
     if (!/^-?\d{1,10}:\d{1,10}$/.test(ref)) throw new Error(`not an event id: ${ref}`);
-    const { text, json: j } = await fetch(this.api(`events/${ref}`)).then(jsonOrError);
+    const { text, json: j } = await fetchReady(this.api(`events/${ref}`)).then(jsonOrError);
     // time_ns is a JSON number there and may pass 2^53: read its digits.
     const tm = /"time_ns"\s*:\s*"?(-?\d+)/.exec(text);
     const raw = typeof j.raw === 'string' && /^([0-9a-f]{2})*$/i.test(j.raw)
@@ -362,7 +386,7 @@ export class WsSource {
    */
   async searchFrom(query, after, dir) {
     const u = this.api(`search?q=${encodeURIComponent(query)}&after=${after}&dir=${dir > 0 ? 'next' : 'prev'}&limit=1`);
-    const { json: j } = await fetch(u).then(jsonOrError);
+    const { json: j } = await fetchReady(u).then(jsonOrError);
     const h = (j.hits ?? [])[0];
     return h ? { ref: String(h.ev), time: big(h.time), track: Number(h.track) } : null;
   }
@@ -370,7 +394,7 @@ export class WsSource {
   /** @param {string} query */
   async search(query) {
     const u = this.api(`search?q=${encodeURIComponent(query)}&limit=10000`);
-    const { json: j } = await fetch(u).then(jsonOrError);
+    const { json: j } = await fetchReady(u).then(jsonOrError);
     const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
     return { hits, total: hits.length, more: !!j.more || !!j.cut_off, notice: j.cut_off ? String(j.notice || 'the search was cut off') : undefined };
   }
@@ -383,7 +407,7 @@ export class WsSource {
    */
   async searchBins(query, n) {
     const u = this.api(`search?q=${encodeURIComponent(query)}&limit=1&bins=${n}`);
-    const { json: j } = await fetch(u).then(jsonOrError);
+    const { json: j } = await fetchReady(u).then(jsonOrError);
     const b = j.bins;
     if (!b || !Array.isArray(b.counts)) throw new Error('the search reply holds no bins');
     return {
@@ -396,7 +420,7 @@ export class WsSource {
 
   /** Event types carrying stacks (GET /stacks/events). @returns {Promise<import('./source.js').StackEvents>} */
   async stackEvents() {
-    const { json: j } = await fetch(this.api(`stacks/events`)).then(jsonOrError);
+    const { json: j } = await fetchReady(this.api(`stacks/events`)).then(jsonOrError);
     const events = (Array.isArray(j?.events) ? j.events : []).map((/** @type {any} */ e) => ({
       event: String(e?.event ?? ''),
       provider: String(e?.provider ?? ''),
@@ -408,7 +432,7 @@ export class WsSource {
 
   /** The aggregated stacks (GET /stacks). @param {import('./source.js').StackQuery} q */
   async stacks(q) {
-    const { json } = await fetch(this.api(`stacks?${stackParams(q)}`)).then(jsonOrError);
+    const { json } = await fetchReady(this.api(`stacks?${stackParams(q)}`)).then(jsonOrError);
     return json;
   }
 
@@ -427,7 +451,7 @@ export class WsSource {
   async spans(q) {
     const p = new URLSearchParams({ from: String(q.from), to: String(q.to), width: String(Math.max(1, Math.min(8192, Math.round(q.width)))) });
     if (q.tracks) p.set('tracks', q.tracks.join(','));
-    const { json } = await fetch(this.api(`spans?${p}`)).then(jsonOrError);
+    const { json } = await fetchReady(this.api(`spans?${p}`)).then(jsonOrError);
     return parseSpans(json, q.from, q.to);
   }
 
@@ -437,7 +461,7 @@ export class WsSource {
    * @returns {Promise<import('./source.js').SliceDetails>}
    */
   async slice(track, slice) {
-    const { json: j } = await fetch(this.api(`spans/${track}/${slice}`)).then(jsonOrError);
+    const { json: j } = await fetchReady(this.api(`spans/${track}/${slice}`)).then(jsonOrError);
     return {
       track: Number(j.track), slice: Number(j.slice), name: String(j.name ?? ''),
       start: big(j.start), end: big(j.end), duration: Number(j.duration_ns ?? 0),
@@ -452,7 +476,7 @@ export class WsSource {
    * @returns {Promise<import('./source.js').Hit[]>}
    */
   async flows(ref) {
-    const { json: j } = await fetch(this.api(`flows?event=${encodeURIComponent(ref)}`)).then(jsonOrError);
+    const { json: j } = await fetchReady(this.api(`flows?event=${encodeURIComponent(ref)}`)).then(jsonOrError);
     return (j.events ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
   }
 
@@ -462,7 +486,7 @@ export class WsSource {
    * @returns {Promise<import('./source.js').Hit[][]>}
    */
   async flowsIn(from, to) {
-    const { json: j } = await fetch(this.api(`flows?from=${from}&to=${to}`)).then(jsonOrError);
+    const { json: j } = await fetchReady(this.api(`flows?from=${from}&to=${to}`)).then(jsonOrError);
     return (j.flows ?? []).map((/** @type {any} */ f) => (f.events ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) })));
   }
 
@@ -472,7 +496,7 @@ export class WsSource {
    * @param {import('./source.js').StackQuery} q @param {number} node
    */
   async stackSamples(q, node) {
-    const { json: j } = await fetch(this.api(`stacks/samples?${stackParams(q, node, 10000)}`)).then(jsonOrError);
+    const { json: j } = await fetchReady(this.api(`stacks/samples?${stackParams(q, node, 10000)}`)).then(jsonOrError);
     const hits = (j.hits ?? []).map((/** @type {any} */ h) => ({ ref: String(h.ev), time: big(h.time), track: Number(h.track) }));
     return { hits, total: hits.length, more: !!j.more };
   }
