@@ -3,12 +3,10 @@ package web
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,25 +62,15 @@ type request struct {
 	Chase bool `json:"chase"`
 }
 
-// session is one viewer tab's websocket.
+// session is one viewer tab's websocket: a socket serving one trace's
+// index (or the snapshots of its build).
 type session struct {
-	srv  *Server
-	conn *websocket.Conn
-	e    Entry
-	job  *job
-
-	release func()          // lets go of the index
-	ctx     context.Context // ends with the session
-	cancel  context.CancelFunc
-	out     chan []byte   // JSON messages for the writer
-	wake    chan struct{} // a request is pending
-
-	// closing is closed by closeWith: the writer sends a close message
-	// with closeCode and closeText and ends the session.
-	closing   chan struct{}
-	closeOnce sync.Once
-	closeCode int
-	closeText string
+	*socket
+	e       Entry
+	job     *job
+	release func() // lets go of the index
+	// closer is how the server ends the session (resources.closeTrace).
+	closer *closeSignal
 
 	mu       sync.Mutex
 	viewport *request // newest pending viewport request ("latest wins")
@@ -97,6 +85,9 @@ type session struct {
 	shown    *index
 	indexing bool
 }
+
+// closeWith ends the session with a close message (see closeSignal).
+func (ss *session) closeWith(code int, reason string) { ss.closer.closeWith(code, reason) }
 
 func (s *Server) upgrader() *websocket.Upgrader {
 	return &websocket.Upgrader{
@@ -124,96 +115,50 @@ func (s *Server) checkOrigin(r *http.Request) bool {
 	return strings.EqualFold(u.Host, r.Host) && s.hostAllowed(u.Host)
 }
 
+// upgrade makes a request a websocket; it replies itself when it cannot
+// (503 while the server shuts down).
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) (*websocket.Conn, bool) {
+	select {
+	case <-s.shutdown:
+		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return nil, false
+	default:
+	}
+	conn, err := s.upgrader().Upgrade(w, r, nil)
+	return conn, err == nil // Upgrade has replied to an error
+}
+
 func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 	e, ok := s.entry(w, r)
 	if !ok {
 		return
 	}
-	select {
-	case <-s.shutdown:
-		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
+	conn, ok := s.upgrade(w, r)
+	if !ok {
 		return
-	default:
 	}
-	conn, err := s.upgrader().Upgrade(w, r, nil)
-	if err != nil {
-		return // Upgrade has replied
-	}
-	ss := &session{
-		srv:     s,
-		conn:    conn,
-		e:       e,
-		out:     make(chan []byte, outQueueLength),
-		wake:    make(chan struct{}, 1),
-		closing: make(chan struct{}),
-	}
+	ss := &session{socket: newSocket(s, conn, "trace", e.ID), e: e}
+	ss.closer = &ss.closing
 	if ok, reason := s.res.join(ss); !ok {
-		// A browser sees no HTTP status of a refused upgrade, only a close
-		// code and reason: accept, then close at once saying why.
-		conn.WriteControl(websocket.CloseMessage,
-			websocket.FormatCloseMessage(CloseTryAgainLater, reason), time.Now().Add(writeWait))
-		conn.Close()
+		ss.refuse(reason)
 		return
 	}
-	ss.ctx, ss.cancel = context.WithCancel(s.ctx)
 	ss.job, ss.release = s.ix.acquire(e)
-	s.sessions.Add(2)
-	go ss.readLoop()
-	go ss.writeLoop()
-}
-
-// closeWith ends the session with a close message: code and a reason for
-// the user (at most 123 bytes, the most a close frame holds).
-func (ss *session) closeWith(code int, reason string) {
-	ss.closeOnce.Do(func() {
-		if len(reason) > 123 {
-			reason = reason[:123]
-		}
-		ss.closeCode, ss.closeText = code, reason
-		close(ss.closing)
+	progress, unsubscribe := ss.job.subscribe()
+	ss.run(ss, progress, func() {
+		unsubscribe()
+		ss.release()
+		s.res.leave(ss)
 	})
 }
 
-// guard recovers a panic in a session goroutine, logs it with the trace
-// id and ends the session.
-func (ss *session) guard(what string) {
-	if p := recover(); p != nil {
-		ss.srv.log.Error("panic in websocket session", "trace", ss.e.ID, "in", what, "panic", p, "stack", string(debug.Stack()))
-		ss.cancel()
-		ss.conn.Close()
+// receive decodes and keeps a client message (socketView).
+func (ss *session) receive(msg []byte) (uint32, error) {
+	var req request
+	if err := decodeMessage(msg, &req); err != nil {
+		return 0, err
 	}
-}
-
-func (ss *session) readLoop() {
-	defer ss.srv.sessions.Done()
-	defer ss.cancel()
-	defer ss.guard("reader")
-	ss.conn.SetReadLimit(MaxMessage)
-	ss.conn.SetReadDeadline(time.Now().Add(pongWait))
-	ss.conn.SetPongHandler(func(string) error {
-		return ss.conn.SetReadDeadline(time.Now().Add(pongWait))
-	})
-	for {
-		typ, msg, err := ss.conn.ReadMessage()
-		if err != nil {
-			return
-		}
-		ss.conn.SetReadDeadline(time.Now().Add(pongWait))
-		if typ != websocket.TextMessage {
-			ss.send(map[string]any{"type": "error", "error": "binary messages are not understood"})
-			continue
-		}
-		var req request
-		if err := json.Unmarshal(msg, &req); err != nil {
-			ss.send(map[string]any{"type": "error", "error": "bad message: " + err.Error()})
-			continue
-		}
-		if err := ss.accept(&req); err != nil {
-			ss.send(map[string]any{"type": "error", "seq": req.Seq, "error": err.Error()})
-		} else if ss.srv.accepted != nil {
-			ss.srv.accepted(req.Seq)
-		}
-	}
+	return req.Seq, ss.accept(&req)
 }
 
 // check validates a viewport request within the limits, and sets its
@@ -258,84 +203,7 @@ func (ss *session) accept(req *request) error {
 	default:
 		return fmt.Errorf("unknown message type %q", req.Type)
 	}
-	select {
-	case ss.wake <- struct{}{}:
-	default:
-	}
 	return nil
-}
-
-// send queues a JSON message for the writer; it gives up when the session
-// ends.
-func (ss *session) send(v any) bool {
-	b, err := json.Marshal(v)
-	if err != nil {
-		ss.srv.log.Error("encoding websocket message", "trace", ss.e.ID, "err", err)
-		return false
-	}
-	select {
-	case ss.out <- b:
-		return true
-	case <-ss.ctx.Done():
-		return false
-	}
-}
-
-func (ss *session) writeLoop() {
-	defer ss.srv.sessions.Done()
-	defer ss.srv.res.leave(ss)
-	defer ss.release()
-	defer ss.conn.Close()
-	defer ss.cancel()
-	defer ss.guard("writer")
-	ping := time.NewTicker(pingPeriod)
-	defer ping.Stop()
-	progress, unsubscribe := ss.job.subscribe()
-	defer unsubscribe()
-	if err := ss.writeProgress(); err != nil { // the state at connection
-		return
-	}
-	for {
-		var err error
-		select {
-		case <-ss.ctx.Done():
-			return
-		case <-ss.srv.shutdown:
-			ss.conn.WriteControl(websocket.CloseMessage,
-				websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"),
-				time.Now().Add(writeWait))
-			return
-		case <-ss.closing:
-			ss.conn.WriteControl(websocket.CloseMessage,
-				websocket.FormatCloseMessage(ss.closeCode, ss.closeText),
-				time.Now().Add(writeWait))
-			return
-		case <-ping.C:
-			err = ss.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait))
-		case <-progress:
-			err = ss.writeProgress()
-		case msg := <-ss.out:
-			err = ss.write(websocket.TextMessage, msg)
-		case <-ss.wake:
-			err = ss.serve()
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (ss *session) write(typ int, msg []byte) error {
-	ss.conn.SetWriteDeadline(time.Now().Add(writeWait))
-	return ss.conn.WriteMessage(typ, msg)
-}
-
-func (ss *session) writeJSON(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return ss.write(websocket.TextMessage, b)
 }
 
 // writeProgress pushes the index's state, and serves a request that was
@@ -409,26 +277,19 @@ func (ss *session) serve() error {
 	}
 	var bigBuf *replyBuffers
 	if len(pending.Tracks)*(pending.Width+1) > bigCells {
-		select {
-		case bigBuf = <-ss.srv.res.big:
-			defer ss.srv.res.putBig(bigBuf)
-		case <-ss.ctx.Done():
-			return ss.ctx.Err()
-		case <-ss.srv.shutdown:
-			return nil
+		var err error
+		if bigBuf, err = ss.takeSlot(ss.srv.res.big); bigBuf == nil {
+			return err
 		}
+		defer ss.srv.res.putBig(bigBuf)
 	}
 	// Wait for a query slot before taking the requests, so that a session
 	// that waited answers the newest request it has by then.
-	var buf *replyBuffers
-	select {
-	case buf = <-ss.srv.res.slots:
-		defer ss.srv.res.putSlot(buf)
-	case <-ss.ctx.Done():
-		return ss.ctx.Err()
-	case <-ss.srv.shutdown:
-		return nil
+	buf, err := ss.takeSlot(ss.srv.res.slots)
+	if buf == nil {
+		return err
 	}
+	defer ss.srv.res.putSlot(buf)
 	ss.mu.Lock()
 	vp := ss.viewport
 	ss.viewport = nil
@@ -456,14 +317,7 @@ func (ss *session) serveViewport(idx *index, vp *request, buf *replyBuffers) err
 		Tracks: vp.Tracks,
 	}, &buf.slice)
 	if err != nil {
-		if ss.ctx.Err() != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "cut_off": true,
-				"error": fmt.Sprintf("the view took longer than %v to draw and was cut off; show fewer tracks or a shorter time", ss.srv.res.timeout)})
-		}
-		return ss.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "error": err.Error()})
+		return ss.writeQueryError(ctx, vp.Seq, err)
 	}
 	buf.frame = wire.AppendSlice(buf.frame[:0], vp.Seq, &buf.slice, time.Since(start), idx.maxType())
 	return ss.write(websocket.BinaryMessage, buf.frame)

@@ -912,22 +912,15 @@ type togetherRequest struct {
 }
 
 // togetherSession is one combined view tab's websocket (PROTOCOL.md
-// §together): a session over several indexes, without live chasing.
+// §together): a socket over several indexes, without live chasing.
 type togetherSession struct {
-	srv     *Server
-	conn    *websocket.Conn
+	*socket
 	entries []Entry
 	jobs    []*job
-	release []func()
 	// members stand for the session in the per-trace session counts; the
-	// server closes them (closeWith) when their trace is deleted.
+	// server closes them (closeWith) when their trace is deleted, which
+	// closes the combined view naming the trace.
 	members []*session
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	out    chan []byte
-	wake   chan struct{}
-	closed chan *session // a member that the server closed
 
 	mu       sync.Mutex
 	pending  *togetherRequest
@@ -941,84 +934,68 @@ func (s *Server) handleTogetherSocket(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	select {
-	case <-s.shutdown:
-		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
-		return
-	default:
-	}
-	conn, err := s.upgrader().Upgrade(w, r, nil)
-	if err != nil {
+	conn, ok := s.upgrade(w, r)
+	if !ok {
 		return
 	}
-	ts := &togetherSession{srv: s, conn: conn, entries: entries, out: make(chan []byte, outQueueLength),
-		wake: make(chan struct{}, 1), closed: make(chan *session, len(entries))}
+	ts := &togetherSession{socket: newSocket(s, conn, "combined", len(entries)), entries: entries}
+	leave := func() {
+		for _, m := range ts.members {
+			s.res.leave(m)
+		}
+	}
 	for _, e := range entries {
-		m := &session{srv: s, e: e, closing: make(chan struct{})}
+		m := &session{e: e, closer: newCloseSignal()}
 		if ok, reason := s.res.join(m); !ok {
-			for _, j := range ts.members {
-				s.res.leave(j)
-			}
-			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseTryAgainLater, reason), time.Now().Add(writeWait))
-			conn.Close()
+			leave()
+			ts.refuse(reason)
 			return
 		}
 		ts.members = append(ts.members, m)
-	}
-	ts.ctx, ts.cancel = context.WithCancel(s.ctx)
-	for _, e := range entries {
-		j, rel := s.ix.acquire(e)
-		ts.jobs = append(ts.jobs, j)
-		ts.release = append(ts.release, rel)
-	}
-	for _, m := range ts.members {
 		go func() {
 			select {
-			case <-m.closing:
-				ts.closed <- m
+			case <-m.closer.done:
+				ts.closing.closeWith(m.closer.code, e.Name+": "+m.closer.text)
 			case <-ts.ctx.Done():
 			}
 		}()
 	}
-	s.sessions.Add(2)
-	go ts.readLoop()
-	go ts.writeLoop()
+	var release []func()
+	progress := make(chan struct{}, 1)
+	for _, e := range entries {
+		j, rel := s.ix.acquire(e)
+		ts.jobs = append(ts.jobs, j)
+		c, unsubscribe := j.subscribe()
+		release = append(release, rel, unsubscribe)
+		go func() { // every job's progress wakes the one writer
+			for {
+				select {
+				case <-c:
+					select {
+					case progress <- struct{}{}:
+					default:
+					}
+				case <-ts.ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	ts.run(ts, progress, func() {
+		for _, f := range release {
+			f()
+		}
+		leave()
+	})
 }
 
-func (ts *togetherSession) guard(what string) {
-	if p := recover(); p != nil {
-		ts.srv.log.Error("panic in combined websocket session", "in", what, "panic", p)
-		ts.cancel()
-		ts.conn.Close()
+// receive decodes and keeps a client message (socketView).
+func (ts *togetherSession) receive(msg []byte) (uint32, error) {
+	var req togetherRequest
+	if err := decodeMessage(msg, &req); err != nil {
+		return 0, err
 	}
-}
-
-func (ts *togetherSession) readLoop() {
-	defer ts.srv.sessions.Done()
-	defer ts.cancel()
-	defer ts.guard("reader")
-	ts.conn.SetReadLimit(MaxMessage)
-	ts.conn.SetReadDeadline(time.Now().Add(pongWait))
-	ts.conn.SetPongHandler(func(string) error { return ts.conn.SetReadDeadline(time.Now().Add(pongWait)) })
-	for {
-		typ, msg, err := ts.conn.ReadMessage()
-		if err != nil {
-			return
-		}
-		ts.conn.SetReadDeadline(time.Now().Add(pongWait))
-		if typ != websocket.TextMessage {
-			ts.send(map[string]any{"type": "error", "error": "binary messages are not understood"})
-			continue
-		}
-		var req togetherRequest
-		if err := json.Unmarshal(msg, &req); err != nil {
-			ts.send(map[string]any{"type": "error", "error": "bad message: " + err.Error()})
-			continue
-		}
-		if err := ts.accept(&req); err != nil {
-			ts.send(map[string]any{"type": "error", "seq": req.Seq, "error": err.Error()})
-		}
-	}
+	return req.Seq, ts.accept(&req)
 }
 
 func (ts *togetherSession) accept(req *togetherRequest) error {
@@ -1039,106 +1016,7 @@ func (ts *togetherSession) accept(req *togetherRequest) error {
 	ts.mu.Lock()
 	ts.pending = req
 	ts.mu.Unlock()
-	select {
-	case ts.wake <- struct{}{}:
-	default:
-	}
 	return nil
-}
-
-func (ts *togetherSession) send(v any) bool {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return false
-	}
-	select {
-	case ts.out <- b:
-		return true
-	case <-ts.ctx.Done():
-		return false
-	}
-}
-
-func (ts *togetherSession) write(typ int, msg []byte) error {
-	ts.conn.SetWriteDeadline(time.Now().Add(writeWait))
-	return ts.conn.WriteMessage(typ, msg)
-}
-
-func (ts *togetherSession) writeJSON(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return ts.write(websocket.TextMessage, b)
-}
-
-func (ts *togetherSession) closeWith(code int, reason string) {
-	if len(reason) > 123 {
-		reason = reason[:123]
-	}
-	ts.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(writeWait))
-}
-
-func (ts *togetherSession) writeLoop() {
-	defer ts.srv.sessions.Done()
-	defer func() {
-		for _, m := range ts.members {
-			ts.srv.res.leave(m)
-		}
-		for _, f := range ts.release {
-			f()
-		}
-	}()
-	defer ts.conn.Close()
-	defer ts.cancel()
-	defer ts.guard("writer")
-	ping := time.NewTicker(pingPeriod)
-	defer ping.Stop()
-	progress := make(chan struct{}, 1)
-	for _, j := range ts.jobs {
-		c, unsubscribe := j.subscribe()
-		defer unsubscribe()
-		go func() {
-			for {
-				select {
-				case <-c:
-					select {
-					case progress <- struct{}{}:
-					default:
-					}
-				case <-ts.ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-	if err := ts.writeProgress(); err != nil {
-		return
-	}
-	for {
-		var err error
-		select {
-		case <-ts.ctx.Done():
-			return
-		case <-ts.srv.shutdown:
-			ts.closeWith(websocket.CloseGoingAway, "server shutting down")
-			return
-		case m := <-ts.closed:
-			ts.closeWith(m.closeCode, m.e.Name+": "+m.closeText)
-			return
-		case <-ping.C:
-			err = ts.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait))
-		case <-progress:
-			err = ts.writeProgress()
-		case msg := <-ts.out:
-			err = ts.write(websocket.TextMessage, msg)
-		case <-ts.wake:
-			err = ts.serve()
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // indexes returns every trace's index once all are ready, else the
@@ -1202,15 +1080,11 @@ func (ts *togetherSession) serve() error {
 			return err
 		}
 	}
-	var buf *replyBuffers
-	select {
-	case buf = <-ts.srv.res.slots:
-		defer ts.srv.res.putSlot(buf)
-	case <-ts.ctx.Done():
-		return ts.ctx.Err()
-	case <-ts.srv.shutdown:
-		return nil
+	buf, err := ts.takeSlot(ts.srv.res.slots)
+	if buf == nil {
+		return err
 	}
+	defer ts.srv.res.putSlot(buf)
 	ts.mu.Lock()
 	vp := ts.pending
 	ts.pending = nil
@@ -1222,16 +1096,9 @@ func (ts *togetherSession) serve() error {
 	c := newCombined(ts.entries, idx, vp.offsets)
 	ctx, cancel := context.WithTimeout(ts.ctx, ts.srv.res.timeout)
 	defer cancel()
-	err := c.query(ctx, render.Viewport{Start: trace.Time(vp.Start), End: trace.Time(vp.End), Width: vp.Width, Tracks: vp.Tracks}, &ts.scratch, &ts.merged)
+	err = c.query(ctx, render.Viewport{Start: trace.Time(vp.Start), End: trace.Time(vp.End), Width: vp.Width, Tracks: vp.Tracks}, &ts.scratch, &ts.merged)
 	if err != nil {
-		if ts.ctx.Err() != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return ts.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "cut_off": true,
-				"error": fmt.Sprintf("the view took longer than %v to draw and was cut off; show fewer tracks or a shorter time", ts.srv.res.timeout)})
-		}
-		return ts.writeJSON(map[string]any{"type": "error", "seq": vp.Seq, "error": err.Error()})
+		return ts.writeQueryError(ctx, vp.Seq, err)
 	}
 	buf.frame = wire.AppendSlice(buf.frame[:0], vp.Seq, &ts.merged, time.Since(start), math.MaxInt32)
 	return ts.write(websocket.BinaryMessage, buf.frame)

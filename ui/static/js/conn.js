@@ -43,8 +43,8 @@ const RETRY_FOR_MS = 120000;
 export async function fetchReady(url, init) {
   const until = Date.now() + RETRY_FOR_MS;
   for (;;) {
-    const r = await fetchReady(url, init);
-    const after = Number(r.headers.get('Retry-After'));
+    const r = await fetch(url, init);
+    const after = Number(r.headers.get('Retry-After') ?? NaN);
     if (r.status !== 503 || !Number.isFinite(after) || Date.now() > until) return r;
     const ms = Math.min(5, Math.max(1, after)) * 1000;
     await new Promise((resolve, reject) => {
