@@ -34,7 +34,10 @@ import (
 //     by a galloping search, and the next slice long enough to be
 //     returned whole by a pyramid of the largest length per aligned block
 //     of 2^k slices (k ≥ 4, 1 byte per slice), so a million tiny slices
-//     cost O(buckets · log n), never O(slices).
+//     cost O(buckets · log n), never O(slices). At resolutions where a
+//     lane's time cells hold two slices or more on average, a bucket is a
+//     cell and costs two reads, its first slice and its busy fraction
+//     (startCells), with no search.
 //
 // Counter tracks keep their samples in time order with a pyramid of the
 // minimum and maximum per aligned block: a bucket's item carries the
@@ -66,8 +69,12 @@ type lane struct {
 	// cells[k] are the time cells of level cellBase+k: for the aligned
 	// cells of 2^(cellBase+k) ns from cell cell0[k] on, the first slice
 	// starting in or after each (see startCells).
-	cells    [][]int32
-	busy     [][]int64 // busy[k][c]: the time slices cover before cell c's start
+	cells [][]int32
+	// fracs[k][c] is the busy fraction of cell c of that level (the time
+	// the lane's slices cover in it over its length, in [0, 1]; kept
+	// only for a lane without overlaps, whose walk through the cells
+	// reads it).
+	fracs    [][]float32
 	cell0    []int64
 	cellBase int
 	maxEnd   []trace.Time // prefix maximum of end; nil when end already is (no overlap)
@@ -268,17 +275,20 @@ func (l *lane) reach(t trace.Time) int {
 }
 
 // cellSlices is how many slices a time cell of a lane's finest cell level
-// holds on average; finer buckets are searched (few slices each).
-const cellSlices = 8
+// holds at most on average; finer buckets are searched (few slices each).
+// Buckets a little coarser than a lane's mean slice spacing are what a
+// view of a sparse lane (a thread's syscalls, its states) shows most, and
+// searching them costs several times what reading cells does.
+const cellSlices = 2
 
 // startCells builds the lane's time cells, as the instant tracks have
 // them (cells.go): for every power-of-two resolution from the one whose
 // cells hold about cellSlices slices up to the lane's whole extent, the
 // first slice starting in or after each aligned cell. A viewport bucket
 // is one cell, so a query finds where a bucket's slices end with one
-// read instead of a search, and, beside it, the time the slices cover
-// before each cell, so that a bucket's busy fraction is one difference.
-// About 3 bytes per slice (n/8 + n/16 + … cells of 12 bytes).
+// read instead of a search, and, beside it, the busy fraction of each
+// cell, the bucket's own. At most 8 bytes per slice (n/2 + n/4 + … cells
+// of 8 bytes).
 func (l *lane) startCells() {
 	n := l.n
 	if n < 4*cellSlices {
@@ -316,11 +326,17 @@ func (l *lane) startCells() {
 				}
 			}
 		}
-		busy := make([]int64, len(firsts))
-		for c := range busy {
-			busy[c] = l.busyUpTo(trace.Time((c0+int64(c))<<k), int(firsts[c]))
+		var fracs []float32
+		if l.maxEnd == nil {
+			fracs = make([]float32, len(firsts)-1)
+			before := l.busyUpTo(trace.Time(c0<<k), int(firsts[0]))
+			for c := range fracs {
+				after := l.busyUpTo(trace.Time((c0+int64(c)+1)<<k), int(firsts[c+1]))
+				fracs[c] = busyFrac(after-before, 1<<k)
+				before = after
+			}
 		}
-		l.cells, l.cell0, l.busy = append(l.cells, firsts), append(l.cell0, c0), append(l.busy, busy)
+		l.cells, l.cell0, l.fracs = append(l.cells, firsts), append(l.cell0, c0), append(l.fracs, fracs)
 		if c1-c0 <= 1 {
 			break
 		}
@@ -492,7 +508,7 @@ func (s *Spans) Bytes() (index, slices int64) {
 		for _, l := range ls {
 			index += int64(cap(l.idx))*4 + int64(cap(l.coarse)+cap(l.maxEnd)+cap(l.cell0)+2*cap(l.pts)+cap(l.cpts)+cap(l.cum0))*8 + 128
 			for k, c := range l.cells {
-				index += int64(cap(c))*4 + int64(cap(l.busy[k]))*8
+				index += int64(cap(c)+cap(l.fracs[k])) * 4
 			}
 			for _, w := range l.wide {
 				index += int64(cap(w)) * 8
@@ -646,8 +662,7 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		} else {
 			busy = l.busyBefore(be) - l.busyBefore(bs)
 		}
-		frac := float32(float64(busy) / float64(res))
-		items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: be, Slice: l.at(i), Count: int32(j - i), Busy: min(max(frac, 0), 1)})
+		items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: be, Slice: l.at(i), Count: int32(j - i), Busy: busyFrac(busy, res)})
 		i = j
 		if !ok || l.maxEnd != nil || i >= w {
 			continue
@@ -656,7 +671,7 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		// next wide slice: a bucket costs two reads of the cells and two
 		// of their busy times, and no slice is touched.
 		k := level - l.cellBase
-		firsts, busyAt := l.cells[k], l.busy[k]
+		firsts, fracs := l.cells[k], l.fracs[k]
 		c := int64(bs)>>level - l.cell0[k]
 		for i < w {
 			// The cell slice i starts in: firsts[c] ≤ i < firsts[c+1].
@@ -679,12 +694,17 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 				}
 			}
 			j = min(max(int(firsts[c+1]), i+1), w)
-			frac := float32(float64(busyAt[c+1]-busyAt[c]) / float64(res))
-			items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: bs + trace.Time(res), Slice: l.at(i), Count: int32(j - i), Busy: min(max(frac, 0), 1)})
+			items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: bs + trace.Time(res), Slice: l.at(i), Count: int32(j - i), Busy: fracs[c]})
 			i = j
 		}
 	}
 	return items, nil
+}
+
+// busyFrac returns the fraction of a bucket of res ns that busy ns
+// cover, in [0, 1].
+func busyFrac(busy, res int64) float32 {
+	return min(max(float32(float64(busy)/float64(res)), 0), 1)
 }
 
 func buildCounter(sm []span.Sample) *counterIndex {
