@@ -300,6 +300,10 @@ func (l *lane) startCells() {
 	if extent > 1<<56 || base > 62 {
 		return
 	}
+	// busy[c], busyPrev[c]: the time the slices cover before cell c's
+	// start, at this level and the finer one (whose even cells start
+	// where this level's do).
+	var busy, busyPrev []int64
 	for k := base; k <= 62; k++ {
 		c0, c1 := int64(first)>>k, int64(last)>>k+1 // cells [c0, c1] (c1: after the last start)
 		firsts := make([]int32, c1-c0+1)
@@ -328,12 +332,21 @@ func (l *lane) startCells() {
 		}
 		var fracs []float32
 		if l.maxEnd == nil {
+			busy, busyPrev = busyPrev[:0], busy
+			var p0 int64 // the finer level's first cell
+			if k > base {
+				p0 = l.cell0[len(l.cell0)-1]
+			}
+			for c := range firsts {
+				if j := 2*(c0+int64(c)) - p0; k > base && j >= 0 && j < int64(len(busyPrev)) {
+					busy = append(busy, busyPrev[j])
+				} else {
+					busy = append(busy, l.busyUpTo(trace.Time((c0+int64(c))<<k), int(firsts[c])))
+				}
+			}
 			fracs = make([]float32, len(firsts)-1)
-			before := l.busyUpTo(trace.Time(c0<<k), int(firsts[0]))
 			for c := range fracs {
-				after := l.busyUpTo(trace.Time((c0+int64(c)+1)<<k), int(firsts[c+1]))
-				fracs[c] = busyFrac(after-before, 1<<k)
-				before = after
+				fracs[c] = busyFrac(busy[c+1]-busy[c], 1<<k)
 			}
 		}
 		l.cells, l.cell0, l.fracs = append(l.cells, firsts), append(l.cell0, c0), append(l.fracs, fracs)
