@@ -1,8 +1,10 @@
 package perf
 
 import (
+	"bytes"
 	"encoding/binary"
 	"maps"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -187,7 +189,7 @@ type schedType struct {
 	kind schedKind
 	// switch: prev_comm, prev_pid, prev_state, next_comm, next_pid;
 	// wakeup: comm, pid; sys_enter/exit: id (ret for exits).
-	f    [5]tracefs.Field
+	f    [5]rawField
 	name string // the syscall of a sysEnterNamed/sysExitNamed type
 }
 
@@ -325,59 +327,67 @@ func (s *Sched) classify(typ trace.TypeID) *schedType {
 	return st
 }
 
-func fieldOf(tp *tracefs.Event, name string) (tracefs.Field, bool) {
+// rawField is where a field lies in a tracepoint's raw data, as Sched
+// reads it on every event: a few bytes rather than a tracefs.Field.
+type rawField struct {
+	off, size int32 // size 0: the field is never there (reads give zero values)
+	signed    bool
+}
+
+func fieldOf(tp *tracefs.Event, name string) (rawField, bool) {
 	for _, f := range tp.Fields[tp.Common:] {
 		if f.Name == name {
-			return f, true
+			if f.Offset < 0 || f.Size <= 0 || f.Offset > math.MaxInt32-f.Size {
+				return rawField{}, true // outside any event's data
+			}
+			return rawField{off: int32(f.Offset), size: int32(f.Size), signed: f.Signed != 0}, true
 		}
 	}
-	return tracefs.Field{}, false
+	return rawField{}, false
 }
 
 // intField reads an integer field of raw data; 0 when it lies outside.
-func (s *Sched) intField(raw []byte, f tracefs.Field) int64 {
-	o := f.Offset
-	if o < 0 || f.Size <= 0 || o+f.Size > len(raw) {
+func (s *Sched) intField(raw []byte, f rawField) int64 {
+	o, size := int(f.off), int(f.size)
+	if size == 0 || o+size > len(raw) {
 		return 0
 	}
-	b := raw[o : o+f.Size]
+	b := raw[o : o+size]
 	var u uint64
 	switch {
-	case f.Size == 1:
-		u = uint64(b[0])
-	case f.Size == 2 && s.big:
-		u = uint64(binary.BigEndian.Uint16(b))
-	case f.Size == 2:
-		u = uint64(binary.LittleEndian.Uint16(b))
-	case f.Size == 4 && s.big:
-		u = uint64(binary.BigEndian.Uint32(b))
-	case f.Size == 4:
-		u = uint64(binary.LittleEndian.Uint32(b))
-	case f.Size == 8 && s.big:
-		return int64(binary.BigEndian.Uint64(b))
-	case f.Size == 8:
+	case size == 8 && !s.big:
 		return int64(binary.LittleEndian.Uint64(b))
+	case size == 4 && !s.big:
+		u = uint64(binary.LittleEndian.Uint32(b))
+	case size == 1:
+		u = uint64(b[0])
+	case size == 2 && s.big:
+		u = uint64(binary.BigEndian.Uint16(b))
+	case size == 2:
+		u = uint64(binary.LittleEndian.Uint16(b))
+	case size == 4:
+		u = uint64(binary.BigEndian.Uint32(b))
+	case size == 8:
+		return int64(binary.BigEndian.Uint64(b))
 	default:
 		return 0
 	}
-	if f.Signed != 0 { // sign-extend from the field's width
-		sh := 64 - 8*f.Size
+	if f.signed { // sign-extend from the field's width
+		sh := 64 - 8*size
 		return int64(u<<sh) >> sh
 	}
 	return int64(u)
 }
 
 // strField returns a fixed char array field up to its first NUL.
-func strField(raw []byte, f tracefs.Field) []byte {
-	o := f.Offset
-	if o < 0 || f.Size <= 0 || o+f.Size > len(raw) {
+func strField(raw []byte, f rawField) []byte {
+	o, size := int(f.off), int(f.size)
+	if size == 0 || o+size > len(raw) {
 		return nil
 	}
-	b := raw[o : o+f.Size]
-	for i, c := range b {
-		if c == 0 {
-			return b[:i]
-		}
+	b := raw[o : o+size]
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
 	}
 	return b
 }
