@@ -193,14 +193,21 @@ func (l *lane) finish(c *span.Column) {
 		return i
 	}
 	// One pass: the coarse starts, the block totals, whether the lane
-	// fits the compact points, and those points while it does; a second
-	// pass writes the wide points when it does not.
+	// fits the compact points, and those points while it does, the
+	// longest slice of each block of the finest wide level, and the
+	// finest level's time cells; a second pass writes the wide points
+	// when the compact ones do not fit.
 	blocks := (n + 1<<coarseBits - 1) >> coarseBits
 	l.coarse = make([]trace.Time, blocks)
 	cum0 := make([]int64, n>>coarseBits+1)
 	cpts := make([]cpoint, n+1)
+	wide0 := make([]int64, n>>wideBase)
+	var cs cellStart
+	if n > 0 {
+		cs = newCellStart(c.Start(at(0)), c.Start(at(n-1)), n)
+	}
 	compact, overlap := true, false
-	var prevEnd trace.Time
+	var prevStart, prevEnd trace.Time
 	var cum int64
 	for i := range n {
 		s, e := c.Times(at(i))
@@ -217,7 +224,13 @@ func (l *lane) finish(c *span.Column) {
 		if i > 0 && s < prevEnd {
 			overlap = true
 		}
-		prevEnd = e
+		if w := i >> wideBase; w < len(wide0) {
+			wide0[w] = max(wide0[w], int64(e-s))
+		}
+		if cs.firsts != nil {
+			cs.add(i, s, prevStart, prevEnd, cum)
+		}
+		prevStart, prevEnd = s, e
 		cum += int64(e - s)
 	}
 	if n&(1<<coarseBits-1) == 0 {
@@ -244,22 +257,17 @@ func (l *lane) finish(c *span.Column) {
 			l.maxEnd[i] = m
 		}
 	}
-	l.startCells()
-	for k := wideBase; n>>k > 0; k++ {
-		blocks := make([]int64, n>>k)
-		if k == wideBase {
-			for b := range blocks {
-				var m int64
-				for i := b << k; i < (b+1)<<k; i++ {
-					m = max(m, l.dur(i))
-				}
-				blocks[b] = m
-			}
-		} else {
-			prev := l.wide[len(l.wide)-1]
-			for b := range blocks {
-				blocks[b] = max(prev[2*b], prev[2*b+1])
-			}
+	if cs.firsts != nil {
+		cs.end(n, prevStart, prevEnd, cum)
+		l.startCells(cs)
+	}
+	if len(wide0) > 0 {
+		l.wide = append(l.wide, wide0)
+	}
+	for k := wideBase + 1; n>>k > 0; k++ {
+		prev, blocks := l.wide[len(l.wide)-1], make([]int64, n>>k)
+		for b := range blocks {
+			blocks[b] = max(prev[2*b], prev[2*b+1])
 		}
 		l.wide = append(l.wide, blocks)
 	}
@@ -288,34 +296,20 @@ const cellSlices = 2
 // is one cell, so a query finds where a bucket's slices end with one
 // read instead of a search, and, beside it, the busy fraction of each
 // cell, the bucket's own. At most 8 bytes per slice (n/2 + n/4 + … cells
-// of 8 bytes).
-func (l *lane) startCells() {
+// of 8 bytes). The finest level, cs, finish found while it read the
+// slices; each coarser one follows from the one below.
+func (l *lane) startCells(cs cellStart) {
 	n := l.n
-	if n < 4*cellSlices {
-		return
-	}
-	first, last := l.start(0), l.start(n-1)
-	extent := uint64(last-first) + 1
-	base := bits.Len64(extent * cellSlices / uint64(n)) // 2^base ≥ extent·cellSlices/n
-	if extent > 1<<56 || base > 62 {
-		return
-	}
+	first, last, base := cs.first, cs.last, cs.base
 	// busy[c], busyPrev[c]: the time the slices cover before cell c's
 	// start, at this level and the finer one (whose even cells start
 	// where this level's do).
-	var busy, busyPrev []int64
+	busy, busyPrev := cs.busy, []int64(nil)
 	for k := base; k <= 62; k++ {
 		c0, c1 := int64(first)>>k, int64(last)>>k+1 // cells [c0, c1] (c1: after the last start)
 		firsts := make([]int32, c1-c0+1)
 		if k == base {
-			i := 0
-			for c := range firsts {
-				t := trace.Time((c0 + int64(c)) << k)
-				for i < n && l.start(i) < t {
-					i++
-				}
-				firsts[c] = int32(i)
-			}
+			firsts = cs.firsts
 		} else {
 			prev, p0 := l.cells[len(l.cells)-1], l.cell0[len(l.cell0)-1]
 			for c := range firsts {
@@ -332,16 +326,15 @@ func (l *lane) startCells() {
 		}
 		var fracs []float32
 		if l.maxEnd == nil {
-			busy, busyPrev = busyPrev[:0], busy
-			var p0 int64 // the finer level's first cell
 			if k > base {
-				p0 = l.cell0[len(l.cell0)-1]
-			}
-			for c := range firsts {
-				if j := 2*(c0+int64(c)) - p0; k > base && j >= 0 && j < int64(len(busyPrev)) {
-					busy = append(busy, busyPrev[j])
-				} else {
-					busy = append(busy, l.busyUpTo(trace.Time((c0+int64(c))<<k), int(firsts[c])))
+				busy, busyPrev = busyPrev[:0], busy
+				p0 := l.cell0[len(l.cell0)-1] // the finer level's first cell
+				for c := range firsts {
+					if j := 2*(c0+int64(c)) - p0; j >= 0 && j < int64(len(busyPrev)) {
+						busy = append(busy, busyPrev[j])
+					} else {
+						busy = append(busy, l.busyUpTo(trace.Time((c0+int64(c))<<k), int(firsts[c])))
+					}
 				}
 			}
 			fracs = make([]float32, len(firsts)-1)
@@ -355,6 +348,58 @@ func (l *lane) startCells() {
 		}
 	}
 	l.cellBase = base
+}
+
+// cellStart is a lane's finest level of time cells while finish reads
+// its slices in order: the first slice starting in or after each cell,
+// and the time the slices before it cover before the cell's start.
+type cellStart struct {
+	first, last trace.Time // the first and last starts
+	base        int        // the level
+	c0          int64      // the first cell
+	firsts      []int32    // nil: the lane has no cells
+	busy        []int64
+	cur         int // the cells up to cur are done
+}
+
+// newCellStart returns the finest cell level of a lane of n slices
+// starting from first to last, with no cells when it is too short or
+// spans too much time for them.
+func newCellStart(first, last trace.Time, n int) cellStart {
+	extent := uint64(last-first) + 1
+	base := bits.Len64(extent * cellSlices / uint64(n)) // 2^base ≥ extent·cellSlices/n
+	if n < 4*cellSlices || extent > 1<<56 || base > 62 {
+		return cellStart{}
+	}
+	c0, c1 := int64(first)>>base, int64(last)>>base+1 // cells [c0, c1] (c1: after the last start)
+	return cellStart{first: first, last: last, base: base, c0: c0, firsts: make([]int32, c1-c0+1), busy: make([]int64, c1-c0+1), cur: -1}
+}
+
+// add notes slice i, starting at s, after slice i-1 from prevStart to
+// prevEnd, and the slices before i-1 covering cum − (prevEnd −
+// prevStart).
+func (cs *cellStart) add(i int, s, prevStart, prevEnd trace.Time, cum int64) {
+	c := int(int64(s)>>cs.base - cs.c0)
+	cs.fill(min(c, len(cs.firsts)-1), i, prevStart, prevEnd, cum)
+}
+
+// fill ends the cells after cur up to c at slice i: they start after
+// slice i-1 and not after slice i.
+func (cs *cellStart) fill(c, i int, prevStart, prevEnd trace.Time, cum int64) {
+	for cs.cur < c {
+		cs.cur++
+		cs.firsts[cs.cur] = int32(i)
+		if i > 0 { // as busyUpTo: slice i-1 up to the cell's start
+			t := trace.Time((cs.c0 + int64(cs.cur)) << cs.base)
+			d := int64(prevEnd - prevStart)
+			cs.busy[cs.cur] = cum - d + min(int64(t-prevStart), d)
+		}
+	}
+}
+
+// end ends the cells after the last of the n slices.
+func (cs *cellStart) end(n int, prevStart, prevEnd trace.Time, cum int64) {
+	cs.fill(len(cs.firsts)-1, n, prevStart, prevEnd, cum)
 }
 
 // firstAt returns the first slice starting at or after t, a multiple of
