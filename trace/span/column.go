@@ -33,11 +33,15 @@ type Column struct {
 	// whose slices all differ, as activities with arguments of their
 	// own: a table of them would only cost).
 	dedup map[attr]uint32
-	// recent holds the last attributes looked up, found without hashing:
-	// a track's slices mostly repeat a handful.
-	recent [4]recentAttr
-	next   uint8
+	// recent holds attributes looked up, found without hashing the
+	// whole: a track's slices mostly repeat a handful (a CPU track's
+	// the threads it runs, a dozen or so), which rarely share an entry;
+	// nil before the first slice and after Finish.
+	recent *[recentAttrs]recentAttr
 }
+
+// recentAttrs is the size of a Column's cache of attributes.
+const recentAttrs = 16
 
 type recentAttr struct {
 	a  attr
@@ -136,14 +140,15 @@ func (c *Column) bytes() int64 {
 
 func (c *Column) key(s Slice) uint32 {
 	a := attr{name: s.Name, args: s.Args, thread: s.Thread, depth: s.Depth, flags: s.Flags}
-	for i := range c.recent {
-		if r := &c.recent[i]; r.ok && r.a == a {
-			return r.k
-		}
+	if c.recent == nil {
+		c.recent = new([recentAttrs]recentAttr)
+	}
+	r := &c.recent[(uint32(a.thread)*0x9e3779b1+uint32(a.name)*0x85ebca6b+uint32(a.args))>>28]
+	if r.ok && r.a == a {
+		return r.k
 	}
 	k := c.lookup(a)
-	c.recent[c.next%4] = recentAttr{a: a, k: k, ok: true}
-	c.next++
+	*r = recentAttr{a: a, k: k, ok: true}
 	return k
 }
 
@@ -192,7 +197,7 @@ func (c *Column) push(s Slice) {
 
 // finish ends building: the lookup table goes.
 func (c *Column) finish() {
-	c.dedup, c.recent = nil, [4]recentAttr{}
+	c.dedup, c.recent = nil, nil
 	c.attrs, c.longs = slices.Clip(c.attrs), slices.Clip(c.longs)
 }
 
