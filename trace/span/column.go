@@ -35,13 +35,20 @@ type Column struct {
 	dedup map[attr]uint32
 	// recent holds attributes looked up, found without hashing the
 	// whole: a track's slices mostly repeat a handful (a CPU track's
-	// the threads it runs, a dozen or so), which rarely share an entry;
-	// nil before the first slice and after Finish.
+	// the threads it runs, a dozen or so), which rarely share a pair of
+	// entries; nil before the column holds recentFrom slices and after
+	// Finish.
 	recent *[recentAttrs]recentAttr
 }
 
-// recentAttrs is the size of a Column's cache of attributes.
-const recentAttrs = 16
+// A Column of recentFrom slices or more caches 2^recentBits attributes
+// (24 bytes each): small columns, however many, cost no more than their
+// slices.
+const (
+	recentBits  = 5
+	recentAttrs = 1 << recentBits
+	recentFrom  = 64
+)
 
 type recentAttr struct {
 	a  attr
@@ -141,13 +148,24 @@ func (c *Column) bytes() int64 {
 func (c *Column) key(s Slice) uint32 {
 	a := attr{name: s.Name, args: s.Args, thread: s.Thread, depth: s.Depth, flags: s.Flags}
 	if c.recent == nil {
+		if c.n < recentFrom {
+			return c.lookup(a)
+		}
 		c.recent = new([recentAttrs]recentAttr)
 	}
-	r := &c.recent[(uint32(a.thread)*0x9e3779b1+uint32(a.name)*0x85ebca6b+uint32(a.args))>>28]
-	if r.ok && r.a == a {
+	// Two ways: the slot the attributes hash to and its neighbour.
+	h := (uint32(a.thread)*0x9e3779b1 ^ uint32(a.name)*0x85ebca6b ^ uint32(a.args)*0xc2b2ae35 ^ uint32(a.depth)<<8 ^ uint32(a.flags)) >> (32 - recentBits)
+	r, o := &c.recent[h], &c.recent[h^1]
+	switch {
+	case r.ok && r.a == a:
 		return r.k
+	case o.ok && o.a == a:
+		return o.k
 	}
 	k := c.lookup(a)
+	if r.ok {
+		r = o
+	}
 	*r = recentAttr{a: a, k: k, ok: true}
 	return k
 }
