@@ -88,7 +88,7 @@ type noteBatch struct {
 
 // spentBatches is how many batches Sched keeps for reuse: as many as a
 // Driver can have waiting to be derived from, and the one being noted.
-const spentBatches = 8
+const spentBatches = 17
 
 // maxRetArgs bounds the distinct return values whose argument lists are
 // shared; others get lists of their own.

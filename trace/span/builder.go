@@ -223,7 +223,7 @@ type Driver struct {
 
 // maxRunning is how many batches' derivations may run or wait to run on
 // other goroutines while the Driver's caller reads on.
-const maxRunning = 4
+const maxRunning = 16
 
 // NewDriver returns a Driver showing r's events to d (nil: none, the
 // Set is empty).
