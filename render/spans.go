@@ -146,10 +146,11 @@ func NewSpans(set *span.Set) *Spans {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(ids)) {
 		wg.Go(func() {
+			var sc laneScratch
 			for k := next.Add(1) - 1; k < int64(len(ids)); k = next.Add(1) - 1 {
 				id := ids[k]
 				if c := set.Column(id); c.Len() > 0 {
-					s.lanes[id] = buildLanes(c)
+					s.lanes[id] = buildLanes(c, &sc)
 				}
 				if sm := set.TrackSamples(id); len(sm) > 0 {
 					s.counters[id] = buildCounter(sm)
@@ -161,7 +162,13 @@ func NewSpans(set *span.Set) *Spans {
 	return s
 }
 
-func buildLanes(c *span.Column) []lane {
+// laneScratch is memory building lanes needs only while it works, kept
+// from lane to lane.
+type laneScratch struct {
+	busy, busyPrev []int64 // the busy times before cells of two levels (startCells)
+}
+
+func buildLanes(c *span.Column, sc *laneScratch) []lane {
 	depths := c.Depths()
 	lanes := make([]lane, len(depths))
 	for i, d := range depths {
@@ -179,12 +186,12 @@ func buildLanes(c *span.Column) []lane {
 		}
 	}
 	for i := range lanes {
-		lanes[i].finish(c)
+		lanes[i].finish(c, sc)
 	}
 	return lanes
 }
 
-func (l *lane) finish(c *span.Column) {
+func (l *lane) finish(c *span.Column, sc *laneScratch) {
 	n := l.n
 	at := func(i int) int {
 		if l.idx != nil {
@@ -204,7 +211,7 @@ func (l *lane) finish(c *span.Column) {
 	wide0 := make([]int64, n>>wideBase)
 	var cs cellStart
 	if n > 0 {
-		cs = newCellStart(c.Start(at(0)), c.Start(at(n-1)), n)
+		cs = newCellStart(c.Start(at(0)), c.Start(at(n-1)), n, sc)
 	}
 	compact, overlap := true, false
 	var prevStart, prevEnd trace.Time
@@ -259,7 +266,7 @@ func (l *lane) finish(c *span.Column) {
 	}
 	if cs.firsts != nil {
 		cs.end(n, prevStart, prevEnd, cum)
-		l.startCells(cs)
+		l.startCells(cs, sc)
 	}
 	if len(wide0) > 0 {
 		l.wide = append(l.wide, wide0)
@@ -298,19 +305,21 @@ const cellSlices = 2
 // cell, the bucket's own. At most 8 bytes per slice (n/2 + n/4 + … cells
 // of 8 bytes). The finest level, cs, finish found while it read the
 // slices; each coarser one follows from the one below.
-func (l *lane) startCells(cs cellStart) {
+func (l *lane) startCells(cs cellStart, sc *laneScratch) {
 	n := l.n
 	first, last, base := cs.first, cs.last, cs.base
 	// busy[c], busyPrev[c]: the time the slices cover before cell c's
 	// start, at this level and the finer one (whose even cells start
 	// where this level's do).
-	busy, busyPrev := cs.busy, []int64(nil)
+	busy, busyPrev := cs.busy, sc.busyPrev
+	defer func() { sc.busy, sc.busyPrev = busy[:0], busyPrev[:0] }()
 	for k := base; k <= 62; k++ {
 		c0, c1 := int64(first)>>k, int64(last)>>k+1 // cells [c0, c1] (c1: after the last start)
-		firsts := make([]int32, c1-c0+1)
+		var firsts []int32
 		if k == base {
 			firsts = cs.firsts
 		} else {
+			firsts = make([]int32, c1-c0+1)
 			prev, p0 := l.cells[len(l.cells)-1], l.cell0[len(l.cell0)-1]
 			for c := range firsts {
 				j := 2*(c0+int64(c)) - p0
@@ -365,14 +374,18 @@ type cellStart struct {
 // newCellStart returns the finest cell level of a lane of n slices
 // starting from first to last, with no cells when it is too short or
 // spans too much time for them.
-func newCellStart(first, last trace.Time, n int) cellStart {
+func newCellStart(first, last trace.Time, n int, sc *laneScratch) cellStart {
 	extent := uint64(last-first) + 1
 	base := bits.Len64(extent * cellSlices / uint64(n)) // 2^base ≥ extent·cellSlices/n
 	if n < 4*cellSlices || extent > 1<<56 || base > 62 {
 		return cellStart{}
 	}
 	c0, c1 := int64(first)>>base, int64(last)>>base+1 // cells [c0, c1] (c1: after the last start)
-	return cellStart{first: first, last: last, base: base, c0: c0, firsts: make([]int32, c1-c0+1), busy: make([]int64, c1-c0+1), cur: -1}
+	m := int(c1 - c0 + 1)
+	if cap(sc.busy) < m {
+		sc.busy = make([]int64, m)
+	}
+	return cellStart{first: first, last: last, base: base, c0: c0, firsts: make([]int32, m), busy: sc.busy[:m], cur: -1}
 }
 
 // add notes slice i, starting at s, after slice i-1 from prevStart to
@@ -389,6 +402,7 @@ func (cs *cellStart) fill(c, i int, prevStart, prevEnd trace.Time, cum int64) {
 	for cs.cur < c {
 		cs.cur++
 		cs.firsts[cs.cur] = int32(i)
+		cs.busy[cs.cur] = 0
 		if i > 0 { // as busyUpTo: slice i-1 up to the cell's start
 			t := trace.Time((cs.c0 + int64(cs.cur)) << cs.base)
 			d := int64(prevEnd - prevStart)

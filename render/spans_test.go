@@ -214,7 +214,7 @@ func TestSearchStart(t *testing.T) {
 			}
 			b.Add(span.Slice{Start: st, End: st + 1, Track: tr})
 		}
-		l := buildLanes(b.Finish().Column(tr))[0]
+		l := buildLanes(b.Finish().Column(tr), &laneScratch{})[0]
 		for range 200 {
 			lo := rng.IntN(n + 1)
 			hi := lo + rng.IntN(n+1-lo)
