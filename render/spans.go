@@ -34,7 +34,10 @@ import (
 //     by a galloping search, and the next slice long enough to be
 //     returned whole by a pyramid of the largest length per aligned block
 //     of 2^k slices (k ≥ 4, 1 byte per slice), so a million tiny slices
-//     cost O(buckets · log n), never O(slices).
+//     cost O(buckets · log n), never O(slices). At resolutions where a
+//     lane's time cells hold two slices or more on average, a bucket is a
+//     cell and costs two reads, its first slice and its busy fraction
+//     (startCells), with no search.
 //
 // Counter tracks keep their samples in time order with a pyramid of the
 // minimum and maximum per aligned block: a bucket's item carries the
@@ -66,8 +69,12 @@ type lane struct {
 	// cells[k] are the time cells of level cellBase+k: for the aligned
 	// cells of 2^(cellBase+k) ns from cell cell0[k] on, the first slice
 	// starting in or after each (see startCells).
-	cells    [][]int32
-	busy     [][]int64 // busy[k][c]: the time slices cover before cell c's start
+	cells [][]int32
+	// fracs[k][c] is the busy fraction of cell c of that level (the time
+	// the lane's slices cover in it over its length, in [0, 1]; kept
+	// only for a lane without overlaps, whose walk through the cells
+	// reads it).
+	fracs    [][]float32
 	cell0    []int64
 	cellBase int
 	maxEnd   []trace.Time // prefix maximum of end; nil when end already is (no overlap)
@@ -139,10 +146,11 @@ func NewSpans(set *span.Set) *Spans {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(ids)) {
 		wg.Go(func() {
+			var sc laneScratch
 			for k := next.Add(1) - 1; k < int64(len(ids)); k = next.Add(1) - 1 {
 				id := ids[k]
 				if c := set.Column(id); c.Len() > 0 {
-					s.lanes[id] = buildLanes(c)
+					s.lanes[id] = buildLanes(c, &sc)
 				}
 				if sm := set.TrackSamples(id); len(sm) > 0 {
 					s.counters[id] = buildCounter(sm)
@@ -154,7 +162,13 @@ func NewSpans(set *span.Set) *Spans {
 	return s
 }
 
-func buildLanes(c *span.Column) []lane {
+// laneScratch is memory building lanes needs only while it works, kept
+// from lane to lane.
+type laneScratch struct {
+	busy, busyPrev []int64 // the busy times before cells of two levels (startCells)
+}
+
+func buildLanes(c *span.Column, sc *laneScratch) []lane {
 	depths := c.Depths()
 	lanes := make([]lane, len(depths))
 	for i, d := range depths {
@@ -172,12 +186,12 @@ func buildLanes(c *span.Column) []lane {
 		}
 	}
 	for i := range lanes {
-		lanes[i].finish(c)
+		lanes[i].finish(c, sc)
 	}
 	return lanes
 }
 
-func (l *lane) finish(c *span.Column) {
+func (l *lane) finish(c *span.Column, sc *laneScratch) {
 	n := l.n
 	at := func(i int) int {
 		if l.idx != nil {
@@ -186,14 +200,21 @@ func (l *lane) finish(c *span.Column) {
 		return i
 	}
 	// One pass: the coarse starts, the block totals, whether the lane
-	// fits the compact points, and those points while it does; a second
-	// pass writes the wide points when it does not.
+	// fits the compact points, and those points while it does, the
+	// longest slice of each block of the finest wide level, and the
+	// finest level's time cells; a second pass writes the wide points
+	// when the compact ones do not fit.
 	blocks := (n + 1<<coarseBits - 1) >> coarseBits
 	l.coarse = make([]trace.Time, blocks)
 	cum0 := make([]int64, n>>coarseBits+1)
 	cpts := make([]cpoint, n+1)
+	wide0 := make([]int64, n>>wideBase)
+	var cs cellStart
+	if n > 0 {
+		cs = newCellStart(c.Start(at(0)), c.Start(at(n-1)), n, sc)
+	}
 	compact, overlap := true, false
-	var prevEnd trace.Time
+	var prevStart, prevEnd trace.Time
 	var cum int64
 	for i := range n {
 		s, e := c.Times(at(i))
@@ -210,7 +231,13 @@ func (l *lane) finish(c *span.Column) {
 		if i > 0 && s < prevEnd {
 			overlap = true
 		}
-		prevEnd = e
+		if w := i >> wideBase; w < len(wide0) {
+			wide0[w] = max(wide0[w], int64(e-s))
+		}
+		if cs.firsts != nil {
+			cs.add(i, s, prevStart, prevEnd, cum)
+		}
+		prevStart, prevEnd = s, e
 		cum += int64(e - s)
 	}
 	if n&(1<<coarseBits-1) == 0 {
@@ -237,22 +264,17 @@ func (l *lane) finish(c *span.Column) {
 			l.maxEnd[i] = m
 		}
 	}
-	l.startCells()
-	for k := wideBase; n>>k > 0; k++ {
-		blocks := make([]int64, n>>k)
-		if k == wideBase {
-			for b := range blocks {
-				var m int64
-				for i := b << k; i < (b+1)<<k; i++ {
-					m = max(m, l.dur(i))
-				}
-				blocks[b] = m
-			}
-		} else {
-			prev := l.wide[len(l.wide)-1]
-			for b := range blocks {
-				blocks[b] = max(prev[2*b], prev[2*b+1])
-			}
+	if cs.firsts != nil {
+		cs.end(n, prevStart, prevEnd, cum)
+		l.startCells(cs, sc)
+	}
+	if len(wide0) > 0 {
+		l.wide = append(l.wide, wide0)
+	}
+	for k := wideBase + 1; n>>k > 0; k++ {
+		prev, blocks := l.wide[len(l.wide)-1], make([]int64, n>>k)
+		for b := range blocks {
+			blocks[b] = max(prev[2*b], prev[2*b+1])
 		}
 		l.wide = append(l.wide, blocks)
 	}
@@ -268,41 +290,36 @@ func (l *lane) reach(t trace.Time) int {
 }
 
 // cellSlices is how many slices a time cell of a lane's finest cell level
-// holds on average; finer buckets are searched (few slices each).
-const cellSlices = 8
+// holds at most on average; finer buckets are searched (few slices each).
+// Buckets a little coarser than a lane's mean slice spacing are what a
+// view of a sparse lane (a thread's syscalls, its states) shows most, and
+// searching them costs several times what reading cells does.
+const cellSlices = 2
 
 // startCells builds the lane's time cells, as the instant tracks have
 // them (cells.go): for every power-of-two resolution from the one whose
 // cells hold about cellSlices slices up to the lane's whole extent, the
 // first slice starting in or after each aligned cell. A viewport bucket
 // is one cell, so a query finds where a bucket's slices end with one
-// read instead of a search, and, beside it, the time the slices cover
-// before each cell, so that a bucket's busy fraction is one difference.
-// About 3 bytes per slice (n/8 + n/16 + … cells of 12 bytes).
-func (l *lane) startCells() {
+// read instead of a search, and, beside it, the busy fraction of each
+// cell, the bucket's own. At most 8 bytes per slice (n/2 + n/4 + … cells
+// of 8 bytes). The finest level, cs, finish found while it read the
+// slices; each coarser one follows from the one below.
+func (l *lane) startCells(cs cellStart, sc *laneScratch) {
 	n := l.n
-	if n < 4*cellSlices {
-		return
-	}
-	first, last := l.start(0), l.start(n-1)
-	extent := uint64(last-first) + 1
-	base := bits.Len64(extent * cellSlices / uint64(n)) // 2^base ≥ extent·cellSlices/n
-	if extent > 1<<56 || base > 62 {
-		return
-	}
+	first, last, base := cs.first, cs.last, cs.base
+	// busy[c], busyPrev[c]: the time the slices cover before cell c's
+	// start, at this level and the finer one (whose even cells start
+	// where this level's do).
+	busy, busyPrev := cs.busy, sc.busyPrev
+	defer func() { sc.busy, sc.busyPrev = busy[:0], busyPrev[:0] }()
 	for k := base; k <= 62; k++ {
 		c0, c1 := int64(first)>>k, int64(last)>>k+1 // cells [c0, c1] (c1: after the last start)
-		firsts := make([]int32, c1-c0+1)
+		var firsts []int32
 		if k == base {
-			i := 0
-			for c := range firsts {
-				t := trace.Time((c0 + int64(c)) << k)
-				for i < n && l.start(i) < t {
-					i++
-				}
-				firsts[c] = int32(i)
-			}
+			firsts = cs.firsts
 		} else {
+			firsts = make([]int32, c1-c0+1)
 			prev, p0 := l.cells[len(l.cells)-1], l.cell0[len(l.cell0)-1]
 			for c := range firsts {
 				j := 2*(c0+int64(c)) - p0
@@ -316,16 +333,87 @@ func (l *lane) startCells() {
 				}
 			}
 		}
-		busy := make([]int64, len(firsts))
-		for c := range busy {
-			busy[c] = l.busyUpTo(trace.Time((c0+int64(c))<<k), int(firsts[c]))
+		var fracs []float32
+		if l.maxEnd == nil {
+			if k > base {
+				busy, busyPrev = busyPrev[:0], busy
+				p0 := l.cell0[len(l.cell0)-1] // the finer level's first cell
+				for c := range firsts {
+					if j := 2*(c0+int64(c)) - p0; j >= 0 && j < int64(len(busyPrev)) {
+						busy = append(busy, busyPrev[j])
+					} else {
+						busy = append(busy, l.busyUpTo(trace.Time((c0+int64(c))<<k), int(firsts[c])))
+					}
+				}
+			}
+			fracs = make([]float32, len(firsts)-1)
+			for c := range fracs {
+				fracs[c] = busyFrac(busy[c+1]-busy[c], 1<<k)
+			}
 		}
-		l.cells, l.cell0, l.busy = append(l.cells, firsts), append(l.cell0, c0), append(l.busy, busy)
+		l.cells, l.cell0, l.fracs = append(l.cells, firsts), append(l.cell0, c0), append(l.fracs, fracs)
 		if c1-c0 <= 1 {
 			break
 		}
 	}
 	l.cellBase = base
+}
+
+// cellStart is a lane's finest level of time cells while finish reads
+// its slices in order: the first slice starting in or after each cell,
+// and the time the slices before it cover before the cell's start.
+type cellStart struct {
+	first, last trace.Time // the first and last starts
+	base        int        // the level
+	c0          int64      // the first cell
+	firsts      []int32    // nil: the lane has no cells
+	busy        []int64
+	cur         int // the cells up to cur are done
+}
+
+// newCellStart returns the finest cell level of a lane of n slices
+// starting from first to last, with no cells when it is too short or
+// spans too much time for them.
+func newCellStart(first, last trace.Time, n int, sc *laneScratch) cellStart {
+	extent := uint64(last-first) + 1
+	base := bits.Len64(extent * cellSlices / uint64(n)) // 2^base ≥ extent·cellSlices/n
+	if n < 4*cellSlices || extent > 1<<56 || base > 62 {
+		return cellStart{}
+	}
+	c0, c1 := int64(first)>>base, int64(last)>>base+1 // cells [c0, c1] (c1: after the last start)
+	m := int(c1 - c0 + 1)
+	if cap(sc.busy) < m {
+		sc.busy = make([]int64, m)
+	}
+	return cellStart{first: first, last: last, base: base, c0: c0, firsts: make([]int32, m), busy: sc.busy[:m], cur: -1}
+}
+
+// add notes slice i, starting at s, after slice i-1 from prevStart to
+// prevEnd, and the slices before i-1 covering cum − (prevEnd −
+// prevStart).
+func (cs *cellStart) add(i int, s, prevStart, prevEnd trace.Time, cum int64) {
+	c := int(int64(s)>>cs.base - cs.c0)
+	cs.fill(min(c, len(cs.firsts)-1), i, prevStart, prevEnd, cum)
+}
+
+// fill ends the cells after cur up to c at slice i: they start after
+// slice i-1 and not after slice i.
+func (cs *cellStart) fill(c, i int, prevStart, prevEnd trace.Time, cum int64) {
+	for cs.cur < c {
+		cs.cur++
+		cs.firsts[cs.cur] = int32(i)
+		cs.busy[cs.cur] = 0
+		if i > 0 { // as busyUpTo: slice i-1 up to the cell's start
+			t := trace.Time((cs.c0 + int64(cs.cur)) << cs.base)
+			d := int64(prevEnd - prevStart)
+			cs.busy[cs.cur] = cum - d + min(int64(t-prevStart), d)
+		}
+	}
+}
+
+// end ends the cells after the last of the n slices.
+func (cs *cellStart) end(n int, prevStart, prevEnd trace.Time, cum int64) {
+	cs.fill(len(cs.firsts)-1, n, prevStart, prevEnd, cum)
 }
 
 // firstAt returns the first slice starting at or after t, a multiple of
@@ -492,7 +580,7 @@ func (s *Spans) Bytes() (index, slices int64) {
 		for _, l := range ls {
 			index += int64(cap(l.idx))*4 + int64(cap(l.coarse)+cap(l.maxEnd)+cap(l.cell0)+2*cap(l.pts)+cap(l.cpts)+cap(l.cum0))*8 + 128
 			for k, c := range l.cells {
-				index += int64(cap(c))*4 + int64(cap(l.busy[k]))*8
+				index += int64(cap(c)+cap(l.fracs[k])) * 4
 			}
 			for _, w := range l.wide {
 				index += int64(cap(w)) * 8
@@ -646,8 +734,7 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		} else {
 			busy = l.busyBefore(be) - l.busyBefore(bs)
 		}
-		frac := float32(float64(busy) / float64(res))
-		items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: be, Slice: l.at(i), Count: int32(j - i), Busy: min(max(frac, 0), 1)})
+		items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: be, Slice: l.at(i), Count: int32(j - i), Busy: busyFrac(busy, res)})
 		i = j
 		if !ok || l.maxEnd != nil || i >= w {
 			continue
@@ -656,7 +743,7 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 		// next wide slice: a bucket costs two reads of the cells and two
 		// of their busy times, and no slice is touched.
 		k := level - l.cellBase
-		firsts, busyAt := l.cells[k], l.busy[k]
+		firsts, fracs := l.cells[k], l.fracs[k]
 		c := int64(bs)>>level - l.cell0[k]
 		for i < w {
 			// The cell slice i starts in: firsts[c] ≤ i < firsts[c+1].
@@ -679,12 +766,17 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 				}
 			}
 			j = min(max(int(firsts[c+1]), i+1), w)
-			frac := float32(float64(busyAt[c+1]-busyAt[c]) / float64(res))
-			items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: bs + trace.Time(res), Slice: l.at(i), Count: int32(j - i), Busy: min(max(frac, 0), 1)})
+			items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: bs + trace.Time(res), Slice: l.at(i), Count: int32(j - i), Busy: fracs[c]})
 			i = j
 		}
 	}
 	return items, nil
+}
+
+// busyFrac returns the fraction of a bucket of res ns that busy ns
+// cover, in [0, 1].
+func busyFrac(busy, res int64) float32 {
+	return min(max(float32(float64(busy)/float64(res)), 0), 1)
 }
 
 func buildCounter(sm []span.Sample) *counterIndex {

@@ -214,7 +214,7 @@ func TestSearchStart(t *testing.T) {
 			}
 			b.Add(span.Slice{Start: st, End: st + 1, Track: tr})
 		}
-		l := buildLanes(b.Finish().Column(tr))[0]
+		l := buildLanes(b.Finish().Column(tr), &laneScratch{})[0]
 		for range 200 {
 			lo := rng.IntN(n + 1)
 			hi := lo + rng.IntN(n+1-lo)
@@ -259,5 +259,40 @@ func TestSpansQueryParallel(t *testing.T) {
 		if got.Track != id || !slices.Equal(got.Items, want.Items) || !slices.Equal(got.Counters, want.Counters) {
 			t.Fatalf("track %d (%d): %d items, alone %d", k, id, len(got.Items), len(want.Items))
 		}
+	}
+}
+
+// BenchmarkSpansQuerySparse: 50 syscall-like tracks, as `viewer bench
+// --generate-sched` queries them: every 128 µs a clump of three 1 µs
+// slices, viewed on 2000 pixels 455 ms at a time (buckets of 262 µs, a
+// few slices each) and 83 ms at a time (65 µs, finer than the lanes'
+// cells: the slices are searched).
+func BenchmarkSpansQuerySparse(b *testing.B) {
+	bl := span.NewBuilder()
+	var ids []span.TrackID
+	const period, runs = 128_000, 19_500
+	for k := range 50 {
+		id := bl.Track(span.Track{Kind: span.KindSlices, Name: "syscalls", Of: trace.TrackID(k), CPU: trace.NoCPU})
+		ids = append(ids, id)
+		for r := range runs {
+			t := trace.Time(1e9 + r*period + k*2000)
+			for _, at := range []trace.Time{0, 2000, 5000} {
+				bl.Add(span.Slice{Start: t + at, End: t + at + 1000, Track: id})
+			}
+		}
+	}
+	s := NewSpans(bl.Finish())
+	for _, window := range []int64{455_000_000, 83_000_000} {
+		b.Run(fmt.Sprintf("window=%dms", window/1e6), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			var out SpanSlice
+			for b.Loop() {
+				start := trace.Time(1e9 + rng.Int64N(runs*period-window))
+				vp := SpanViewport{Start: start, End: start + trace.Time(window), Width: 2000, Tracks: ids}
+				if err := s.QueryInto(context.Background(), vp, &out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

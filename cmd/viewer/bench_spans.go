@@ -15,11 +15,11 @@ import (
 type benchSpans struct {
 	// DeriveSeconds is the time Build spent deriving slice tracks and
 	// indexing them on its reading goroutine, the one the load waits for
-	// (span.Split derivers' notes, waits for their second goroutine, the
-	// interval index at the end); DeriveFraction that time over the
-	// load's wall time: what deriving adds to the load. On a machine with
-	// no idle core the second goroutine's work competes with the rest;
-	// load_cpu_seconds against a --no-derive run shows that.
+	// (span.Split derivers' notes, waits for the goroutines that derive
+	// from them, the interval index at the end); DeriveFraction that time
+	// over the load's wall time: what deriving adds to the load. On a
+	// machine with no idle core those goroutines' work competes with the
+	// rest; load_cpu_seconds against a --no-derive run shows that.
 	DeriveSeconds  float64 `json:"derive_seconds"`
 	DeriveFraction float64 `json:"derive_fraction_of_load"`
 	Tracks         int     `json:"tracks"`

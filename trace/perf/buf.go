@@ -64,13 +64,14 @@ func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 // held returns the bytes of l when the current or the previous chunk
 // holds them.
 func (c *chunkBuf) held(l trace.Loc) ([]byte, bool) {
-	for _, k := range [2]struct {
-		base int64
-		b    []byte
-	}{{c.base, c.b}, {c.prevBase, c.prev}} {
-		if l.Off >= k.base && l.Len >= 0 && l.Off+int64(l.Len) <= k.base+int64(len(k.b)) {
-			return k.b[l.Off-k.base : l.Off-k.base+int64(l.Len)], true
-		}
+	if l.Len < 0 {
+		return nil, false
+	}
+	if o := l.Off - c.base; l.Off >= c.base && o <= int64(len(c.b))-int64(l.Len) {
+		return c.b[o : o+int64(l.Len)], true
+	}
+	if o := l.Off - c.prevBase; l.Off >= c.prevBase && o <= int64(len(c.prev))-int64(l.Len) {
+		return c.prev[o : o+int64(l.Len)], true
 	}
 	return nil, false
 }

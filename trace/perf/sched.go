@@ -1,8 +1,10 @@
 package perf
 
 import (
+	"bytes"
 	"encoding/binary"
 	"maps"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -31,8 +33,11 @@ import (
 // It reads the fields it needs straight from the raw tracepoint data at
 // the offsets the format files give, without decoding the other fields.
 // It is a span.Split: Note reads them on the reading goroutine while the
-// reader's chunks still hold the payloads; the slices are made from the
-// notes on the Driver's second goroutine.
+// reader's chunks still hold the payloads, into a batch of notes that
+// Take hands over; the slices are made from the notes on the Driver's
+// other goroutines while Note fills the next batch. What Note changes
+// (the batch being noted, kinds, table) and what the derivation changes
+// (everything from cpus on) are apart.
 type Sched struct {
 	rd    *Reader
 	big   bool        // the recording is big-endian
@@ -46,15 +51,14 @@ type Sched struct {
 	hasExit bool
 
 	win window
-	// The events noted and not derived from yet (span.Split), and the
-	// bytes they hold.
-	notes    []schedNote
-	switches []switchNote
-	text     []byte
-	cpus     []cpuRun
-	busy     int                  // CPUs running a task other than idle
-	busyCtr  span.TrackID         // the "busy CPUs" counter, -1 before the first switch
-	threads  map[int64]*threadRun // by tid
+	// The events noted since the last Take (span.Split), and batches
+	// derived from, for Note to reuse.
+	batch   *noteBatch
+	spent   chan *noteBatch
+	cpus    []cpuRun
+	busy    int                  // CPUs running a task other than idle
+	busyCtr span.TrackID         // the "busy CPUs" counter, -1 before the first switch
+	threads map[int64]*threadRun // by tid
 	// recent finds the threads of the latest switches without hashing:
 	// recent[tid%len] is the last thread looked up with that remainder.
 	recent [256]*threadRun
@@ -71,6 +75,21 @@ type Sched struct {
 	retArgs   map[int64]span.ArgsID // the others, shared per value
 }
 
+// noteBatch is the events Sched noted between two Takes, and the bytes
+// they hold; kinds and table are Sched's at the Take (Note may grow them
+// while the batch is derived from).
+type noteBatch struct {
+	notes    []schedNote
+	switches []switchNote
+	text     []byte
+	kinds    []schedType
+	table    []string
+}
+
+// spentBatches is how many batches Sched keeps for reuse: as many as a
+// Driver can have waiting to be derived from, and the one being noted.
+const spentBatches = 17
+
 // maxRetArgs bounds the distinct return values whose argument lists are
 // shared; others get lists of their own.
 const maxRetArgs = 1 << 12
@@ -84,7 +103,8 @@ const (
 
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
-	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{}}
+	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{},
+		batch: &noteBatch{}, spent: make(chan *noteBatch, spentBatches)}
 	s.big = rd.bo == binary.ByteOrder(binary.BigEndian)
 	return s
 }
@@ -169,7 +189,7 @@ type schedType struct {
 	kind schedKind
 	// switch: prev_comm, prev_pid, prev_state, next_comm, next_pid;
 	// wakeup: comm, pid; sys_enter/exit: id (ret for exits).
-	f    [5]tracefs.Field
+	f    [5]rawField
 	name string // the syscall of a sysEnterNamed/sysExitNamed type
 }
 
@@ -307,59 +327,67 @@ func (s *Sched) classify(typ trace.TypeID) *schedType {
 	return st
 }
 
-func fieldOf(tp *tracefs.Event, name string) (tracefs.Field, bool) {
+// rawField is where a field lies in a tracepoint's raw data, as Sched
+// reads it on every event: a few bytes rather than a tracefs.Field.
+type rawField struct {
+	off, size int32 // size 0: the field is never there (reads give zero values)
+	signed    bool
+}
+
+func fieldOf(tp *tracefs.Event, name string) (rawField, bool) {
 	for _, f := range tp.Fields[tp.Common:] {
 		if f.Name == name {
-			return f, true
+			if f.Offset < 0 || f.Size <= 0 || f.Offset > math.MaxInt32-f.Size {
+				return rawField{}, true // outside any event's data
+			}
+			return rawField{off: int32(f.Offset), size: int32(f.Size), signed: f.Signed != 0}, true
 		}
 	}
-	return tracefs.Field{}, false
+	return rawField{}, false
 }
 
 // intField reads an integer field of raw data; 0 when it lies outside.
-func (s *Sched) intField(raw []byte, f tracefs.Field) int64 {
-	o := f.Offset
-	if o < 0 || f.Size <= 0 || o+f.Size > len(raw) {
+func (s *Sched) intField(raw []byte, f rawField) int64 {
+	o, size := int(f.off), int(f.size)
+	if size == 0 || o+size > len(raw) {
 		return 0
 	}
-	b := raw[o : o+f.Size]
+	b := raw[o : o+size]
 	var u uint64
 	switch {
-	case f.Size == 1:
-		u = uint64(b[0])
-	case f.Size == 2 && s.big:
-		u = uint64(binary.BigEndian.Uint16(b))
-	case f.Size == 2:
-		u = uint64(binary.LittleEndian.Uint16(b))
-	case f.Size == 4 && s.big:
-		u = uint64(binary.BigEndian.Uint32(b))
-	case f.Size == 4:
-		u = uint64(binary.LittleEndian.Uint32(b))
-	case f.Size == 8 && s.big:
-		return int64(binary.BigEndian.Uint64(b))
-	case f.Size == 8:
+	case size == 8 && !s.big:
 		return int64(binary.LittleEndian.Uint64(b))
+	case size == 4 && !s.big:
+		u = uint64(binary.LittleEndian.Uint32(b))
+	case size == 1:
+		u = uint64(b[0])
+	case size == 2 && s.big:
+		u = uint64(binary.BigEndian.Uint16(b))
+	case size == 2:
+		u = uint64(binary.LittleEndian.Uint16(b))
+	case size == 4:
+		u = uint64(binary.BigEndian.Uint32(b))
+	case size == 8:
+		return int64(binary.BigEndian.Uint64(b))
 	default:
 		return 0
 	}
-	if f.Signed != 0 { // sign-extend from the field's width
-		sh := 64 - 8*f.Size
+	if f.signed { // sign-extend from the field's width
+		sh := 64 - 8*size
 		return int64(u<<sh) >> sh
 	}
 	return int64(u)
 }
 
 // strField returns a fixed char array field up to its first NUL.
-func strField(raw []byte, f tracefs.Field) []byte {
-	o := f.Offset
-	if o < 0 || f.Size <= 0 || o+f.Size > len(raw) {
+func strField(raw []byte, f rawField) []byte {
+	o, size := int(f.off), int(f.size)
+	if size == 0 || o+size > len(raw) {
 		return nil
 	}
-	b := raw[o : o+f.Size]
-	for i, c := range b {
-		if c == 0 {
-			return b[:i]
-		}
+	b := raw[o : o+size]
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
 	}
 	return b
 }
@@ -420,6 +448,7 @@ func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 			return
 		}
 	}
+	nb := s.batch
 	n := schedNote{kind: st.kind}
 	n.e.Time, n.e.Track, n.e.CPU, n.e.Type = e.Time, e.Track, e.CPU, e.Type
 	tracks := s.rd.meta.Tracks
@@ -429,15 +458,15 @@ func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 	switch st.kind {
 	case schedSwitch:
 		var x switchNote
-		x.comm[0] = s.keep(strField(raw, st.f[0]))
+		x.comm[0] = nb.keep(strField(raw, st.f[0]))
 		n.a, n.b = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
-		x.comm[1] = s.keep(strField(raw, st.f[3]))
+		x.comm[1] = nb.keep(strField(raw, st.f[3]))
 		x.next = s.intField(raw, st.f[4])
 		if n.e.Track >= 0 {
 			x.tid, x.pid = tracks[n.e.Track].TID, tracks[n.e.Track].PID
 		}
-		n.sw = uint32(len(s.switches))
-		s.switches = append(s.switches, x)
+		n.sw = uint32(len(nb.switches))
+		nb.switches = append(nb.switches, x)
 	case schedWakeup:
 		n.a = s.intField(raw, st.f[1])
 	case sysEnter, sysExit, sysEnterNamed, sysExitNamed:
@@ -456,41 +485,57 @@ func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 			n.b = s.intField(raw, st.f[1])
 		}
 	}
-	s.notes = append(s.notes, n)
+	nb.notes = append(nb.notes, n)
 }
 
-// keep copies b into s.text.
-func (s *Sched) keep(b []byte) textRef {
-	r := textRef{uint32(len(s.text)), uint32(len(b))}
-	s.text = append(s.text, b...)
+// keep copies b into nb.text.
+func (nb *noteBatch) keep(b []byte) textRef {
+	r := textRef{uint32(len(nb.text)), uint32(len(b))}
+	nb.text = append(nb.text, b...)
 	return r
 }
 
 var _ span.Split = (*Sched)(nil)
 
-// Take implements span.Split.
-func (s *Sched) Take() func(b *span.Builder) { return s.derive }
+// Take implements span.Split: the function derives from the batch noted
+// so far, which Note no longer touches, and gives it back for reuse.
+func (s *Sched) Take() func(b *span.Builder) {
+	nb := s.batch
+	nb.kinds, nb.table = s.kinds, s.table
+	select {
+	case s.batch = <-s.spent:
+	default:
+		s.batch = &noteBatch{}
+	}
+	return func(b *span.Builder) {
+		s.derive(nb, b)
+		nb.notes, nb.switches, nb.text = nb.notes[:0], nb.switches[:0], nb.text[:0]
+		select {
+		case s.spent <- nb:
+		default:
+		}
+	}
+}
 
 // Observe implements span.Deriver.
 func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 	s.Note(r, e)
-	s.derive(b)
+	s.Take()(b)
 }
 
-// derive derives from the events noted (without the reader: it may run
-// while the reader reads on) and forgets them.
-func (s *Sched) derive(b *span.Builder) {
-	for i := range s.notes {
-		s.apply(&s.notes[i], b)
+// derive derives from a batch of notes (without the reader: it may run
+// while the reader reads on).
+func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
+	for i := range nb.notes {
+		s.apply(nb, &nb.notes[i], b)
 	}
-	s.notes, s.switches, s.text = s.notes[:0], s.switches[:0], s.text[:0]
 }
 
-func (s *Sched) apply(n *schedNote, b *span.Builder) {
+func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
 	e := &n.e
 	switch n.kind {
 	case schedSwitch:
-		s.sw(n, b)
+		s.sw(nb, n, b)
 	case schedWakeup:
 		tid := n.a
 		if tid == 0 {
@@ -513,9 +558,9 @@ func (s *Sched) apply(n *schedNote, b *span.Builder) {
 		c := sysCall{start: e.Time, ok: true}
 		if n.kind == sysEnter {
 			c.id = n.a
-			c.name = s.sysName(b, c.id)
+			c.name = s.sysName(nb, b, c.id)
 		} else {
-			c.name = s.typeName(b, n)
+			c.name = s.typeName(nb, b, n)
 		}
 		*slot = c
 	case sysExit, sysExitNamed:
@@ -528,12 +573,12 @@ func (s *Sched) apply(n *schedNote, b *span.Builder) {
 		var name span.NameID
 		if n.kind == sysExit {
 			id := n.a
-			name = s.sysName(b, id)
+			name = s.sysName(nb, b, id)
 			if ok && c.id != id {
 				s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
 				ok = false
 			}
-		} else if name = s.typeName(b, n); ok && c.name != name {
+		} else if name = s.typeName(nb, b, n); ok && c.name != name {
 			s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
 			ok = false
 		}
@@ -547,13 +592,13 @@ func (s *Sched) apply(n *schedNote, b *span.Builder) {
 }
 
 // sysName returns the NameID of syscall number id.
-func (s *Sched) sysName(b *span.Builder, id int64) span.NameID {
+func (s *Sched) sysName(nb *noteBatch, b *span.Builder, id int64) span.NameID {
 	if id >= 0 && id < int64(len(s.sysByID)) && s.sysByID[id] > 0 {
 		return s.sysByID[id] - 1
 	}
 	var n string
-	if id >= 0 && id < int64(len(s.table)) && s.table[id] != "" {
-		n = s.table[id]
+	if id >= 0 && id < int64(len(nb.table)) && nb.table[id] != "" {
+		n = nb.table[id]
 	} else {
 		n = "syscall " + strconv.FormatInt(id, 10)
 	}
@@ -569,12 +614,12 @@ func (s *Sched) sysName(b *span.Builder, id int64) span.NameID {
 
 // typeName returns the NameID of the syscall of a syscalls:sys_enter_NAME
 // or sys_exit_NAME event.
-func (s *Sched) typeName(b *span.Builder, n *schedNote) span.NameID {
+func (s *Sched) typeName(nb *noteBatch, b *span.Builder, n *schedNote) span.NameID {
 	t := n.e.Type
 	if int(t) < len(s.typeNames) && s.typeNames[t] > 0 {
 		return s.typeNames[t] - 1
 	}
-	id := s.name(b, s.sysNames, s.kinds[t].name) // classified by Note
+	id := s.name(b, s.sysNames, nb.kinds[t].name) // classified by Note
 	for int(t) >= len(s.typeNames) {
 		s.typeNames = append(s.typeNames, 0)
 	}
@@ -676,11 +721,11 @@ func prevState(v int64) threadState {
 	return prevStates[bits.TrailingZeros8(uint8(v))]
 }
 
-func (s *Sched) sw(n *schedNote, b *span.Builder) {
+func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
 	e := &n.e
-	x := &s.switches[n.sw]
-	prevComm, prevTID, prevSt := s.textOf(x.comm[0]), n.a, n.b
-	nextComm, nextTID := s.textOf(x.comm[1]), x.next
+	x := &nb.switches[n.sw]
+	prevComm, prevTID, prevSt := nb.textOf(x.comm[0]), n.a, n.b
+	nextComm, nextTID := nb.textOf(x.comm[1]), x.next
 	var prev *threadRun
 	if prevTID != 0 {
 		prev = s.thread(prevTID)
@@ -799,7 +844,7 @@ func (s *Sched) addState(b *span.Builder, th *threadRun, end trace.Time, fl span
 }
 
 // textOf returns bytes Note kept.
-func (s *Sched) textOf(r textRef) []byte { return s.text[r.off : r.off+r.n : r.off+r.n] }
+func (nb *noteBatch) textOf(r textRef) []byte { return nb.text[r.off : r.off+r.n : r.off+r.n] }
 
 // threadArgs returns the tid and pid arguments of a thread track (NoTrack
 // or one of the reader's), whose ids are tid and pid.
@@ -821,7 +866,7 @@ func (s *Sched) threadArgs(b *span.Builder, t trace.TrackID, tid, pid int64) spa
 // Finish implements span.Deriver: what still runs, waits or is inside a
 // syscall at the end of the recording becomes an OpenEnd slice.
 func (s *Sched) Finish(r trace.Reader, b *span.Builder) {
-	s.derive(b) // notes not taken (none, from a Driver)
+	s.Take()(b) // notes not taken (none, from a Driver)
 	end := b.Last()
 	for i := range s.cpus {
 		c := &s.cpus[i]

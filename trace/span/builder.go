@@ -195,11 +195,13 @@ const batchEvents = 4096
 // derivation through it, so that `viewer spans` prints what the page's
 // index holds.
 //
-// A Driver derives on a second goroutine what [Split] derivers can: while
-// ObserveEvents notes a batch of events, the previous batch's notes are
-// turned into slices, so that deriving a trace whose busy event types
-// only Split derivers want costs its reading goroutine little more than
-// the notes.
+// A Driver derives on other goroutines what [Split] derivers can: the
+// notes of a batch of events are turned into slices there, batch after
+// batch, while ObserveEvents notes the next batches (up to maxRunning
+// batches ahead), so that deriving a trace whose busy event types only
+// Split derivers want costs its reading goroutine little more than the
+// notes, and a derivation that a busy machine delays holds the reading
+// up only when it falls that far behind.
 type Driver struct {
 	r       trace.Reader
 	d       Deriver
@@ -209,16 +211,24 @@ type Driver struct {
 	tracks  int // len(r.Meta().Tracks) when last asked: it only grows
 	route   router
 	splits  []Split // the Split derivers
-	// done receives the end of the derivation running on the second
-	// goroutine (nil when none runs): nil, or what it panicked with.
-	done     chan any
-	panicked any // a panic of that goroutine not raised yet
+	// done receives the end of the newest derivation running on another
+	// goroutine (nil when none runs): nil, or what it or one before it
+	// panicked with. Each derivation starts when the one before it has
+	// ended, so its end is theirs too.
+	done chan any
+	// slots holds a token per derivation running or waiting to run.
+	slots    chan struct{}
+	panicked any // a panic of those goroutines not raised yet
 }
+
+// maxRunning is how many batches' derivations may run or wait to run on
+// other goroutines while the Driver's caller reads on.
+const maxRunning = 16
 
 // NewDriver returns a Driver showing r's events to d (nil: none, the
 // Set is empty).
 func NewDriver(r trace.Reader, d Deriver) *Driver {
-	v := &Driver{r: r, d: d, b: NewBuilder(), route: newRouter(d)}
+	v := &Driver{r: r, d: d, b: NewBuilder(), route: newRouter(d), slots: make(chan struct{}, maxRunning)}
 	for _, d := range v.route.ds {
 		if o, ok := d.(only); ok {
 			d = o.d
@@ -238,11 +248,12 @@ func (v *Driver) Observe(e trace.Event) { v.ObserveEvents([]trace.Event{e}) }
 // reader, to the deriver (as many calls of Observe do, in one call).
 // Split derivers note the events they want, and derive from the notes on
 // another goroutine after ObserveEvents returned, or on this one before
-// an event some other deriver wants, so that every deriver sees the
-// Builder as it would with Observe alone. A panic on the other goroutine
-// is raised by the Driver's next call.
+// an event some other deriver wants (once the other goroutines are done),
+// so that every deriver sees the Builder as it would with Observe alone.
+// A panic on another goroutine is raised by the first call of the Driver
+// that finds it ended.
 func (v *Driver) ObserveEvents(evs []trace.Event) {
-	v.wait()
+	v.poll()
 	v.raise()
 	noted := false
 	for i := range evs {
@@ -270,9 +281,13 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 			noted = noted || len(rt.split) > 0
 			continue
 		}
-		if noted {
-			v.derive()
-			noted = false
+		if noted || v.done != nil {
+			v.wait()
+			v.raise()
+			if noted {
+				v.derive()
+				noted = false
+			}
 		}
 		for _, d := range rt.ds {
 			d.Observe(v.r, e, v.b)
@@ -282,6 +297,8 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 		return
 	}
 	if len(evs) == 1 {
+		v.wait()
+		v.raise()
 		v.derive()
 		return
 	}
@@ -289,9 +306,17 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 	for i, d := range v.splits {
 		fs[i] = d.Take()
 	}
-	done := make(chan any, 1)
+	v.slots <- struct{}{} // waits while maxRunning derivations are behind
+	prev, done := v.done, make(chan any, 1)
 	v.done = done
 	go func(b *Builder) {
+		defer func() { <-v.slots }()
+		if prev != nil {
+			if p := <-prev; p != nil {
+				done <- p // the Builder is not fit to go on
+				return
+			}
+		}
 		defer func() { done <- recover() }()
 		for _, f := range fs {
 			f(b)
@@ -306,19 +331,35 @@ func (v *Driver) derive() {
 	}
 }
 
-// wait waits for the derivation on the second goroutine and keeps what
-// it panicked with.
+// wait waits for the derivations on other goroutines and keeps what they
+// panicked with.
 func (v *Driver) wait() {
 	if v.done == nil {
 		return
 	}
-	if p := <-v.done; p != nil && v.panicked == nil {
+	v.ended(<-v.done)
+}
+
+// poll is wait when the derivations have ended, else nothing.
+func (v *Driver) poll() {
+	if v.done == nil {
+		return
+	}
+	select {
+	case p := <-v.done:
+		v.ended(p)
+	default:
+	}
+}
+
+func (v *Driver) ended(p any) {
+	if p != nil && v.panicked == nil {
 		v.panicked = p
 	}
 	v.done = nil
 }
 
-// raise raises a panic of the second goroutine on the caller's.
+// raise raises a panic of the other goroutines on the caller's.
 func (v *Driver) raise() {
 	if p := v.panicked; p != nil {
 		v.panicked = nil

@@ -33,11 +33,22 @@ type Column struct {
 	// whose slices all differ, as activities with arguments of their
 	// own: a table of them would only cost).
 	dedup map[attr]uint32
-	// recent holds the last attributes looked up, found without hashing:
-	// a track's slices mostly repeat a handful.
-	recent [4]recentAttr
-	next   uint8
+	// recent holds attributes looked up, found without hashing the
+	// whole: a track's slices mostly repeat a handful (a CPU track's
+	// the threads it runs, a dozen or so), which rarely share a pair of
+	// entries; nil before the column holds recentFrom slices and after
+	// Finish.
+	recent *[recentAttrs]recentAttr
 }
+
+// A Column of recentFrom slices or more caches 2^recentBits attributes
+// (24 bytes each): small columns, however many, cost no more than their
+// slices.
+const (
+	recentBits  = 5
+	recentAttrs = 1 << recentBits
+	recentFrom  = 64
+)
 
 type recentAttr struct {
 	a  attr
@@ -136,14 +147,26 @@ func (c *Column) bytes() int64 {
 
 func (c *Column) key(s Slice) uint32 {
 	a := attr{name: s.Name, args: s.Args, thread: s.Thread, depth: s.Depth, flags: s.Flags}
-	for i := range c.recent {
-		if r := &c.recent[i]; r.ok && r.a == a {
-			return r.k
+	if c.recent == nil {
+		if c.n < recentFrom {
+			return c.lookup(a)
 		}
+		c.recent = new([recentAttrs]recentAttr)
+	}
+	// Two ways: the slot the attributes hash to and its neighbour.
+	h := (uint32(a.thread)*0x9e3779b1 ^ uint32(a.name)*0x85ebca6b ^ uint32(a.args)*0xc2b2ae35 ^ uint32(a.depth)<<8 ^ uint32(a.flags)) >> (32 - recentBits)
+	r, o := &c.recent[h], &c.recent[h^1]
+	switch {
+	case r.ok && r.a == a:
+		return r.k
+	case o.ok && o.a == a:
+		return o.k
 	}
 	k := c.lookup(a)
-	c.recent[c.next%4] = recentAttr{a: a, k: k, ok: true}
-	c.next++
+	if r.ok {
+		r = o
+	}
+	*r = recentAttr{a: a, k: k, ok: true}
 	return k
 }
 
@@ -192,7 +215,7 @@ func (c *Column) push(s Slice) {
 
 // finish ends building: the lookup table goes.
 func (c *Column) finish() {
-	c.dedup, c.recent = nil, [4]recentAttr{}
+	c.dedup, c.recent = nil, nil
 	c.attrs, c.longs = slices.Clip(c.attrs), slices.Clip(c.longs)
 }
 

@@ -255,8 +255,11 @@ type Selective interface {
 // event (from its payload, from the reader's tables); the function Take
 // then returns derives from the events noted since the previous Take, in
 // order, on another goroutine while the trace is read on, so it must not
-// use the reader. A Driver never runs the two halves at once. Observe
-// does both, on the reading goroutine.
+// use the reader. Note (and later Takes) may run while functions earlier
+// Takes returned run, so Take hands the notes over to its function, and
+// the two halves share nothing either changes; the functions run one at
+// a time, in the order of their Takes. Observe does both, on the reading
+// goroutine.
 type Split interface {
 	Selective
 	Note(r trace.Reader, e trace.Event)

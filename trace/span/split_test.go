@@ -19,14 +19,15 @@ type splitAdder struct {
 func (a *splitAdder) Wants(_ trace.Reader, t trace.TypeID) bool { return t == 0 || t == 1 }
 func (a *splitAdder) Note(_ trace.Reader, e trace.Event)        { a.notes = append(a.notes, e) }
 func (a *splitAdder) Take() func(*Builder) {
+	notes := a.notes
+	a.notes = nil
 	return func(b *Builder) {
-		for _, e := range a.notes {
+		for _, e := range notes {
 			if a.panic > 0 && e.Time == trace.Time(a.panic) {
 				panic("derive failed")
 			}
 			a.adder.Observe(nil, e, b)
 		}
-		a.notes = a.notes[:0]
 	}
 }
 
@@ -89,11 +90,19 @@ func TestDriverSplit(t *testing.T) {
 func TestDriverSplitPanic(t *testing.T) {
 	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3)}}
 	evs := splitEvents(100, false)
-	for _, next := range []string{"observe", "finish"} {
+	for _, next := range []string{"observe", "finish", "batches"} {
 		v := NewDriver(r, &splitAdder{adder: adder{rand.New(rand.NewPCG(1, 2))}, panic: 500})
 		v.ObserveEvents(evs[:60]) // returns: the panic is on the other goroutine
 		got := func() (p any) {
 			defer func() { p = recover() }()
+			if next == "batches" {
+				// Derivations queued behind the failed one do not run;
+				// a later call raises its panic.
+				v.ObserveEvents(evs[60:70])
+				v.ObserveEvents(evs[70:80])
+				v.Finish()
+				return nil
+			}
 			v.Snapshot() // waits, keeps the panic for later
 			if next == "observe" {
 				v.ObserveEvents(evs[60:])
