@@ -219,9 +219,8 @@ func (p *payloadDec) fields(dst []trace.Field, fs []Field, depth int) []trace.Fi
 			break
 		}
 		start := p.off
-		var v trace.Value
+		n := -1
 		if f.Type == TypeArray && f.CountField != "" {
-			n := -1
 			for _, prev := range dst[first:] {
 				if prev.Name == f.CountField {
 					if x, ok := prev.Value.Number(); ok && x >= 0 && x <= math.MaxUint16 {
@@ -232,17 +231,21 @@ func (p *payloadDec) fields(dst []trace.Field, fs []Field, depth int) []trace.Fi
 			if n < 0 {
 				break
 			}
-			v = p.elems(f.Elem, n, depth)
+		}
+		// The value is decoded into its place in dst: a value returned
+		// into a variable and copied there costs a store-forwarding stall
+		// per word, more than most values cost to decode.
+		dst = append(dst, trace.Field{Name: f.Name})
+		v := &dst[len(dst)-1].Value
+		if n >= 0 {
+			*v = p.elems(f.Elem, n, depth)
 		} else {
-			v = p.value(f, depth)
+			*v = p.value(f, depth)
 		}
 		if p.bad {
 			if p.off = start; v.Kind() == trace.KindBad {
-				break
+				dst = dst[:len(dst)-1]
 			}
-		}
-		dst = append(dst, trace.Field{Name: f.Name, Value: v})
-		if p.bad {
 			break
 		}
 	}
