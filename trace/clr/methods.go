@@ -101,8 +101,8 @@ func (m *MethodMap) AddMethodLater(t trace.Time, start uint64, size uint32, modu
 	m.namer = namer
 	me := m.add(Method{Start: start, Size: size, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime})
 	me.later = uint32(i + 1)
-	if len(m.names) <= i {
-		m.names = append(m.names, make([]atomic.Pointer[string], i+1-len(m.names))...)
+	if len(m.names) <= i { // grown in place: names past len are still zero
+		m.names = slices.Grow(m.names, i+1-len(m.names))[:i+1]
 	}
 }
 
@@ -170,20 +170,35 @@ func (m *MethodMap) sort() {
 	if m.sorted {
 		return
 	}
-	if m.npending > 0 { // into one slice, allocated once
-		all := make([]Method, 0, len(m.methods)+m.npending)
-		all = append(all, m.methods...)
-		for _, c := range m.pending {
-			all = append(all, c...)
-		}
-		m.methods, m.pending, m.npending = all, nil, 0
+	// Sorting keys of 16 bytes and moving each method once costs a
+	// third of sorting the 64-byte methods themselves (a rundown
+	// enumerates a hundred thousand of them).
+	n := len(m.methods) + m.npending
+	keys := make([]methodKey, 0, n)
+	for i := range m.methods {
+		keys = append(keys, methodKey{m.methods[i].Start, m.methods[i].order, uint32(i)})
 	}
-	slices.SortFunc(m.methods, func(a, b Method) int {
-		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+	for k, c := range m.pending {
+		for i := range c {
+			keys = append(keys, methodKey{c[i].Start, c[i].order, uint32(len(m.methods) + k*methodChunk + i)})
+		}
+	}
+	slices.SortFunc(keys, func(a, b methodKey) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.order, b.order)
 	})
+	all := make([]Method, n) // into one slice, allocated once
+	for j, k := range keys {
+		if i := int(k.at); i < len(m.methods) {
+			all[j] = m.methods[i]
+		} else {
+			i -= len(m.methods)
+			all[j] = m.pending[i/methodChunk][i%methodChunk]
+		}
+	}
+	m.methods, m.pending, m.npending = all, nil, 0
 	m.maxEnd = slices.Grow(m.maxEnd[:0], len(m.methods))[:len(m.methods)]
 	var hi uint64
 	for i, me := range m.methods {
@@ -191,6 +206,14 @@ func (m *MethodMap) sort() {
 		m.maxEnd[i] = hi
 	}
 	m.sorted = true
+}
+
+// methodKey is what sort orders a method by, and where the method is:
+// at < len(methods) in methods, else in the pending chunks.
+type methodKey struct {
+	start uint64
+	order uint32
+	at    uint32
 }
 
 // Finish prepares the map for concurrent Resolve calls.
