@@ -129,6 +129,12 @@ func appendEscaped[S string | []byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plainWord(word(s, i)) { // long plain runs between what needs escaping
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
@@ -202,23 +208,9 @@ func appendEscaped[S string | []byte](b []byte, s S) []byte {
 // control bytes, no non-ASCII, no '"', '\\', '<', '>' or '&'. It tests
 // eight bytes at a time.
 func jsonPlain[S string | []byte](s S) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	// hasZero is nonzero when a byte of x is zero.
-	hasZero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		bad := x & highs                       // non-ASCII
-		bad |= (x - 0x20*ones) &^ x & highs    // a byte below 0x20 (exact for ASCII bytes)
-		bad |= hasZero(x ^ '"'*ones)           // '"'
-		bad |= hasZero(x ^ '\\'*ones)          // '\\'
-		bad |= hasZero(x ^ '&'*ones)           // '&'
-		bad |= hasZero(x&^(2*ones) ^ '<'*ones) // '<' and '>' (0x3c, 0x3e)
-		if bad != 0 {
+		if !plainWord(word(s, i)) {
 			return false
 		}
 	}
@@ -228,4 +220,29 @@ func jsonPlain[S string | []byte](s S) bool {
 		}
 	}
 	return true
+}
+
+// word returns the eight bytes of s at i as a little-endian word.
+func word[S string | []byte](s S, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// plainWord reports whether none of the eight bytes of x needs escaping
+// in a JSON string (see jsonPlain).
+func plainWord(x uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	// hasZero is nonzero when a byte of x is zero.
+	hasZero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	bad := x & highs                       // non-ASCII
+	bad |= (x - 0x20*ones) &^ x & highs    // a byte below 0x20 (exact for ASCII bytes)
+	bad |= hasZero(x ^ '"'*ones)           // '"'
+	bad |= hasZero(x ^ '\\'*ones)          // '\\'
+	bad |= hasZero(x ^ '&'*ones)           // '&'
+	bad |= hasZero(x&^(2*ones) ^ '<'*ones) // '<' and '>' (0x3c, 0x3e)
+	return bad == 0
 }
