@@ -58,7 +58,7 @@ func TestAppendStringAsJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for k := range 40000 {
 		b := make([]byte, rng.IntN(40))
-		plain := 2 // one byte in plain of any value, the others printable ASCII
+		plain := 2    // one byte in plain of any value, the others printable ASCII
 		if k%2 == 1 { // long printable runs, skipped eight bytes at a time
 			b, plain = make([]byte, rng.IntN(100)), 20
 		}
