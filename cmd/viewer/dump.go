@@ -69,6 +69,9 @@ func learnSymbols(ctx context.Context, file *wrap.File) (render.Symbolizer, erro
 		return nil, err
 	}
 	src := symbolSource(f)
+	if c, ok := src.(interface{ NoCount() }); ok {
+		c.NoCount() // the frame counts Finish returns are not printed
+	}
 	for n := 0; ; n++ {
 		if n&0xffff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
