@@ -74,7 +74,13 @@ func (rd *Reader) decode(ti *typeInfo, raw []byte, dst []trace.Field) ([]trace.F
 		if err != nil {
 			return dst, err
 		}
-		return ti.schema.Decode(e.Payload, e.BigEndian(), dst)
+		l, _ := rd.lists.Get().(*eventheader.Lists)
+		if l == nil {
+			l = new(eventheader.Lists)
+		}
+		dst, err = ti.schema.AppendDecoded(e.Payload, e.BigEndian(), dst, l)
+		rd.lists.Put(l)
+		return dst, err
 	case ti.dotnet != nil:
 		return rd.decodeDotNet(ti, raw, dst)
 	case tp != nil:

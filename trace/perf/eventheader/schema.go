@@ -174,13 +174,43 @@ type decoder struct {
 	p     int
 	bo    binary.ByteOrder
 	items int
+	lists *Lists // where struct members and array elements go; nil: the heap
+}
+
+// Lists hands out the member and element lists of decoded structs and
+// arrays from shared chunks, so that decoding many events costs an
+// allocation per chunk rather than per list. A chunk is only appended
+// to: a list handed out is never written again and may be kept. The zero
+// Lists is ready; it is not safe for concurrent use.
+type Lists struct{ f []trace.Field }
+
+// listsChunk is the fields per chunk; longer lists get their own.
+const listsChunk = 1024
+
+// list returns n zero fields (n > 0).
+func (l *Lists) list(n int) []trace.Field {
+	if l == nil || n > listsChunk/4 {
+		return make([]trace.Field, n)
+	}
+	if cap(l.f)-len(l.f) < n {
+		l.f = make([]trace.Field, 0, listsChunk)
+	}
+	k := len(l.f)
+	l.f = l.f[:k+n]
+	return l.f[k : k+n : k+n]
 }
 
 // Decode appends the fields of payload to dst. Trailing payload bytes are
 // ignored (raw samples are padded). On damage it returns the fields decoded
 // so far and an error.
 func (s *Schema) Decode(payload []byte, bigEndian bool, dst []trace.Field) ([]trace.Field, error) {
-	d := decoder{s: s, b: payload, bo: byteOrder(bigEndian)}
+	return s.AppendDecoded(payload, bigEndian, dst, nil)
+}
+
+// AppendDecoded is Decode taking the lists of structs and arrays from
+// lists (from the heap when it is nil).
+func (s *Schema) AppendDecoded(payload []byte, bigEndian bool, dst []trace.Field, lists *Lists) ([]trace.Field, error) {
+	d := decoder{s: s, b: payload, bo: byteOrder(bigEndian), lists: lists}
 	for i := 0; i < len(s.Fields); {
 		f := &s.Fields[i]
 		v, err := d.field(i)
@@ -213,7 +243,10 @@ func (d *decoder) field(i int) (trace.Value, error) {
 	if d.items += n; d.items > MaxItems {
 		return trace.Value{}, ErrLimit
 	}
-	elems := make([]trace.Field, n) // kept by the value: one allocation, not ArrayValue's two
+	if n == 0 {
+		return trace.ArrayOf([]trace.Field{}), nil
+	}
+	elems := d.lists.list(n) // kept by the value: one list, not ArrayValue's two
 	for k := range elems {
 		v, err := d.element(i)
 		if err != nil {
@@ -232,14 +265,21 @@ func (d *decoder) element(i int) (trace.Value, error) {
 		return trace.Value{}, ErrLimit
 	}
 	if f.Encoding == EncStruct {
-		members := make([]trace.Field, 0, f.Format)
-		for j := i + 1; j < f.End; {
+		n := 0 // the members: Format says how many, End where they end
+		for j := i + 1; j < f.End; j = d.s.Fields[j].End {
+			n++
+		}
+		if n == 0 {
+			return trace.StructValue([]trace.Field{}), nil
+		}
+		members := d.lists.list(n)
+		for j, k := i+1, 0; j < f.End; k++ {
 			m := &d.s.Fields[j]
 			v, err := d.field(j)
 			if err != nil {
 				return trace.Value{}, err
 			}
-			members = append(members, trace.Field{Name: m.Name, Value: v})
+			members[k] = trace.Field{Name: m.Name, Value: v}
 			j = m.End
 		}
 		return trace.StructValue(members), nil
