@@ -3,6 +3,7 @@ package nettrace
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -235,12 +236,16 @@ func (p *payloadDec) fields(dst []trace.Field, fs []Field, depth int) []trace.Fi
 		// The value is decoded into its place in dst: a value returned
 		// into a variable and copied there costs a store-forwarding stall
 		// per word, more than most values cost to decode.
-		dst = append(dst, trace.Field{Name: f.Name})
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, len(fs)-i)
+		}
+		dst = dst[:len(dst)+1] // both words of the field set below: no zeroed temporary copied in
+		dst[len(dst)-1].Name = f.Name
 		v := &dst[len(dst)-1].Value
 		if n >= 0 {
 			*v = p.elems(f.Elem, n, depth)
 		} else {
-			*v = p.value(f, depth)
+			p.valueTo(v, f, depth)
 		}
 		if p.bad {
 			if p.off = start; v.Kind() == trace.KindBad {
@@ -250,6 +255,46 @@ func (p *payloadDec) fields(dst []trace.Field, fs []Field, depth int) []trace.Fi
 		}
 	}
 	return dst
+}
+
+// valueTo sets *v to value(f, depth), the commonest scalars and
+// strings in place (see trace.Value.SetInt).
+func (p *payloadDec) valueTo(v *trace.Value, f *Field, depth int) {
+	switch f.Type {
+	case TypeUInt16, TypeUInt32, TypeUInt64, TypeInt32, TypeInt64, TypeHexInt32, TypeHexInt64, TypePointer, TypeUTF16String:
+	default:
+		*v = p.value(f, depth)
+		return
+	}
+	if p.budget--; p.budget < 0 || depth > MaxDepth {
+		p.fail()
+		*v = trace.Value{}
+		return
+	}
+	switch f.Type {
+	case TypeUInt16:
+		v.SetUint(uint64(p.u16()))
+	case TypeUInt32:
+		v.SetUint(uint64(p.u32()))
+	case TypeUInt64:
+		v.SetUint(p.u64())
+	case TypeInt32:
+		v.SetInt(int64(int32(p.u32())))
+	case TypeInt64:
+		v.SetInt(int64(p.u64()))
+	case TypeHexInt32:
+		v.SetHex(uint64(p.u32()))
+	case TypeHexInt64:
+		v.SetHex(p.u64())
+	case TypePointer:
+		if p.ptr == 4 {
+			v.SetHex(uint64(p.u32()))
+		} else {
+			v.SetHex(p.u64())
+		}
+	case TypeUTF16String:
+		v.SetString(p.utf16zTolerant())
+	}
 }
 
 func (p *payloadDec) value(f *Field, depth int) trace.Value {
@@ -443,7 +488,8 @@ func appendLabel(b []byte, name string, fields []trace.Field) []byte {
 // labelText appends the text appendLabel appends to an empty b.
 func labelText(b []byte, name string, fields []trace.Field) []byte {
 	b = append(b, name...)
-	for _, f := range fields {
+	for i := range fields {
+		f := &fields[i] // not a copy: a field is nine words
 		if len(b) >= MaxLabel {
 			break
 		}
@@ -452,7 +498,7 @@ func labelText(b []byte, name string, fields []trace.Field) []byte {
 			b = append(b, f.Name...)
 			b = append(b, '=')
 		}
-		v := f.Value
+		v := &f.Value
 		switch v.Kind() {
 		case trace.KindInt:
 			b = strconv.AppendInt(b, v.Int(), 10)
