@@ -180,19 +180,23 @@ func (r *Reader) ReadFields(e trace.Event, names []string, vals []trace.Value) b
 			continue
 		}
 		start := p.off
-		v := p.value(f, 0)
+		var skipped trace.Value
+		v := &skipped
+		if k >= 0 {
+			v = &vals[k] // decoded in place (see trace.Value.SetInt)
+		}
+		p.valueTo(v, f, 0)
 		if p.bad {
 			if p.off = start; v.Kind() == trace.KindBad {
-				break
+				break // vals[k] is the zero Value, as clear left it
 			}
 		}
 		if k >= 0 {
 			if ti.manifest != nil && i < len(ti.maps) && ti.maps[i].Map != nil {
-				one := []trace.Field{{Value: v}}
+				one := []trace.Field{{Value: *v}}
 				applyMaps(one, ti.maps[i:i+1], nil)
-				v = one[0].Value
+				*v = one[0].Value
 			}
-			vals[k] = v
 			if found++; found == len(names) {
 				break
 			}
