@@ -3,6 +3,7 @@ package eventheader
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strings"
 
 	"viewer/trace"
@@ -213,56 +214,63 @@ func (s *Schema) AppendDecoded(payload []byte, bigEndian bool, dst []trace.Field
 	d := decoder{s: s, b: payload, bo: byteOrder(bigEndian), lists: lists}
 	for i := 0; i < len(s.Fields); {
 		f := &s.Fields[i]
-		v, err := d.field(i)
-		if err != nil {
-			return dst, err
+		// Each value is decoded into its place: a returned trace.Value is
+		// copied through a temporary at every level (see
+		// trace.Value.SetInt).
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, max(s.Top, 1))
 		}
-		dst = append(dst, trace.Field{Name: f.Name, Value: v})
+		dst = dst[:len(dst)+1]
+		last := &dst[len(dst)-1]
+		last.Name = f.Name
+		if err := d.field(&last.Value, i); err != nil {
+			return dst[:len(dst)-1], err
+		}
 		i = f.End
 	}
 	return dst, nil
 }
 
-// field decodes field i (with its array and members).
-func (d *decoder) field(i int) (trace.Value, error) {
+// field decodes field i (with its array and members) into *v.
+func (d *decoder) field(v *trace.Value, i int) error {
 	f := &d.s.Fields[i]
 	if f.Array == 0 {
-		return d.element(i)
+		return d.element(v, i)
 	}
 	n := int(f.Count)
 	if f.Array == encVArray {
 		if len(d.b)-d.p < 2 {
-			return trace.Value{}, ErrPayload
+			return ErrPayload
 		}
 		n = int(d.bo.Uint16(d.b[d.p:]))
 		d.p += 2
 	}
 	if size := fixedSize(f.Encoding); size > 0 && n*size > len(d.b)-d.p {
-		return trace.Value{}, ErrPayload
+		return ErrPayload
 	}
 	if d.items += n; d.items > MaxItems {
-		return trace.Value{}, ErrLimit
+		return ErrLimit
 	}
 	if n == 0 {
-		return trace.ArrayOf([]trace.Field{}), nil
+		*v = trace.ArrayOf([]trace.Field{})
+		return nil
 	}
 	elems := d.lists.list(n) // kept by the value: one list, not ArrayValue's two
 	for k := range elems {
-		v, err := d.element(i)
-		if err != nil {
-			return trace.Value{}, err
+		if err := d.element(&elems[k].Value, i); err != nil {
+			return err
 		}
-		elems[k].Value = v
 	}
-	return trace.ArrayOf(elems), nil
+	*v = trace.ArrayOf(elems)
+	return nil
 }
 
 // element decodes one element of field i (a struct with its members, or
-// one value).
-func (d *decoder) element(i int) (trace.Value, error) {
+// one value) into *v.
+func (d *decoder) element(v *trace.Value, i int) error {
 	f := &d.s.Fields[i]
 	if d.items++; d.items > MaxItems {
-		return trace.Value{}, ErrLimit
+		return ErrLimit
 	}
 	if f.Encoding == EncStruct {
 		n := 0 // the members: Format says how many, End where they end
@@ -270,25 +278,27 @@ func (d *decoder) element(i int) (trace.Value, error) {
 			n++
 		}
 		if n == 0 {
-			return trace.StructValue([]trace.Field{}), nil
+			*v = trace.StructValue([]trace.Field{})
+			return nil
 		}
 		members := d.lists.list(n)
 		for j, k := i+1, 0; j < f.End; k++ {
 			m := &d.s.Fields[j]
-			v, err := d.field(j)
-			if err != nil {
-				return trace.Value{}, err
+			members[k].Name = m.Name
+			if err := d.field(&members[k].Value, j); err != nil {
+				return err
 			}
-			members[k] = trace.Field{Name: m.Name, Value: v}
 			j = m.End
 		}
-		return trace.StructValue(members), nil
+		*v = trace.StructValue(members)
+		return nil
 	}
 	b, err := d.bytes(f.Encoding)
 	if err != nil {
-		return trace.Value{}, err
+		return err
 	}
-	return Render(f.Encoding, f.Format, b, d.bo == binary.BigEndian), nil
+	*v = Render(f.Encoding, f.Format, b, d.bo == binary.BigEndian)
+	return nil
 }
 
 func fixedSize(enc uint8) int {
