@@ -100,12 +100,12 @@ func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event
 // ReadEventPayload reads the next event into *e, as ReadEvent returns it,
 // and appends its payload bytes to dst (see trace.PayloadDecoder).
 func (r *Reader) ReadEventPayload(e *trace.Event, dst []byte) ([]byte, error) {
-	ev, err := r.ReadEvent()
+	ev, err := r.nextEvent()
 	if err != nil {
 		return dst, err
 	}
-	*e = ev
-	p, err := r.payload(ev)
+	*e = *ev // one copy, from memory written long before (not a returned temporary)
+	p, err := r.payload(*e)
 	if err != nil {
 		return dst, err
 	}
