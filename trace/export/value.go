@@ -49,7 +49,7 @@ func appendValue(b []byte, v *trace.Value) []byte {
 	case trace.KindBad:
 		return append(b, "null"...)
 	case trace.KindHex: // as v.String(), which needs no escaping, without allocating
-		b = strconv.AppendUint(append(b, `"0x`...), v.Uint(), 16)
+		b = appendHexUint(append(b, `"0x`...), v.Uint())
 		return append(b, '"')
 	case trace.KindTime:
 		b = v.Time().AppendFormat(append(b, '"'), time.RFC3339Nano)
