@@ -3,6 +3,7 @@ package nettrace
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -505,7 +506,7 @@ func labelText(b []byte, name string, fields []trace.Field) []byte {
 		case trace.KindUint:
 			b = strconv.AppendUint(b, v.Uint(), 10)
 		case trace.KindHex:
-			b = strconv.AppendUint(append(b, "0x"...), v.Uint(), 16)
+			b = appendHex(b, v.Uint())
 		case trace.KindBool:
 			b = strconv.AppendBool(b, v.Bool())
 		case trace.KindFloat:
@@ -519,6 +520,23 @@ func labelText(b []byte, name string, fields []trace.Field) []byte {
 	if len(b) > MaxLabel {
 		b = append(b[:len(truncUTF8(b, MaxLabel))], "…"...)
 	}
+	return b
+}
+
+// appendHex appends "0x" and v in lower-case hex, as
+// strconv.AppendUint(b, v, 16) writes the digits, in place from the last
+// one (strconv formats into a buffer of its own and copies it).
+func appendHex(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	n := max((bits.Len64(v)+3)/4, 1)
+	b = slices.Grow(b, n+2)
+	i := len(b) + n + 2
+	b = b[:i]
+	for k := i - 1; k >= i-n; k-- {
+		b[k] = digits[v&15]
+		v >>= 4
+	}
+	b[i-n-2], b[i-n-1] = '0', 'x'
 	return b
 }
 
