@@ -206,11 +206,16 @@ func appendEscaped[S string | []byte](b []byte, s S) []byte {
 
 // jsonPlain reports whether s needs no escaping in a JSON string: no
 // control bytes, no non-ASCII, no '"', '\\', '<', '>' or '&'. It tests
-// eight bytes at a time.
+// sixteen bytes at a time.
 func jsonPlain[S string | []byte](s S) bool {
 	i := 0
+	for ; i+16 <= len(s); i += 16 {
+		if escapes(word(s, i))|escapes(word(s, i+8)) != 0 {
+			return false
+		}
+	}
 	for ; i+8 <= len(s); i += 8 {
-		if !plainWord(word(s, i)) {
+		if escapes(word(s, i)) != 0 {
 			return false
 		}
 	}
@@ -231,18 +236,23 @@ func word[S string | []byte](s S, i int) uint64 {
 
 // plainWord reports whether none of the eight bytes of x needs escaping
 // in a JSON string (see jsonPlain).
-func plainWord(x uint64) bool {
+func plainWord(x uint64) bool { return escapes(x) == 0 }
+
+// escapes returns x's bytes that need escaping in a JSON string as their
+// top bits (0 when none does). A word with a byte from 0x80 up is
+// reported by that byte; in a word of ASCII bytes no sum below carries
+// out of its byte: c+0x60 reaches 0x80 when c >= 0x20, and y+0x7f when
+// y != 0, so each test leaves a top bit for a byte that passes.
+func escapes(x uint64) uint64 {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
+		nz    = 0x7f * ones // plus nz: top bit set when the byte is not zero
 	)
-	// hasZero is nonzero when a byte of x is zero.
-	hasZero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
-	bad := x & highs                       // non-ASCII
-	bad |= (x - 0x20*ones) &^ x & highs    // a byte below 0x20 (exact for ASCII bytes)
-	bad |= hasZero(x ^ '"'*ones)           // '"'
-	bad |= hasZero(x ^ '\\'*ones)          // '\\'
-	bad |= hasZero(x ^ '&'*ones)           // '&'
-	bad |= hasZero(x&^(2*ones) ^ '<'*ones) // '<' and '>' (0x3c, 0x3e)
-	return bad == 0
+	ok := (x + 0x60*ones) & // not a control byte
+		((x ^ '"'*ones) + nz) &
+		((x ^ '\\'*ones) + nz) &
+		((x ^ '&'*ones) + nz) &
+		((x | 2*ones) ^ '>'*ones + nz) // neither '<' (0x3c) nor '>' (0x3e)
+	return (x | ^ok) & highs
 }
