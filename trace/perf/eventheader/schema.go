@@ -297,8 +297,44 @@ func (d *decoder) element(v *trace.Value, i int) error {
 	if err != nil {
 		return err
 	}
+	switch f.Encoding {
+	case EncValue8, EncValue16, EncValue32, EncValue64:
+		switch f.Format {
+		case FmtDefault, FmtUnsignedInt, FmtSignedInt, FmtHexInt: // the commonest, set in place
+			setInt(v, f.Encoding, f.Format, b, d.bo)
+			return nil
+		}
+	}
 	*v = Render(f.Encoding, f.Format, b, d.bo == binary.BigEndian)
 	return nil
+}
+
+// setInt sets *v to what Render returns for an integer encoding in the
+// default, unsigned, signed or hex format.
+func setInt(v *trace.Value, enc, format uint8, b []byte, bo binary.ByteOrder) {
+	var u uint64
+	var s int64
+	switch enc {
+	case EncValue8:
+		u, s = uint64(b[0]), int64(int8(b[0]))
+	case EncValue16:
+		x := bo.Uint16(b)
+		u, s = uint64(x), int64(int16(x))
+	case EncValue32:
+		x := bo.Uint32(b)
+		u, s = uint64(x), int64(int32(x))
+	default:
+		u = bo.Uint64(b)
+		s = int64(u)
+	}
+	switch format {
+	case FmtSignedInt:
+		v.SetInt(s)
+	case FmtHexInt:
+		v.SetHex(u)
+	default:
+		v.SetUint(u)
+	}
 }
 
 func fixedSize(enc uint8) int {
