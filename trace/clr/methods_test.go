@@ -44,7 +44,7 @@ func TestMethodMapBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	m := NewMethodMap()
 	var all []Method
-	for i := range 9000 { // over several pending chunks, sorted once half way
+	for i := range 9000 { // over several chunks, sorted once half way and again at the end
 		if i == 5000 {
 			m.Resolve(0, 0)
 		}
