@@ -51,3 +51,28 @@ func TestValueString(t *testing.T) {
 		t.Errorf("String = %q", s)
 	}
 }
+
+// TestValueSetters checks that each in-place setter leaves exactly the
+// value its constructor returns, whatever the value held before (a
+// struct with members, a string, a number).
+func TestValueSetters(t *testing.T) {
+	before := []Value{StructValue([]Field{{Name: "a", Value: IntValue(1)}}), StringValue("x"), HexValue(7), {}}
+	for _, b := range before {
+		for _, tc := range []struct {
+			set  func(*Value)
+			want Value
+		}{
+			{func(v *Value) { v.SetInt(-3) }, IntValue(-3)},
+			{func(v *Value) { v.SetUint(3) }, UintValue(3)},
+			{func(v *Value) { v.SetHex(0xff) }, HexValue(0xff)},
+			{func(v *Value) { v.SetString("hi") }, StringValue("hi")},
+			{func(v *Value) { v.SetString("") }, StringValue("")},
+		} {
+			v := b
+			tc.set(&v)
+			if v.kind != tc.want.kind || v.num != tc.want.num || v.str != tc.want.str || v.list != nil || v.String() != tc.want.String() {
+				t.Errorf("setter over %v gave %#v, want %#v", b, v, tc.want)
+			}
+		}
+	}
+}

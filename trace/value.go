@@ -77,6 +77,22 @@ func TimeValue(t time.Time) Value {
 	return Value{kind: KindTime, num: uint64(t.UnixNano()), str: "t"}
 }
 
+// SetInt, SetUint, SetHex and SetString overwrite v with what IntValue,
+// UintValue, HexValue and StringValue return, field by field: decoders
+// that fill field lists of their own use them, because assigning a
+// returned Value (seven words) goes through a temporary whose copy
+// stalls on store forwarding, which costs more than decoding the value.
+func (v *Value) SetInt(x int64) { v.kind, v.num, v.str, v.list = KindInt, uint64(x), "", nil }
+
+// SetUint: see SetInt.
+func (v *Value) SetUint(x uint64) { v.kind, v.num, v.str, v.list = KindUint, x, "", nil }
+
+// SetHex: see SetInt.
+func (v *Value) SetHex(x uint64) { v.kind, v.num, v.str, v.list = KindHex, x, "", nil }
+
+// SetString: see SetInt.
+func (v *Value) SetString(s string) { v.kind, v.num, v.str, v.list = KindString, 0, s, nil }
+
 // StructValue returns a struct value with the given members.
 func StructValue(fields []Field) Value { return Value{kind: KindStruct, list: fields} }
 

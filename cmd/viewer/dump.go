@@ -56,7 +56,9 @@ func runDump(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // learn what names its stack frames (a streaming dump meets a frame long
 // before the rundown at the end of a .NET trace names its method). It
 // returns nil for formats without a symbol source (see symbolSource).
-// A damaged file teaches what its readable part does.
+// A damaged file teaches what its readable part does. The symbolizer
+// returned is safe for concurrent use; calls wait until the source has
+// finished learning, which goes on while the caller starts dumping.
 func learnSymbols(ctx context.Context, file *wrap.File) (render.Symbolizer, error) {
 	if symbolSource(file.Reader) == nil {
 		return nil, nil
@@ -69,6 +71,9 @@ func learnSymbols(ctx context.Context, file *wrap.File) (render.Symbolizer, erro
 		return nil, err
 	}
 	src := symbolSource(f)
+	if c, ok := src.(interface{ NoCount() }); ok {
+		c.NoCount() // the frame counts Finish returns are not printed
+	}
 	for n := 0; ; n++ {
 		if n&0xffff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -79,8 +84,17 @@ func learnSymbols(ctx context.Context, file *wrap.File) (render.Symbolizer, erro
 		}
 		src.Observe(f, e)
 	}
-	src.Finish(f)
-	return src.Symbolize, nil
+	// Finish (sorting the method map) runs while the dump starts reading;
+	// the first frame to name waits for it.
+	ready := make(chan struct{})
+	go func() {
+		src.Finish(f)
+		close(ready)
+	}()
+	return func(pid int64, t trace.Time, addr uint64) (trace.Frame, bool) {
+		<-ready
+		return src.Symbolize(pid, t, addr)
+	}, nil
 }
 
 // dumpBuffer is how much output dump gathers before each write.

@@ -35,13 +35,17 @@ const MaxTime trace.Time = 1<<63 - 1
 // after T. Build it with AddMethod/Unload/AddModule (or Observe), then
 // call Resolve; it is safe for concurrent Resolve calls once built.
 type MethodMap struct {
-	methods []Method
-	maxEnd  []uint64 // maxEnd[i] = max end of methods[0..i]
-	sorted  bool     // nothing is pending, methods are in (Start, order) order and maxEnd is complete
-	// pending are the methods added since the last sort, in chunks
-	pending  [][]Method
-	npending int
-	modules  map[uint64]string // module id → short name
+	// chunks hold the methods in the order they were added (a method's
+	// order is its index here); they never move.
+	chunks [][]Method
+	n      int
+	// byStart is the methods in (Start, order) order, as keys: sorting
+	// and searching 16-byte keys costs a fraction of moving the 64-byte
+	// methods (a rundown enumerates a hundred thousand of them).
+	byStart []methodKey
+	maxEnd  []uint64          // maxEnd[i] = max end of the methods byStart[0..i]
+	sorted  bool              // byStart and maxEnd hold every method
+	modules map[uint64]string // module id → short name
 	// ranges, when not nil, holds the methods instead (RangesOnly).
 	ranges *spans
 	// namer names the methods added with AddMethodLater, the first time
@@ -70,23 +74,25 @@ func (m *MethodMap) AddMethod(t trace.Time, start uint64, size uint32, name stri
 	m.add(Method{Start: start, Size: size, Name: name, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime})
 }
 
-// add appends a method to the pending chunks and returns it.
+// add appends a method to the chunks and returns it.
 func (m *MethodMap) add(me Method) *Method {
-	if k := len(m.pending); k == 0 || len(m.pending[k-1]) == methodChunk {
-		m.pending = append(m.pending, make([]Method, 0, methodChunk))
+	if k := len(m.chunks); k == 0 || len(m.chunks[k-1]) == methodChunk {
+		m.chunks = append(m.chunks, make([]Method, 0, methodChunk))
 	}
-	me.order = uint32(len(m.methods) + m.npending)
-	c := &m.pending[len(m.pending)-1]
+	me.order = uint32(m.n)
+	c := &m.chunks[len(m.chunks)-1]
 	*c = append(*c, me)
-	m.npending++
+	m.n++
 	m.sorted = false
 	return &(*c)[len(*c)-1]
 }
 
-// methodChunk is how many methods a pending chunk holds: methods are
-// gathered in chunks (no copying while they come) and put in one sorted
-// slice once, by sort.
+// methodChunk is how many methods a chunk holds: methods are gathered
+// in chunks (no copying while they come) and indexed once, by sort.
 const methodChunk = 4096
+
+// at returns the method of order i.
+func (m *MethodMap) at(i uint32) *Method { return &m.chunks[i/methodChunk][i%methodChunk] }
 
 // AddMethodLater records a method as AddMethod does, leaving its name to
 // be asked of namer(i) when Resolve first needs it: a trace names
@@ -101,8 +107,8 @@ func (m *MethodMap) AddMethodLater(t trace.Time, start uint64, size uint32, modu
 	m.namer = namer
 	me := m.add(Method{Start: start, Size: size, ModuleID: moduleID, Loaded: t, Unloaded: MaxTime})
 	me.later = uint32(i + 1)
-	if len(m.names) <= i {
-		m.names = append(m.names, make([]atomic.Pointer[string], i+1-len(m.names))...)
+	if len(m.names) <= i { // grown in place: names past len are still zero
+		m.names = slices.Grow(m.names, i+1-len(m.names))[:i+1]
 	}
 }
 
@@ -126,19 +132,13 @@ func (m *MethodMap) Unload(t trace.Time, start uint64) {
 		m.ranges.unload(t, start)
 		return
 	}
-	for k := len(m.pending) - 1; k >= 0; k-- { // the newest first
-		c := m.pending[k]
+	for k := len(m.chunks) - 1; k >= 0; k-- { // the newest first
+		c := m.chunks[k]
 		for i := len(c) - 1; i >= 0; i-- {
 			if me := &c[i]; me.Start == start && me.Unloaded == MaxTime && me.Loaded <= t {
 				me.Unloaded = t
 				return
 			}
-		}
-	}
-	for i := len(m.methods) - 1; i >= 0; i-- {
-		if me := &m.methods[i]; me.Start == start && me.Unloaded == MaxTime && me.Loaded <= t {
-			me.Unloaded = t
-			return
 		}
 	}
 }
@@ -163,34 +163,40 @@ func (m *MethodMap) Len() int {
 	if m.ranges != nil {
 		return m.ranges.n
 	}
-	return len(m.methods) + m.npending
+	return m.n
 }
 
 func (m *MethodMap) sort() {
 	if m.sorted {
 		return
 	}
-	if m.npending > 0 { // into one slice, allocated once
-		all := make([]Method, 0, len(m.methods)+m.npending)
-		all = append(all, m.methods...)
-		for _, c := range m.pending {
-			all = append(all, c...)
+	keys := slices.Grow(m.byStart[:0], m.n)
+	for _, c := range m.chunks {
+		for i := range c {
+			keys = append(keys, methodKey{c[i].Start, c[i].order})
 		}
-		m.methods, m.pending, m.npending = all, nil, 0
 	}
-	slices.SortFunc(m.methods, func(a, b Method) int {
-		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+	slices.SortFunc(keys, func(a, b methodKey) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.order, b.order)
 	})
-	m.maxEnd = slices.Grow(m.maxEnd[:0], len(m.methods))[:len(m.methods)]
+	m.byStart = keys
+	m.maxEnd = slices.Grow(m.maxEnd[:0], len(keys))[:len(keys)]
 	var hi uint64
-	for i, me := range m.methods {
-		hi = max(hi, me.Start+uint64(me.Size))
+	for i, k := range keys {
+		hi = max(hi, k.start+uint64(m.at(k.order).Size))
 		m.maxEnd[i] = hi
 	}
 	m.sorted = true
+}
+
+// methodKey is a method in byStart: its start and its order (where it
+// is in the chunks).
+type methodKey struct {
+	start uint64
+	order uint32
 }
 
 // Finish prepares the map for concurrent Resolve calls.
@@ -211,15 +217,15 @@ func (m *MethodMap) Resolve(t trace.Time, addr uint64) (trace.Frame, bool) {
 	m.sort()
 	// The last method starting at or below addr; earlier ones may still
 	// contain it while their running max end is above addr.
-	i, _ := slices.BinarySearchFunc(m.methods, addr, func(me Method, a uint64) int {
-		if me.Start <= a {
+	i, _ := slices.BinarySearchFunc(m.byStart, addr, func(k methodKey, a uint64) int {
+		if k.start <= a {
 			return -1
 		}
 		return 1
 	})
 	var best *Method
 	for i--; i >= 0 && m.maxEnd[i] > addr; i-- {
-		me := &m.methods[i]
+		me := m.at(m.byStart[i].order)
 		if addr >= me.Start+uint64(me.Size) || t < me.Loaded || t >= me.Unloaded {
 			continue
 		}
@@ -379,8 +385,8 @@ func (f fieldMap) get(name string) trace.Value {
 // wider).
 func (m *MethodMap) ResolveSpan(t trace.Time, addr uint64) (f trace.Frame, ok bool, from, to trace.Time) {
 	m.sort()
-	i, _ := slices.BinarySearchFunc(m.methods, addr, func(me Method, a uint64) int {
-		if me.Start <= a {
+	i, _ := slices.BinarySearchFunc(m.byStart, addr, func(k methodKey, a uint64) int {
+		if k.start <= a {
 			return -1
 		}
 		return 1
@@ -388,7 +394,7 @@ func (m *MethodMap) ResolveSpan(t trace.Time, addr uint64) (f trace.Frame, ok bo
 	from, to = Always, MaxTime
 	var best *Method
 	for i--; i >= 0 && m.maxEnd[i] > addr; i-- {
-		me := &m.methods[i]
+		me := m.at(m.byStart[i].order)
 		if addr >= me.Start+uint64(me.Size) {
 			continue
 		}

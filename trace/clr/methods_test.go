@@ -44,8 +44,11 @@ func TestMethodMapBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	m := NewMethodMap()
 	var all []Method
-	for i := range 300 {
-		start := uint64(rng.IntN(10000))
+	for i := range 9000 { // over several chunks, sorted once half way and again at the end
+		if i == 5000 {
+			m.Resolve(0, 0)
+		}
+		start := uint64(rng.IntN(300000))
 		size := uint32(1 + rng.IntN(300))
 		load := trace.Time(rng.IntN(1000))
 		if rng.IntN(3) == 0 {
@@ -56,7 +59,7 @@ func TestMethodMapBruteForce(t *testing.T) {
 		all = append(all, Method{Start: start, Size: size, Name: name, Loaded: load, Unloaded: MaxTime})
 	}
 	for range 5000 {
-		addr := uint64(rng.IntN(10400))
+		addr := uint64(rng.IntN(300400))
 		at := trace.Time(rng.IntN(1100))
 		var best *Method
 		for i := range all {

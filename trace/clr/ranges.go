@@ -140,7 +140,7 @@ func (m *MethodMap) CountResolved(frames []FrameAt) int64 {
 			sp := &c[i]
 			if sp.times != 0 {
 				loaded, unloaded := m.ranges.validity(sp)
-				timed.methods = append(timed.methods, Method{Start: sp.start, Size: sp.size, Loaded: loaded, Unloaded: unloaded, order: uint32(len(timed.methods))})
+				timed.add(Method{Start: sp.start, Size: sp.size, Loaded: loaded, Unloaded: unloaded})
 				continue
 			}
 			end := sp.start + uint64(sp.size)
@@ -151,10 +151,9 @@ func (m *MethodMap) CountResolved(frames []FrameAt) int64 {
 			}
 		}
 	}
-	if len(timed.methods) == 0 {
+	if timed.Len() == 0 {
 		return resolved
 	}
-	timed.sorted = false
 	timed.sort()
 	for j := find(0); j < len(frames); j = find(j + 1) {
 		if _, ok := timed.Resolve(frames[j].Time, frames[j].Addr); ok {

@@ -17,6 +17,7 @@ type Symbols struct {
 	methods    *MethodObserver
 	sampleType []int8 // per TypeID: 0 not yet seen, 1 SampleEvent, -1 other
 	samples    []sampleStack
+	noCount    bool // NoCount: Finish counts no frames
 }
 
 // sampleStack is the stack of one sample event, kept until Finish counts
@@ -34,11 +35,16 @@ func NewSymbols() *Symbols { return &Symbols{methods: NewMethodObserver()} }
 // Symbolize then names no function. Call it before Observe.
 func (s *Symbols) RangesOnly() { s.methods.Map.RangesOnly() }
 
+// NoCount makes Finish count nothing (it returns 0, 0), for callers that
+// only Symbolize (`viewer dump`): counting resolves every frame of every
+// sample once more. Call it before Observe.
+func (s *Symbols) NoCount() { s.noCount = true }
+
 // Observe looks at one event: method and module events teach it names,
 // sample events' stacks are kept for the frame count.
 func (s *Symbols) Observe(r trace.Reader, e trace.Event) {
 	s.methods.Observe(r, e)
-	if e.Stack == trace.NoStack || e.Type < 0 {
+	if e.Stack == trace.NoStack || e.Type < 0 || s.noCount {
 		return
 	}
 	for int(e.Type) >= len(s.sampleType) {

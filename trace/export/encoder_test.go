@@ -116,8 +116,8 @@ func TestJSONPlain(t *testing.T) {
 	}
 }
 
-// TestAppendInt compares the decimal formatting with strconv at every
-// length and at the edges.
+// TestAppendInt compares the decimal and hex formatting with strconv at
+// every length and at the edges.
 func TestAppendInt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	vals := []uint64{0, 9, 10, 99, 100, 1e8 - 1, 1e8, 1e16 - 1, 1e16, math.MaxUint64, math.MaxInt64, 1 << 63}
@@ -130,6 +130,9 @@ func TestAppendInt(t *testing.T) {
 		}
 		if got, want := string(appendInt(nil, int64(v))), strconv.FormatInt(int64(v), 10); got != want {
 			t.Fatalf("appendInt(%d) = %s", int64(v), got)
+		}
+		if got, want := string(appendHexUint([]byte("x"), v)), "x"+strconv.FormatUint(v, 16); got != want {
+			t.Fatalf("appendHexUint(%#x) = %s", v, got)
 		}
 	}
 }

@@ -47,6 +47,21 @@ func appendUint(b []byte, v uint64) []byte {
 	return b
 }
 
+// appendHexUint appends v in lower-case hex without a prefix, as
+// strconv.AppendUint(b, v, 16) does, writing the digits in place.
+func appendHexUint(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	n := max((bits.Len64(v)+3)/4, 1)
+	b = slices.Grow(b, n)
+	i := len(b) + n
+	b = b[:i]
+	for k := i - 1; k >= i-n; k-- {
+		b[k] = digits[v&15]
+		v >>= 4
+	}
+	return b
+}
+
 // decimalLen returns the number of decimal digits of v.
 func decimalLen(v uint64) int {
 	n := (bits.Len64(v) * 1233) >> 12 // about log10(v), maybe one less

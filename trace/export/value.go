@@ -49,7 +49,7 @@ func appendValue(b []byte, v *trace.Value) []byte {
 	case trace.KindBad:
 		return append(b, "null"...)
 	case trace.KindHex: // as v.String(), which needs no escaping, without allocating
-		b = strconv.AppendUint(append(b, `"0x`...), v.Uint(), 16)
+		b = appendHexUint(append(b, `"0x`...), v.Uint())
 		return append(b, '"')
 	case trace.KindTime:
 		b = v.Time().AppendFormat(append(b, '"'), time.RFC3339Nano)
@@ -129,6 +129,12 @@ func appendEscaped[S string | []byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plainWord(word(s, i)) { // long plain runs between what needs escaping
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
@@ -200,25 +206,16 @@ func appendEscaped[S string | []byte](b []byte, s S) []byte {
 
 // jsonPlain reports whether s needs no escaping in a JSON string: no
 // control bytes, no non-ASCII, no '"', '\\', '<', '>' or '&'. It tests
-// eight bytes at a time.
+// sixteen bytes at a time.
 func jsonPlain[S string | []byte](s S) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	// hasZero is nonzero when a byte of x is zero.
-	hasZero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
 	i := 0
+	for ; i+16 <= len(s); i += 16 {
+		if escapes(word(s, i))|escapes(word(s, i+8)) != 0 {
+			return false
+		}
+	}
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		bad := x & highs                       // non-ASCII
-		bad |= (x - 0x20*ones) &^ x & highs    // a byte below 0x20 (exact for ASCII bytes)
-		bad |= hasZero(x ^ '"'*ones)           // '"'
-		bad |= hasZero(x ^ '\\'*ones)          // '\\'
-		bad |= hasZero(x ^ '&'*ones)           // '&'
-		bad |= hasZero(x&^(2*ones) ^ '<'*ones) // '<' and '>' (0x3c, 0x3e)
-		if bad != 0 {
+		if escapes(word(s, i)) != 0 {
 			return false
 		}
 	}
@@ -228,4 +225,34 @@ func jsonPlain[S string | []byte](s S) bool {
 		}
 	}
 	return true
+}
+
+// word returns the eight bytes of s at i as a little-endian word.
+func word[S string | []byte](s S, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// plainWord reports whether none of the eight bytes of x needs escaping
+// in a JSON string (see jsonPlain).
+func plainWord(x uint64) bool { return escapes(x) == 0 }
+
+// escapes returns x's bytes that need escaping in a JSON string as their
+// top bits (0 when none does). A word with a byte from 0x80 up is
+// reported by that byte; in a word of ASCII bytes no sum below carries
+// out of its byte: c+0x60 reaches 0x80 when c >= 0x20, and y+0x7f when
+// y != 0, so each test leaves a top bit for a byte that passes.
+func escapes(x uint64) uint64 {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+		nz    = 0x7f * ones // plus nz: top bit set when the byte is not zero
+	)
+	ok := (x + 0x60*ones) & // not a control byte
+		((x ^ '"'*ones) + nz) &
+		((x ^ '\\'*ones) + nz) &
+		((x ^ '&'*ones) + nz) &
+		((x | 2*ones) ^ '>'*ones + nz) // neither '<' (0x3c) nor '>' (0x3e)
+	return (x | ^ok) & highs
 }

@@ -56,11 +56,15 @@ func TestAppendStringAsJSON(t *testing.T) {
 	}
 	rec("", 0)
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range 20000 {
+	for k := range 40000 {
 		b := make([]byte, rng.IntN(40))
+		plain := 2    // one byte in plain of any value, the others printable ASCII
+		if k%2 == 1 { // long printable runs, skipped eight bytes at a time
+			b, plain = make([]byte, rng.IntN(100)), 20
+		}
 		for i := range b {
 			b[i] = byte(rng.IntN(256))
-			if rng.IntN(2) == 0 {
+			if rng.IntN(plain) != 0 {
 				b[i] = byte(0x20 + rng.IntN(0x60))
 			}
 		}

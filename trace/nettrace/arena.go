@@ -85,13 +85,17 @@ func (a *arena) list(n int) []trace.Field {
 
 // utf16z decodes the NUL-terminated UTF-16LE string at the start of b
 // (all of b when it has no terminator) as decodeUTF16 does, into the
-// arena, and returns it with the bytes it took, terminator included. It
-// looks at four code units at a time while they are ASCII.
+// arena, and returns it with the bytes it took, terminator included.
+// While the text is ASCII it takes eight code units at a time: a word of
+// four units all below 0x80 has no NUL when adding 0x7fff to each unit
+// sets every unit's top bit (no carry crosses units), and its four low
+// bytes, gathered by two shifts, are the UTF-8 text.
 func (a *arena) utf16z(b []byte) (string, int) {
 	const (
 		nonASCII = 0xff80_ff80_ff80_ff80
 		ones     = 0x0001_0001_0001_0001
 		highs    = 0x8000_8000_8000_8000
+		plus7fff = 0x7fff_7fff_7fff_7fff
 	)
 	maxOut := len(b) / 2
 	if maxOut > arenaBytes/4 {
@@ -102,13 +106,20 @@ func (a *arena) utf16z(b []byte) (string, int) {
 	}
 	dst := a.b[len(a.b):cap(a.b)]
 	n, i := 0, 0
+	for ; i+16 <= len(b); i += 16 { // n = i/2, so dst has room for eight more
+		x, y := le.Uint64(b[i:]), le.Uint64(b[i+8:])
+		if (x|y)&nonASCII != 0 || (x+plus7fff)&(y+plus7fff)&highs != highs {
+			break
+		}
+		le.PutUint64(dst[n:n+8], packASCII(x)|packASCII(y)<<32)
+		n += 8
+	}
 	for ; i+8 <= len(b); i += 8 {
 		x := le.Uint64(b[i:])
 		if x&nonASCII != 0 || (x-ones)&^x&highs != 0 { // not ASCII, or a NUL among the four
 			break
 		}
-		_ = dst[n+3]
-		dst[n], dst[n+1], dst[n+2], dst[n+3] = byte(x), byte(x>>16), byte(x>>32), byte(x>>48)
+		le.PutUint32(dst[n:n+4], uint32(packASCII(x)))
 		n += 4
 	}
 	for ; i+1 < len(b); i += 2 {
@@ -125,6 +136,13 @@ func (a *arena) utf16z(b []byte) (string, int) {
 	}
 	a.b = a.b[:len(a.b)+n]
 	return a.string(dst[:n:n]), len(b)
+}
+
+// packASCII gathers the low bytes of a word of four ASCII UTF-16LE code
+// units into the word's low four bytes.
+func packASCII(x uint64) uint64 {
+	x = (x | x>>8) & 0x0000_ffff_0000_ffff
+	return (x | x>>16) & 0xffff_ffff
 }
 
 // utf16zSlow is utf16z for text that is not all ASCII.

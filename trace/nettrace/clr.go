@@ -96,12 +96,12 @@ func applyMaps(fields []trace.Field, spec []clr.Field, a *arena) {
 			if n, ok := f.Value.Number(); ok && f.Value.Kind() != trace.KindFloat {
 				if !s.Map.Bits || a == nil {
 					if text, ok := s.Map.Text(uint64(n)); ok {
-						f.Value = trace.StringValue(text)
+						f.Value.SetString(text)
 					}
 				} else {
 					var buf [128]byte
 					if text, ok := s.Map.AppendText(buf[:0], uint64(n)); ok {
-						f.Value = trace.StringValue(a.copyString(text))
+						f.Value.SetString(a.copyString(text))
 					}
 				}
 			}

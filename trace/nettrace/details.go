@@ -100,12 +100,12 @@ func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event
 // ReadEventPayload reads the next event into *e, as ReadEvent returns it,
 // and appends its payload bytes to dst (see trace.PayloadDecoder).
 func (r *Reader) ReadEventPayload(e *trace.Event, dst []byte) ([]byte, error) {
-	ev, err := r.ReadEvent()
+	ev, err := r.nextEvent()
 	if err != nil {
 		return dst, err
 	}
-	*e = ev
-	p, err := r.payload(ev)
+	*e = *ev // one copy, from memory written long before (not a returned temporary)
+	p, err := r.payload(*e)
 	if err != nil {
 		return dst, err
 	}
@@ -180,19 +180,23 @@ func (r *Reader) ReadFields(e trace.Event, names []string, vals []trace.Value) b
 			continue
 		}
 		start := p.off
-		v := p.value(f, 0)
+		var skipped trace.Value
+		v := &skipped
+		if k >= 0 {
+			v = &vals[k] // decoded in place (see trace.Value.SetInt)
+		}
+		p.valueTo(v, f, 0)
 		if p.bad {
 			if p.off = start; v.Kind() == trace.KindBad {
-				break
+				break // vals[k] is the zero Value, as clear left it
 			}
 		}
 		if k >= 0 {
 			if ti.manifest != nil && i < len(ti.maps) && ti.maps[i].Map != nil {
-				one := []trace.Field{{Value: v}}
+				one := []trace.Field{{Value: *v}}
 				applyMaps(one, ti.maps[i:i+1], nil)
-				v = one[0].Value
+				*v = one[0].Value
 			}
-			vals[k] = v
 			if found++; found == len(names) {
 				break
 			}

@@ -638,15 +638,21 @@ func (r *Reader) Meta() *trace.Meta { return &r.meta }
 
 // ReadEvent returns the next event in time order.
 func (r *Reader) ReadEvent() (trace.Event, error) {
-	if i := r.next; i < len(r.region) { // a region in order, clamped by fill
-		r.next = i + 1
-		return r.region[i], nil
-	}
-	e, err := r.readMerged()
+	e, err := r.nextEvent()
 	if err != nil {
 		return trace.Event{}, err
 	}
-	return *e, nil // one copy: readMerged hands out a pointer
+	return *e, nil // one copy: nextEvent hands out a pointer
+}
+
+// nextEvent returns the next event in time order, in the region: valid
+// until the next call.
+func (r *Reader) nextEvent() (*trace.Event, error) {
+	if i := r.next; i < len(r.region) { // a region in order, clamped by fill
+		r.next = i + 1
+		return &r.region[i], nil
+	}
+	return r.readMerged()
 }
 
 // readMerged returns the next event of a merge, reading the next region

@@ -3,6 +3,8 @@ package nettrace
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -219,9 +221,8 @@ func (p *payloadDec) fields(dst []trace.Field, fs []Field, depth int) []trace.Fi
 			break
 		}
 		start := p.off
-		var v trace.Value
+		n := -1
 		if f.Type == TypeArray && f.CountField != "" {
-			n := -1
 			for _, prev := range dst[first:] {
 				if prev.Name == f.CountField {
 					if x, ok := prev.Value.Number(); ok && x >= 0 && x <= math.MaxUint16 {
@@ -232,21 +233,69 @@ func (p *payloadDec) fields(dst []trace.Field, fs []Field, depth int) []trace.Fi
 			if n < 0 {
 				break
 			}
-			v = p.elems(f.Elem, n, depth)
+		}
+		// The value is decoded into its place in dst: a value returned
+		// into a variable and copied there costs a store-forwarding stall
+		// per word, more than most values cost to decode.
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, len(fs)-i)
+		}
+		dst = dst[:len(dst)+1] // both words of the field set below: no zeroed temporary copied in
+		dst[len(dst)-1].Name = f.Name
+		v := &dst[len(dst)-1].Value
+		if n >= 0 {
+			*v = p.elems(f.Elem, n, depth)
 		} else {
-			v = p.value(f, depth)
+			p.valueTo(v, f, depth)
 		}
 		if p.bad {
 			if p.off = start; v.Kind() == trace.KindBad {
-				break
+				dst = dst[:len(dst)-1]
 			}
-		}
-		dst = append(dst, trace.Field{Name: f.Name, Value: v})
-		if p.bad {
 			break
 		}
 	}
 	return dst
+}
+
+// valueTo sets *v to value(f, depth), the commonest scalars and
+// strings in place (see trace.Value.SetInt).
+func (p *payloadDec) valueTo(v *trace.Value, f *Field, depth int) {
+	switch f.Type {
+	case TypeUInt16, TypeUInt32, TypeUInt64, TypeInt32, TypeInt64, TypeHexInt32, TypeHexInt64, TypePointer, TypeUTF16String:
+	default:
+		*v = p.value(f, depth)
+		return
+	}
+	if p.budget--; p.budget < 0 || depth > MaxDepth {
+		p.fail()
+		*v = trace.Value{}
+		return
+	}
+	switch f.Type {
+	case TypeUInt16:
+		v.SetUint(uint64(p.u16()))
+	case TypeUInt32:
+		v.SetUint(uint64(p.u32()))
+	case TypeUInt64:
+		v.SetUint(p.u64())
+	case TypeInt32:
+		v.SetInt(int64(int32(p.u32())))
+	case TypeInt64:
+		v.SetInt(int64(p.u64()))
+	case TypeHexInt32:
+		v.SetHex(uint64(p.u32()))
+	case TypeHexInt64:
+		v.SetHex(p.u64())
+	case TypePointer:
+		if p.ptr == 4 {
+			v.SetHex(uint64(p.u32()))
+		} else {
+			v.SetHex(p.u64())
+		}
+	case TypeUTF16String:
+		v.SetString(p.utf16zTolerant())
+	}
 }
 
 func (p *payloadDec) value(f *Field, depth int) trace.Value {
@@ -440,7 +489,8 @@ func appendLabel(b []byte, name string, fields []trace.Field) []byte {
 // labelText appends the text appendLabel appends to an empty b.
 func labelText(b []byte, name string, fields []trace.Field) []byte {
 	b = append(b, name...)
-	for _, f := range fields {
+	for i := range fields {
+		f := &fields[i] // not a copy: a field is nine words
 		if len(b) >= MaxLabel {
 			break
 		}
@@ -449,14 +499,14 @@ func labelText(b []byte, name string, fields []trace.Field) []byte {
 			b = append(b, f.Name...)
 			b = append(b, '=')
 		}
-		v := f.Value
+		v := &f.Value
 		switch v.Kind() {
 		case trace.KindInt:
 			b = strconv.AppendInt(b, v.Int(), 10)
 		case trace.KindUint:
 			b = strconv.AppendUint(b, v.Uint(), 10)
 		case trace.KindHex:
-			b = strconv.AppendUint(append(b, "0x"...), v.Uint(), 16)
+			b = appendHex(b, v.Uint())
 		case trace.KindBool:
 			b = strconv.AppendBool(b, v.Bool())
 		case trace.KindFloat:
@@ -470,6 +520,23 @@ func labelText(b []byte, name string, fields []trace.Field) []byte {
 	if len(b) > MaxLabel {
 		b = append(b[:len(truncUTF8(b, MaxLabel))], "…"...)
 	}
+	return b
+}
+
+// appendHex appends "0x" and v in lower-case hex, as
+// strconv.AppendUint(b, v, 16) writes the digits, in place from the last
+// one (strconv formats into a buffer of its own and copies it).
+func appendHex(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	n := max((bits.Len64(v)+3)/4, 1)
+	b = slices.Grow(b, n+2)
+	i := len(b) + n + 2
+	b = b[:i]
+	for k := i - 1; k >= i-n; k-- {
+		b[k] = digits[v&15]
+		v >>= 4
+	}
+	b[i-n-2], b[i-n-1] = '0', 'x'
 	return b
 }
 

@@ -1,7 +1,9 @@
 package nettrace
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -75,6 +77,21 @@ func TestTypeCodeString(t *testing.T) {
 		TypeAnsiString: "ansistring", 2: "TypeCode(2)", 27: "TypeCode(27)", 0x90: "TypeCode(144)"} {
 		if got := tc.String(); got != want {
 			t.Errorf("%d: %q, want %q", tc, got, want)
+		}
+	}
+}
+
+// TestAppendHex compares the label's hex formatting with strconv at every
+// length and at the edges.
+func TestAppendHex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	vals := []uint64{0, 1, 0xf, 0x10, 0xff, 1<<63 - 1, 1 << 63, 1<<64 - 1}
+	for range 10000 {
+		vals = append(vals, rng.Uint64()>>rng.IntN(64))
+	}
+	for _, v := range vals {
+		if got, want := string(appendHex([]byte("x="), v)), "x=0x"+strconv.FormatUint(v, 16); got != want {
+			t.Fatalf("appendHex(%d) = %s, want %s", v, got, want)
 		}
 	}
 }

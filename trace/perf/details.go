@@ -74,7 +74,13 @@ func (rd *Reader) decode(ti *typeInfo, raw []byte, dst []trace.Field) ([]trace.F
 		if err != nil {
 			return dst, err
 		}
-		return ti.schema.Decode(e.Payload, e.BigEndian(), dst)
+		l, _ := rd.lists.Get().(*eventheader.Lists)
+		if l == nil {
+			l = new(eventheader.Lists)
+		}
+		dst, err = ti.schema.AppendDecoded(e.Payload, e.BigEndian(), dst, l)
+		rd.lists.Put(l)
+		return dst, err
 	case ti.dotnet != nil:
 		return rd.decodeDotNet(ti, raw, dst)
 	case tp != nil:
@@ -179,13 +185,14 @@ func appendLabel(b []byte, fields []trace.Field) []byte {
 
 // labelText appends the text Label returns to an empty b.
 func labelText(b []byte, fields []trace.Field) []byte {
-	for i, f := range fields {
+	for i := range fields {
+		f := &fields[i] // not a copy: a field is nine words
 		if i > 0 {
 			b = append(b, ' ')
 		}
 		b = append(b, f.Name...)
 		b = append(b, '=')
-		b = appendText(b, f.Value)
+		b = appendText(b, &f.Value)
 		if len(b) > maxLabel {
 			break
 		}
@@ -205,7 +212,7 @@ func labelText(b []byte, fields []trace.Field) []byte {
 
 // appendText appends v as Value.String renders it, without building
 // intermediate strings, stopping early once the label is long enough.
-func appendText(b []byte, v trace.Value) []byte {
+func appendText(b []byte, v *trace.Value) []byte {
 	switch v.Kind() {
 	case trace.KindInt:
 		return strconv.AppendInt(b, v.Int(), 10)
@@ -223,14 +230,16 @@ func appendText(b []byte, v trace.Value) []byte {
 			open, close = '[', ']'
 		}
 		b = append(b, open)
-		for i, f := range v.Fields() {
+		fs := v.Fields()
+		for i := range fs {
+			f := &fs[i]
 			if i > 0 {
 				b = append(b, ", "...)
 			}
 			if v.Kind() == trace.KindStruct {
 				b = append(append(b, f.Name...), '=')
 			}
-			b = appendText(b, f.Value)
+			b = appendText(b, &f.Value)
 			if len(b) > maxLabel {
 				return b
 			}

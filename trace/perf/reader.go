@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -139,6 +140,9 @@ type Reader struct {
 	// infos is rd.types as of the last event type added: what
 	// AppendPayloadDetails reads while reading goes on.
 	infos atomic.Pointer[[]typeInfo]
+	// lists are the eventheader.Lists decoding borrows for structs and
+	// arrays (decoding may run on many goroutines at once).
+	lists sync.Pool
 }
 
 // NewReader returns a reader for the perf.data file r of the given size.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"viewer/trace"
@@ -202,4 +203,30 @@ func FuzzDecode(f *testing.F) {
 		fields, _ := s.Decode(e.Payload, e.BigEndian(), nil)
 		export.AppendFields(nil, fields)
 	})
+}
+
+// TestSetIntAsRender checks the decoder's in-place integers against
+// Render for every integer encoding and the formats it sets in place,
+// in both byte orders.
+func TestSetIntAsRender(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	sizes := map[uint8]int{EncValue8: 1, EncValue16: 2, EncValue32: 4, EncValue64: 8}
+	for enc, n := range sizes {
+		for _, format := range []uint8{FmtDefault, FmtUnsignedInt, FmtSignedInt, FmtHexInt} {
+			for _, big := range []bool{false, true} {
+				for range 200 {
+					b := make([]byte, n)
+					for i := range b {
+						b[i] = byte(rng.IntN(256))
+					}
+					want := Render(enc, format, b, big)
+					got := trace.StringValue("stale")
+					setInt(&got, enc, format, b, byteOrder(big))
+					if got.Kind() != want.Kind() || got.String() != want.String() {
+						t.Fatalf("setInt(%d, %d, % x, big %v) = %v, Render %v", enc, format, b, big, got, want)
+					}
+				}
+			}
+		}
+	}
 }

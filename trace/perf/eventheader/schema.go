@@ -3,6 +3,7 @@ package eventheader
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strings"
 
 	"viewer/trace"
@@ -174,81 +175,166 @@ type decoder struct {
 	p     int
 	bo    binary.ByteOrder
 	items int
+	lists *Lists // where struct members and array elements go; nil: the heap
+}
+
+// Lists hands out the member and element lists of decoded structs and
+// arrays from shared chunks, so that decoding many events costs an
+// allocation per chunk rather than per list. A chunk is only appended
+// to: a list handed out is never written again and may be kept. The zero
+// Lists is ready; it is not safe for concurrent use.
+type Lists struct{ f []trace.Field }
+
+// listsChunk is the fields per chunk; longer lists get their own.
+const listsChunk = 1024
+
+// list returns n zero fields (n > 0).
+func (l *Lists) list(n int) []trace.Field {
+	if l == nil || n > listsChunk/4 {
+		return make([]trace.Field, n)
+	}
+	if cap(l.f)-len(l.f) < n {
+		l.f = make([]trace.Field, 0, listsChunk)
+	}
+	k := len(l.f)
+	l.f = l.f[:k+n]
+	return l.f[k : k+n : k+n]
 }
 
 // Decode appends the fields of payload to dst. Trailing payload bytes are
 // ignored (raw samples are padded). On damage it returns the fields decoded
 // so far and an error.
 func (s *Schema) Decode(payload []byte, bigEndian bool, dst []trace.Field) ([]trace.Field, error) {
-	d := decoder{s: s, b: payload, bo: byteOrder(bigEndian)}
+	return s.AppendDecoded(payload, bigEndian, dst, nil)
+}
+
+// AppendDecoded is Decode taking the lists of structs and arrays from
+// lists (from the heap when it is nil).
+func (s *Schema) AppendDecoded(payload []byte, bigEndian bool, dst []trace.Field, lists *Lists) ([]trace.Field, error) {
+	d := decoder{s: s, b: payload, bo: byteOrder(bigEndian), lists: lists}
 	for i := 0; i < len(s.Fields); {
 		f := &s.Fields[i]
-		v, err := d.field(i)
-		if err != nil {
-			return dst, err
+		// Each value is decoded into its place: a returned trace.Value is
+		// copied through a temporary at every level (see
+		// trace.Value.SetInt).
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, max(s.Top, 1))
 		}
-		dst = append(dst, trace.Field{Name: f.Name, Value: v})
+		dst = dst[:len(dst)+1]
+		last := &dst[len(dst)-1]
+		last.Name = f.Name
+		if err := d.field(&last.Value, i); err != nil {
+			return dst[:len(dst)-1], err
+		}
 		i = f.End
 	}
 	return dst, nil
 }
 
-// field decodes field i (with its array and members).
-func (d *decoder) field(i int) (trace.Value, error) {
+// field decodes field i (with its array and members) into *v.
+func (d *decoder) field(v *trace.Value, i int) error {
 	f := &d.s.Fields[i]
 	if f.Array == 0 {
-		return d.element(i)
+		return d.element(v, i)
 	}
 	n := int(f.Count)
 	if f.Array == encVArray {
 		if len(d.b)-d.p < 2 {
-			return trace.Value{}, ErrPayload
+			return ErrPayload
 		}
 		n = int(d.bo.Uint16(d.b[d.p:]))
 		d.p += 2
 	}
 	if size := fixedSize(f.Encoding); size > 0 && n*size > len(d.b)-d.p {
-		return trace.Value{}, ErrPayload
+		return ErrPayload
 	}
 	if d.items += n; d.items > MaxItems {
-		return trace.Value{}, ErrLimit
+		return ErrLimit
 	}
-	elems := make([]trace.Field, n) // kept by the value: one allocation, not ArrayValue's two
+	if n == 0 {
+		*v = trace.ArrayOf([]trace.Field{})
+		return nil
+	}
+	elems := d.lists.list(n) // kept by the value: one list, not ArrayValue's two
 	for k := range elems {
-		v, err := d.element(i)
-		if err != nil {
-			return trace.Value{}, err
+		if err := d.element(&elems[k].Value, i); err != nil {
+			return err
 		}
-		elems[k].Value = v
 	}
-	return trace.ArrayOf(elems), nil
+	*v = trace.ArrayOf(elems)
+	return nil
 }
 
 // element decodes one element of field i (a struct with its members, or
-// one value).
-func (d *decoder) element(i int) (trace.Value, error) {
+// one value) into *v.
+func (d *decoder) element(v *trace.Value, i int) error {
 	f := &d.s.Fields[i]
 	if d.items++; d.items > MaxItems {
-		return trace.Value{}, ErrLimit
+		return ErrLimit
 	}
 	if f.Encoding == EncStruct {
-		members := make([]trace.Field, 0, f.Format)
-		for j := i + 1; j < f.End; {
+		n := 0 // the members: Format says how many, End where they end
+		for j := i + 1; j < f.End; j = d.s.Fields[j].End {
+			n++
+		}
+		if n == 0 {
+			*v = trace.StructValue([]trace.Field{})
+			return nil
+		}
+		members := d.lists.list(n)
+		for j, k := i+1, 0; j < f.End; k++ {
 			m := &d.s.Fields[j]
-			v, err := d.field(j)
-			if err != nil {
-				return trace.Value{}, err
+			members[k].Name = m.Name
+			if err := d.field(&members[k].Value, j); err != nil {
+				return err
 			}
-			members = append(members, trace.Field{Name: m.Name, Value: v})
 			j = m.End
 		}
-		return trace.StructValue(members), nil
+		*v = trace.StructValue(members)
+		return nil
 	}
 	b, err := d.bytes(f.Encoding)
 	if err != nil {
-		return trace.Value{}, err
+		return err
 	}
-	return Render(f.Encoding, f.Format, b, d.bo == binary.BigEndian), nil
+	switch f.Encoding {
+	case EncValue8, EncValue16, EncValue32, EncValue64:
+		switch f.Format {
+		case FmtDefault, FmtUnsignedInt, FmtSignedInt, FmtHexInt: // the commonest, set in place
+			setInt(v, f.Encoding, f.Format, b, d.bo)
+			return nil
+		}
+	}
+	*v = Render(f.Encoding, f.Format, b, d.bo == binary.BigEndian)
+	return nil
+}
+
+// setInt sets *v to what Render returns for an integer encoding in the
+// default, unsigned, signed or hex format.
+func setInt(v *trace.Value, enc, format uint8, b []byte, bo binary.ByteOrder) {
+	var u uint64
+	var s int64
+	switch enc {
+	case EncValue8:
+		u, s = uint64(b[0]), int64(int8(b[0]))
+	case EncValue16:
+		x := bo.Uint16(b)
+		u, s = uint64(x), int64(int16(x))
+	case EncValue32:
+		x := bo.Uint32(b)
+		u, s = uint64(x), int64(int32(x))
+	default:
+		u = bo.Uint64(b)
+		s = int64(u)
+	}
+	switch format {
+	case FmtSignedInt:
+		v.SetInt(s)
+	case FmtHexInt:
+		v.SetHex(u)
+	default:
+		v.SetUint(u)
+	}
 }
 
 func fixedSize(enc uint8) int {
