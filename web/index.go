@@ -313,7 +313,6 @@ func (ix *indexer) drop(id uuid.UUID) {
 
 // closeAll stops every build and closes the trace files.
 func (ix *indexer) closeAll() {
-	ix.persist.wait()
 	ix.mu.Lock()
 	jobs := ix.jobs
 	ix.jobs = map[uuid.UUID]*job{}
@@ -321,6 +320,12 @@ func (ix *indexer) closeAll() {
 	for _, j := range jobs {
 		j.cancel()
 		<-j.done
+	}
+	// A job that ended may have started writing its index file, which
+	// reads the index: wait for that before closing the indexes, and
+	// before returning (the data directory may be removed next).
+	ix.persist.wait()
+	for _, j := range jobs {
 		j.mu.Lock()
 		if j.idx != nil {
 			j.idx.close()
