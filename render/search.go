@@ -306,6 +306,7 @@ type query struct {
 	// own decides runs on the query's goroutine, with m.
 	own decider
 	f   Filter
+	r   trace.Reader // what m reads (the helpers' matchers read it too)
 }
 
 // newQuery compiles f; it returns nil when no event can match.
@@ -318,7 +319,7 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &query{x: x, m: m, budget: f.Budget, f: f}
+	q := &query{x: x, m: m, budget: f.Budget, f: f, r: r}
 	q.own = decider{q: q, m: m}
 	q.tf.admit = m.TypeCan
 	q.tf.mask = make([]bool, typeEscape+1)

@@ -175,7 +175,7 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 					d.buf = make([]byte, r.size)
 				}
 				data = d.buf[:r.size]
-				if _, err := q.x.spill.f.ReadAt(data, r.off); err != nil {
+				if err := q.x.spill.readAt(data, r.off); err != nil {
 					out.cut(n0)
 					return lo, fmt.Errorf("render: reading the index spill file: %w", err)
 				}
@@ -239,7 +239,7 @@ func (q *query) startHelpers(ctx context.Context, n int) (*helpers, error) {
 	}
 	h := &helpers{jobs: make(chan *runJob, min(n, maxQueued)+1), quit: make(chan struct{})}
 	for range k {
-		m, err := NewMatcher(q.f, q.x.r)
+		m, err := NewMatcher(q.f, q.r)
 		if err != nil {
 			return nil, err
 		}

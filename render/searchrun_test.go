@@ -210,3 +210,42 @@ func TestSkipRecords(t *testing.T) {
 		t.Fatalf("a short record: %d, want 6", got)
 	}
 }
+
+// TestDecideRunsOpened: an Index opened from its file (whose spill
+// records lie in the file's mapping, and whose reader comes with Attach)
+// finds the hits of field predicates the built Index finds, with helper
+// goroutines and without, and says ErrLoading before Attach.
+func TestDecideRunsOpened(t *testing.T) {
+	cfg := synth.Config{Events: 30_000, Tracks: 4, Types: 70, Seed: 13, MeanGap: 20}
+	x := build(t, cfg)
+	y, _ := writeAndOpen(t, x)
+	f := Filter{Expr: And(Expr{Kind: ExprName, Text: "Event3"}, Expr{Kind: ExprPred, Pred: Predicate{"value", OpLt, "300"}})}
+	hits := func(x *Index) ([]Position, error) {
+		var got []Position
+		for pos, err := range x.Hits(context.Background(), f, At(math.MinInt64), false) {
+			if err != nil {
+				return got, err
+			}
+			got = append(got, pos)
+		}
+		return got, nil
+	}
+	if _, err := hits(y); !errors.Is(err, ErrLoading) {
+		t.Fatalf("before Attach: %v, want ErrLoading", err)
+	}
+	if err := y.Attach(context.Background(), synth.New(cfg), Options{SpillDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := hits(x)
+	if err != nil || len(want) < 100 {
+		t.Fatalf("built index: %d hits, %v", len(want), err)
+	}
+	for _, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		got, err := hits(y)
+		runtime.GOMAXPROCS(prev)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("GOMAXPROCS %d: %d hits (%v), want %d", procs, len(got), err, len(want))
+		}
+	}
+}
