@@ -595,8 +595,15 @@ func (t *track) clip() {
 	}
 }
 
-// Close releases the spill file. The Index must not be used afterwards,
-// nor its snapshots (see [Live]); Close on a snapshot does nothing.
+// ErrClosed is returned by what reads an Index's spilled records (a
+// field search, details) once Close has begun.
+var ErrClosed = errors.New("render: the index is closed")
+
+// Close releases the spill file. It waits for the reads of spilled
+// records in progress (a search reads a run at a time); those that would
+// start afterwards fail with [ErrClosed]. The Index should not be used
+// afterwards, nor its snapshots (see [Live]); Close on a snapshot does
+// nothing.
 func (x *Index) Close() error {
 	if x.growing {
 		return nil

@@ -131,13 +131,19 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 	// what the run did not read is given back.
 	allow := q.reserve(end - max(lo, first))
 	used := 0
-	defer func() { q.reads.Add(int64(used - allow)) }()
 	var (
 		data []byte
-		pos  int // the byte offset of record at
+		held bool // data is in the spill's mapping, whose reader it holds
+		pos  int  // the byte offset of record at
 		at   int
 		sl   slotRecords
 	)
+	defer func() {
+		q.reads.Add(int64(used - allow))
+		if held {
+			q.x.spill.readers.leave()
+		}
+	}()
 	act := q.act
 	for i := first; i < end; {
 		ch := t.types.chunk(i >> chunkBits)[i&chunkMask:]
@@ -171,11 +177,7 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 				used++
 			}
 			if data == nil {
-				if cap(d.buf) < int(r.size) {
-					d.buf = make([]byte, r.size)
-				}
-				data = d.buf[:r.size]
-				if err := q.x.spill.readAt(data, r.off); err != nil {
+				if data, held, err = d.records(r); err != nil {
 					out.cut(n0)
 					return lo, fmt.Errorf("render: reading the index spill file: %w", err)
 				}
@@ -199,6 +201,31 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 		i += len(ch)
 	}
 	return end, nil
+}
+
+// records returns the bytes of run r: in place in the spill's mapping,
+// holding its reader (held), or read into d.buf.
+func (d *decider) records(r run) (data []byte, held bool, err error) {
+	s := d.q.x.spill
+	m, err := s.view()
+	if err != nil {
+		return nil, false, err
+	}
+	if m != nil {
+		if data, err = runBytes(m, r); err != nil {
+			s.readers.leave()
+			return nil, false, err
+		}
+		return data, true, nil
+	}
+	if cap(d.buf) < int(r.size) {
+		d.buf = make([]byte, r.size)
+	}
+	data = d.buf[:r.size]
+	if _, err := s.f.ReadAt(data, r.off); err != nil {
+		return nil, false, err
+	}
+	return data, false, nil
 }
 
 // helpers are the goroutines that decide the cursors' next runs while

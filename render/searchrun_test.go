@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	"viewer/trace"
@@ -247,5 +248,85 @@ func TestDecideRunsOpened(t *testing.T) {
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("GOMAXPROCS %d: %d hits (%v), want %d", procs, len(got), err, len(want))
 		}
+	}
+}
+
+// TestCloseDuringSearch: Close while field searches run (a spill run at
+// a time, in place in the mapped spill file, on helper goroutines) waits
+// for the runs being read and fails the reads after it with ErrClosed:
+// each search ends, with every hit or with a prefix of them and that
+// error, and nothing reads the unmapped records (which would crash).
+// Details after Close says ErrClosed too.
+func TestCloseDuringSearch(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	ctx := context.Background()
+	cfg := synth.Config{Events: 100_000, Tracks: 6, Seed: 14, MeanGap: 20}
+	f := Filter{Where: []Predicate{{"value", OpLt, "500"}}}
+	hits := func(x *Index, seen chan<- int) ([]Position, error) {
+		var got []Position
+		for pos, err := range x.Hits(ctx, f, At(math.MinInt64), false) {
+			if err != nil {
+				return got, err
+			}
+			got = append(got, pos)
+			if seen != nil && len(got)%200 == 0 {
+				select {
+				case seen <- len(got):
+				default:
+				}
+			}
+		}
+		return got, nil
+	}
+	closed := 0
+	for round := range 5 {
+		x, err := Build(ctx, synth.New(cfg), Options{SpillDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := hits(x, nil)
+		if err != nil || len(want) < 10_000 {
+			t.Fatalf("%d hits, %v", len(want), err)
+		}
+		seen := make(chan int, 1)
+		type result struct {
+			got []Position
+			err error
+		}
+		res := make([]result, 3)
+		var wg sync.WaitGroup
+		for g := range res {
+			wg.Go(func() {
+				var s chan<- int
+				if g == 0 {
+					s = seen
+				}
+				res[g].got, res[g].err = hits(x, s)
+			})
+		}
+		for n := range seen { // close after a few hundred hits, later each round
+			if n >= 200*(round+1) {
+				break
+			}
+		}
+		if err := x.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		for g, r := range res {
+			switch {
+			case r.err == nil && slices.Equal(r.got, want):
+			case errors.Is(r.err, ErrClosed) && len(r.got) < len(want) && slices.Equal(r.got, want[:len(r.got)]):
+				closed++
+			default:
+				t.Fatalf("round %d search %d: %d hits of %d, %v", round, g, len(r.got), len(want), r.err)
+			}
+		}
+		if _, err := x.Details(want[0].ID, nil); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Details after Close: %v, want ErrClosed", err)
+		}
+	}
+	if closed == 0 {
+		t.Fatal("no search was cut by Close: the test tests nothing")
 	}
 }

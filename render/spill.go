@@ -2,12 +2,15 @@ package render
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"viewer/trace"
 )
@@ -203,13 +206,23 @@ func typeCode(t trace.TypeID) uint16 {
 
 // spill is the temporary file of event records. Full runs are handed to
 // a writer goroutine, so the file system's copy overlaps reading the
-// trace.
+// trace. Once the file is complete it is mapped read-only where the
+// system allows (finish), so that a search reads a run's records in
+// place, touching only the bytes it decodes, with no read call and no
+// copy; snapshots read the growing file with pread.
 type spill struct {
 	f *os.File
-	// mapped is the records of an Index opened from a file (mapped.go),
-	// in place of f; checked is closed once their checksums are
-	// checked, checkErr (set before) says whether they are damaged.
-	mapped   []byte
+	// mem is the records in memory, nil while they are read with pread:
+	// an Index opened from a file has them in its file's mapping
+	// (mapped.go), in place of f; a built Index maps its complete spill
+	// file (unmap undoes that). A read of mem holds a reader (readers),
+	// so that close unmaps only once the reads in progress are done and
+	// reads after close fail. checked is closed once an opened Index's
+	// records are checked, checkErr (set before) says whether they are
+	// damaged.
+	mem      atomic.Pointer[[]byte]
+	unmap    func() error
+	readers  readers
 	checked  chan struct{}
 	checkErr error
 	off      int64 // bytes written or queued
@@ -222,6 +235,54 @@ type spill struct {
 	wmu     sync.Mutex
 	wcond   sync.Cond
 	written int64
+}
+
+// readers counts the reads of a mapping in progress, so that the
+// mapping's owner can wait for them before unmapping it (close) and
+// reads that would start after are refused. Its zero value is ready.
+type readers struct {
+	n      atomic.Int64 // reads in progress, plus closing once closed
+	mu     sync.Mutex
+	cond   sync.Cond // close waits on it (L is set by close)
+	closed bool
+}
+
+// closing is what close adds to readers.n: far below any count of reads.
+const closing = math.MinInt64 / 2
+
+// enter starts a read; it returns false, and starts none, once close
+// has begun.
+func (r *readers) enter() bool {
+	if r.n.Add(1) < 0 {
+		r.leave()
+		return false
+	}
+	return true
+}
+
+// leave ends a read that enter started.
+func (r *readers) leave() {
+	if r.n.Add(-1) == closing {
+		r.mu.Lock()
+		if r.cond.L != nil {
+			r.cond.Broadcast()
+		}
+		r.mu.Unlock()
+	}
+}
+
+// close refuses every later read and waits for those in progress to end.
+func (r *readers) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.closed, r.cond.L = true, &r.mu
+	r.n.Add(closing)
+	for r.n.Load() != closing {
+		r.cond.Wait()
+	}
 }
 
 // spillQueue is how many runs may wait for the writer.
@@ -333,14 +394,23 @@ func (s *spill) flush(st *spillTrack) {
 }
 
 // finish writes every buffer, waits for the writer and makes the file
-// readable.
+// readable: mapped, where the system can map files, else with pread.
 func (s *spill) finish(tracks []*spillTrack) error {
 	for _, st := range tracks {
 		s.flush(st)
 		st.buf, st.w = nil, nil
 		st.runs = slices.Clip(st.runs)
 	}
-	return s.stop()
+	if err := s.stop(); err != nil {
+		return err
+	}
+	if mapsFiles && s.off > 0 {
+		if b, unmap, err := mapFile(s.f, s.off); err == nil {
+			s.unmap = unmap
+			s.mem.Store(&b)
+		} // else the file is read with pread, as while it was written
+	}
+	return nil
 }
 
 // stop ends the writer goroutine and returns its error.
@@ -363,12 +433,47 @@ func (s *spill) waitWritten(n int64) {
 	s.wmu.Unlock()
 }
 
+// close waits for the reads of the mapped records in progress, refuses
+// later ones, and releases the mapping and the file. An opened Index's
+// mapping is its file's, which Index.Close unmaps after this.
 func (s *spill) close() error {
 	s.stop()
-	if s.f == nil {
-		return nil
+	s.readers.close()
+	var err error
+	if s.unmap != nil {
+		err = s.unmap()
+		s.unmap = nil
 	}
-	return s.f.Close()
+	if s.f != nil {
+		err = errors.Join(err, s.f.Close())
+	}
+	return err
+}
+
+// view returns the records in memory, holding a reader that the caller
+// must end with s.readers.leave once done with them; or nil, holding
+// nothing, when the records are read with pread. It fails with
+// ErrClosed once close has begun.
+func (s *spill) view() ([]byte, error) {
+	if err := s.verified(); err != nil {
+		return nil, err
+	}
+	p := s.mem.Load()
+	if p == nil {
+		return nil, nil
+	}
+	if !s.readers.enter() {
+		return nil, ErrClosed
+	}
+	return *p, nil
+}
+
+// runBytes returns the bytes of run r within the records m.
+func runBytes(m []byte, r run) ([]byte, error) {
+	if r.off < 0 || r.off > int64(len(m)) || int64(r.size) > int64(len(m))-r.off || r.size < 0 {
+		return nil, fmt.Errorf("render: internal error: spill run at %d+%d beyond %d bytes", r.off, r.size, len(m))
+	}
+	return m[r.off : r.off+int64(r.size)], nil
 }
 
 // verified waits until the mapped records are checked and returns the
@@ -384,24 +489,26 @@ func (s *spill) verified() error {
 // size returns the bytes of records the spill holds once complete.
 func (s *spill) size() int64 {
 	if s.f == nil {
-		return int64(len(s.mapped))
+		return int64(len(*s.mem.Load()))
 	}
 	return s.off
 }
 
 // readAt reads the records at off into dst.
 func (s *spill) readAt(dst []byte, off int64) error {
-	if s.f != nil {
+	m, err := s.view()
+	if err != nil {
+		return err
+	}
+	if m == nil {
 		_, err := s.f.ReadAt(dst, off)
 		return err
 	}
-	if err := s.verified(); err != nil {
-		return err
+	defer s.readers.leave()
+	if off < 0 || off > int64(len(m)) || int64(len(dst)) > int64(len(m))-off {
+		return fmt.Errorf("render: internal error: spill read at %d+%d beyond %d bytes", off, len(dst), len(m))
 	}
-	if off < 0 || off > int64(len(s.mapped)) || int64(len(dst)) > int64(len(s.mapped))-off {
-		return fmt.Errorf("render: internal error: spill read at %d+%d beyond %d bytes", off, len(dst), len(s.mapped))
-	}
-	copy(dst, s.mapped[off:])
+	copy(dst, m[off:])
 	return nil
 }
 
