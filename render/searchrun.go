@@ -132,11 +132,12 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 	allow := q.reserve(end - max(lo, first))
 	used := 0
 	var (
-		data []byte
-		held bool // data is in the spill's mapping, whose reader it holds
-		pos  int  // the byte offset of record at
-		at   int
-		sl   slotRecords
+		data  []byte // the run's records (its block table cut off)
+		table []byte // the run's block table
+		held  bool   // data is in the spill's mapping, whose reader it holds
+		pos   int    // the byte offset of record at
+		at    int
+		sl    slotRecords
 	)
 	defer func() {
 		q.reads.Add(int64(used - allow))
@@ -181,6 +182,19 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 					out.cut(n0)
 					return lo, fmt.Errorf("render: reading the index spill file: %w", err)
 				}
+				var rend int
+				if table, rend, err = blockTable(data, end-first); err != nil {
+					out.cut(n0)
+					return lo, err
+				}
+				data = data[:rend]
+			}
+			if b := (x - first) / spillBlock; b > at/spillBlock { // start from its block
+				if pos, err = blockStart(table, b, len(data)); err != nil {
+					out.cut(n0)
+					return lo, err
+				}
+				at = b * spillBlock
 			}
 			pos = skipRecords(data, pos, x-first-at)
 			e := sl.base(code)

@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"viewer/trace"
 	"viewer/trace/synth"
@@ -328,5 +331,131 @@ func TestCloseDuringSearch(t *testing.T) {
 	}
 	if closed == 0 {
 		t.Fatal("no search was cut by Close: the test tests nothing")
+	}
+}
+
+// TestDecideRunsRandom: on random traces (few or many types, so that
+// types share slots or escape the type column; tracks of one run or of
+// many, whose last runs are short), a forward search by a field
+// predicate on a random set of types, from a random position, finds
+// what a brute-force filter of the events finds, in order: decideRun's
+// jumps through the block tables land on the records they want.
+func TestDecideRunsRandom(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(16, 6))
+	ctx := context.Background()
+	for round := range 12 {
+		cfg := synth.Config{
+			Events:  int64(1 + rng.IntN(40_000)),
+			Tracks:  1 + rng.IntN(12),
+			Types:   []int{1, 3, 40, 200, 70_000}[rng.IntN(5)],
+			Seed:    rng.Uint64(),
+			MeanGap: time.Duration(1 + rng.IntN(30)),
+		}
+		evs := events(t, cfg)
+		x := build(t, cfg)
+		pos := make([]Position, len(evs))
+		idx := map[trace.TrackID]int32{}
+		for i, e := range evs {
+			pos[i] = Position{e.Time, EventID{e.Track, idx[e.Track]}}
+			idx[e.Track]++
+		}
+		order := make([]int, len(evs))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int {
+			return cmp.Or(cmp.Compare(pos[a].Time, pos[b].Time), cmp.Compare(pos[a].ID.Track, pos[b].ID.Track), cmp.Compare(pos[a].ID.Index, pos[b].ID.Index))
+		})
+		for range 4 {
+			want := map[trace.TypeID]bool{}
+			var types []trace.TypeID
+			for range 1 + rng.IntN(3) {
+				ty := trace.TypeID(rng.IntN(cfg.Types))
+				if rng.IntN(3) == 0 { // a type of the trace
+					ty = evs[rng.IntN(len(evs))].Type
+				}
+				want[ty] = true
+				types = append(types, ty)
+			}
+			limit := rng.IntN(1000)
+			f := Filter{Types: types, Where: []Predicate{{"value", OpLt, strconv.Itoa(limit)}}}
+			from := At(math.MinInt64)
+			if rng.IntN(2) == 0 {
+				from = pos[order[rng.IntN(len(order))]]
+			}
+			var brute []Position
+			for _, i := range order {
+				e := evs[i]
+				if want[e.Type] && synth.Value(e) < int64(limit) && from.less(pos[i]) {
+					brute = append(brute, pos[i])
+				}
+			}
+			var got []Position
+			for p, err := range x.Hits(ctx, f, from, false) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, p)
+			}
+			if !slices.Equal(got, brute) {
+				t.Fatalf("round %d %+v, types %v, value < %d from %+v: %d hits, brute force %d (first difference at %d)",
+					round, cfg, types, limit, from, len(got), len(brute), firstDiff(got, brute))
+			}
+		}
+	}
+}
+
+// TestBlockTable checks the block table of every spill run the writer
+// wrote against the records' offsets found by stepping over them, and
+// blockTable and blockStart on tables that do not fit their run.
+func TestBlockTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 7))
+	for range 6 {
+		cfg := randomConfig(rng)
+		cfg.Events = int64(rng.IntN(30_000))
+		x := build(t, cfg)
+		for _, tid := range x.Tracks() {
+			st := &x.track(tid).spill
+			for k, r := range st.runs {
+				n := st.n - r.first
+				if k+1 < len(st.runs) {
+					n = st.runs[k+1].first - r.first
+				}
+				b := make([]byte, r.size)
+				if err := x.spill.readAt(b, r.off); err != nil {
+					t.Fatal(err)
+				}
+				table, end, err := blockTable(b, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pos := 0
+				for i := range n {
+					if i > 0 && i%spillBlock == 0 {
+						if got, err := blockStart(table, i/spillBlock, end); got != pos || err != nil {
+							t.Fatalf("track %d run %d: record %d at %d (%v), stepping says %d", tid, k, i, got, err, pos)
+						}
+					}
+					pos = skipRecord(b[:end], pos)
+				}
+				if pos != end {
+					t.Fatalf("track %d run %d: %d records end at %d, the table starts at %d", tid, k, n, pos, end)
+				}
+			}
+		}
+	}
+	if _, _, err := blockTable(make([]byte, 5), 100); err == nil {
+		t.Error("a table longer than its run: no error")
+	}
+	if _, _, err := blockTable(nil, 0); err == nil {
+		t.Error("a run of no records: no error")
+	}
+	table := []byte{0xff, 0xff}
+	if _, err := blockStart(table, 1, 100); err == nil {
+		t.Error("an offset past the records: no error")
+	}
+	if _, err := blockStart(table, 2, 1<<16); err == nil {
+		t.Error("a block past the table: no error")
 	}
 }

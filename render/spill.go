@@ -36,9 +36,51 @@ import (
 // slot and steps over the others by their varint terminators, without
 // summing their deltas (runReader): a field search of one type costs
 // what that type's records do, not the whole run's.
+//
+// A run ends with its block table: the byte offsets (uint16, from the
+// run's start) of its records spillBlock, 2·spillBlock, …, so that a
+// reader that wants a record far ahead starts from its block rather than
+// stepping over every record before it (decideRun). A search of a rare
+// type then touches the bytes around its records, not the whole run.
 
 // maxRecordSize bounds the encoding of one record.
 const maxRecordSize = 8 * binary.MaxVarintLen64
+
+// spillBlock is how many records one entry of a run's block table
+// stands for: a reader steps over at most spillBlock-1 records to reach
+// one, and the table costs 2/spillBlock bytes per record.
+const spillBlock = 16
+
+// A block table's offsets are uint16: a run's records fit in runBuffer
+// bytes (this fails to compile when they would not fit).
+const _ = uint16(runBuffer - 1)
+
+// blockTableSize returns the bytes of the block table of a run of n
+// records.
+func blockTableSize(n int) int { return 2 * ((n - 1) / spillBlock) }
+
+// blockTable returns the block table of the run b of n records, and
+// where its records end.
+func blockTable(b []byte, n int) (table []byte, end int, err error) {
+	end = len(b) - blockTableSize(n)
+	if n < 1 || end < 0 {
+		return nil, 0, fmt.Errorf("render: internal error: a spill run of %d bytes cannot hold %d records", len(b), n)
+	}
+	return b[end:], end, nil
+}
+
+// blockStart returns the byte offset of record k·spillBlock (k ≥ 1) of a
+// run from its block table, checked against end, where its records end.
+func blockStart(table []byte, k, end int) (int, error) {
+	if k < 1 || 2*k > len(table) {
+		return 0, fmt.Errorf("render: internal error: block %d of a spill run of %d blocks", k, len(table)/2+1)
+	}
+	off := int(binary.LittleEndian.Uint16(table[2*(k-1):]))
+	if off > end {
+		return 0, fmt.Errorf("render: internal error: damaged block table in the spill file")
+	}
+	return off, nil
+}
 
 const (
 	// runRecords is how many records a track buffers before writing them
@@ -164,10 +206,16 @@ type run struct {
 // spillTrack is one track's part of the spill file.
 type spillTrack struct {
 	runs []run
-	buf  []byte       // records not yet written
-	k    int          // records in buf
-	w    *slotRecords // the writer's bases (nil once the file is complete)
-	n    int          // records written
+	buf  []byte     // records not yet written
+	k    int        // records in buf
+	w    *runWriter // the writer's state (nil once the file is complete)
+	n    int        // records written
+}
+
+// runWriter is what the writer keeps of the run a track is filling.
+type runWriter struct {
+	slots  slotRecords                     // the bases of its records
+	blocks [runRecords / spillBlock]uint16 // its block table, as far as it goes
 }
 
 // nSlots is the number of type slots of a run (see the file comment).
@@ -327,7 +375,7 @@ func (s *spill) write(jobs <-chan []byte) {
 // add buffers e's record for track st; all reports whether the caller must
 // flush every track's buffer.
 func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
-	if len(st.buf)+maxRecordSize > cap(st.buf) {
+	if len(st.buf)+maxRecordSize+blockTableSize(st.k+1) > cap(st.buf) {
 		if cap(st.buf) == runBuffer {
 			s.flush(st) // leaves an empty full-size buffer
 		} else {
@@ -336,12 +384,15 @@ func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
 	}
 	n := len(st.buf)
 	if st.w == nil {
-		st.w = &slotRecords{}
+		st.w = &runWriter{}
+	}
+	if st.k > 0 && st.k%spillBlock == 0 {
+		st.w.blocks[st.k/spillBlock-1] = uint16(n) // n < runBuffer
 	}
 	code := typeCode(e.Type)
-	base := st.w.base(code)
+	base := st.w.slots.base(code)
 	st.buf = appendRecord(st.buf, &base, e)
-	st.w.put(code, e)
+	st.w.slots.put(code, e)
 	st.k++
 	s.buffered += len(st.buf) - n
 	if st.k == runRecords {
@@ -377,14 +428,15 @@ func (s *spill) flush(st *spillTrack) {
 	if st.k == 0 {
 		return
 	}
+	s.buffered -= len(st.buf)
+	for _, off := range st.w.blocks[:(st.k-1)/spillBlock] { // add kept room for them
+		st.buf = binary.LittleEndian.AppendUint16(st.buf, off)
+	}
 	st.runs = append(st.runs, run{first: st.n, off: s.off, size: int32(len(st.buf))})
 	st.n += st.k
 	st.k = 0
-	if st.w != nil {
-		st.w.set = 0
-	}
+	st.w.slots.set = 0
 	s.off += int64(len(st.buf))
-	s.buffered -= len(st.buf)
 	full := cap(st.buf) == runBuffer
 	s.jobs <- st.buf
 	st.buf = nil
