@@ -302,7 +302,7 @@ type query struct {
 	// record to be decided; spill is whether any does (decideRun).
 	need  []bool
 	spill bool
-	act   []uint8 // decideRun's action by type code (actNone...)
+	act   *[typeEscape + 1]uint8 // decideRun's action by type code (actNone...)
 	// own decides runs on the query's goroutine, with m.
 	own decider
 	f   Filter
@@ -355,7 +355,7 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 	}
 	q.spill = slices.Contains(q.need, true)
 	if q.spill {
-		q.act = make([]uint8, typeEscape+1)
+		q.act = new([typeEscape + 1]uint8)
 		var slots [nSlots]bool // the slots of the types whose record is needed
 		for c, need := range q.need {
 			if need {

@@ -86,9 +86,25 @@ func skipRecords(b []byte, i, n int) int {
 // decider decides runs for a query on one goroutine: the query's own,
 // or a helper's (a Matcher is not safe for concurrent use).
 type decider struct {
-	q   *query
-	m   *Matcher
-	buf []byte // a run's records
+	q     *query
+	m     *Matcher
+	buf   []byte      // a run's records, when they are read with pread
+	slots slotRecords // the run's records decoded last, per slot
+}
+
+// nextAction returns the first index from j of a code in ch whose action
+// is not actNone, or len(ch): a scan of the type column that looks four
+// codes at a time, as most codes of a selective query have nothing to do.
+func nextAction(ch []uint16, j int, act *[typeEscape + 1]uint8) int {
+	for ; j+4 <= len(ch); j += 4 {
+		c := ch[j : j+4 : j+4]
+		if act[c[0]]|act[c[1]]|act[c[2]]|act[c[3]] != 0 {
+			break
+		}
+	}
+	for ; j < len(ch) && act[ch[j]] == actNone; j++ {
+	}
+	return j
 }
 
 // reserve takes up to n events of the query's budget (all n when it has
@@ -137,8 +153,9 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 		held  bool   // data is in the spill's mapping, whose reader it holds
 		pos   int    // the byte offset of record at
 		at    int
-		sl    slotRecords
 	)
+	sl := &d.slots
+	sl.set = 0 // (base looks at no slot whose bit is clear)
 	defer func() {
 		q.reads.Add(int64(used - allow))
 		if held {
@@ -150,6 +167,9 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 		ch := t.types.chunk(i >> chunkBits)[i&chunkMask:]
 		ch = ch[:min(len(ch), end-i)]
 		for j := 0; j < len(ch); j++ {
+			if j = nextAction(ch, j, act); j == len(ch) {
+				break
+			}
 			code := ch[j]
 			switch act[code] {
 			case actNone:
