@@ -166,11 +166,16 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 	for i := first; i < end; {
 		ch := t.types.chunk(i >> chunkBits)[i&chunkMask:]
 		ch = ch[:min(len(ch), end-i)]
+		tms := t.times.chunk(i >> chunkBits)[i&chunkMask:] // the columns' chunks are alike
+		if len(tms) < len(ch) {
+			out.cut(n0)
+			return lo, fmt.Errorf("render: internal error: track %d has %d times for %d types", tid, len(tms), len(ch))
+		}
 		for j := 0; j < len(ch); j++ {
 			if j = nextAction(ch, j, act); j == len(ch) {
 				break
 			}
-			code := ch[j]
+			code, tm := ch[j], tms[j] // (the time's load overlaps the decoding below)
 			switch act[code] {
 			case actNone:
 				continue
@@ -182,7 +187,7 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 				continue
 			case actHeader: // decided by its time, track and type
 				if i+j >= lo {
-					e := trace.Event{Time: t.times.at(i + j), Track: tid, Type: trace.TypeID(code)}
+					e := trace.Event{Time: tm, Track: tid, Type: trace.TypeID(code)}
 					if d.m.Match(&e) {
 						out.add(i+j, e.Time)
 					}
@@ -227,7 +232,7 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 			if x < lo || code == typeEscape && !q.tf.admit(e.Type) {
 				continue
 			}
-			e.Time, e.Track = t.times.at(x), tid
+			e.Time, e.Track = tm, tid
 			if d.m.Match(&e) {
 				out.add(x, e.Time)
 			}
