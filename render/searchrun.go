@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"viewer/trace"
@@ -283,7 +284,7 @@ type runJob struct {
 	track trace.TrackID
 	lo    int
 	taken atomic.Bool
-	done  chan struct{} // closed when a helper has decided it
+	done  sync.WaitGroup // done when a helper has decided it (no channel to allocate per run)
 	out   found
 	end   int
 	err   error
@@ -325,7 +326,7 @@ func (q *query) startHelpers(ctx context.Context, n int) (*helpers, error) {
 					if j.err = ctx.Err(); j.err == nil {
 						j.end, j.err = d.decideRun(j.t, j.track, j.lo, &j.out)
 					}
-					close(j.done)
+					j.done.Done()
 				case <-h.quit:
 					return
 				}
@@ -353,7 +354,7 @@ func (c *cursor) decide() {
 	mine := true
 	if j != nil {
 		if !j.taken.CompareAndSwap(false, true) { // a helper has it
-			<-j.done
+			j.done.Wait()
 			mine = j.lo != c.i
 		}
 		if mine {
@@ -372,7 +373,8 @@ func (c *cursor) decide() {
 		return
 	}
 	spare.cut(0)
-	nj := &runJob{t: c.t, track: c.track, lo: b.end, done: make(chan struct{}), out: spare}
+	nj := &runJob{t: c.t, track: c.track, lo: b.end, out: spare}
+	nj.done.Add(1)
 	select {
 	case c.help.jobs <- nj:
 		c.ahead = nj
