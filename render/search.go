@@ -303,6 +303,7 @@ type query struct {
 	need  []bool
 	spill bool
 	act   *[typeEscape + 1]uint8 // decideRun's action by type code (actNone...)
+	few   []uint64               // the codes with an action, when few (fewActions)
 	// own decides runs on the query's goroutine, with m.
 	own decider
 	f   Filter
@@ -372,6 +373,7 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 				q.act[c] = actBreak
 			}
 		}
+		q.few = fewActions(q.act)
 	}
 	return q, nil
 }

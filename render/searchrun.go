@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"viewer/trace"
 )
@@ -96,16 +97,58 @@ type decider struct {
 // nextAction returns the first index from j of a code in ch whose action
 // is not actNone, or len(ch): a scan of the type column that looks four
 // codes at a time, as most codes of a selective query have nothing to do.
-func nextAction(ch []uint16, j int, act *[typeEscape + 1]uint8) int {
-	for ; j+4 <= len(ch); j += 4 {
-		c := ch[j : j+4 : j+4]
-		if act[c[0]]|act[c[1]]|act[c[2]]|act[c[3]] != 0 {
-			break
+// When few codes have an action (few holds each repeated in four 16-bit
+// lanes, see fewActions), four codes are compared with each at once, as
+// the lanes of a uint64: a lane equal to the code is a zero lane of
+// their exclusive or.
+func nextAction(ch []uint16, j int, act *[typeEscape + 1]uint8, few []uint64) int {
+	if len(few) > 0 && j+4 <= len(ch) {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&ch[0])), 2*len(ch))
+		for ; j+4 <= len(ch); j += 4 {
+			v := binary.NativeEndian.Uint64(b[2*j:])
+			var z uint64
+			for _, w := range few {
+				x := v ^ w
+				z |= (x - lanes) &^ x // a lane's top bit: that lane of x may be zero (it is, in the lowest such lane)
+			}
+			if z&(lanes<<15) != 0 {
+				break
+			}
+		}
+	} else {
+		for ; j+4 <= len(ch); j += 4 {
+			c := ch[j : j+4 : j+4]
+			if act[c[0]]|act[c[1]]|act[c[2]]|act[c[3]] != 0 {
+				break
+			}
 		}
 	}
 	for ; j < len(ch) && act[ch[j]] == actNone; j++ {
 	}
 	return j
+}
+
+// lanes is 1 in each 16-bit lane of a uint64.
+const lanes = 0x0001_0001_0001_0001
+
+// maxFew is the most codes with an action for which nextAction compares
+// codes (more cost more than looking their actions up).
+const maxFew = 2
+
+// fewActions returns the codes whose action is not actNone, each
+// repeated in the four lanes of a uint64, when there are at most maxFew
+// of them; else nil.
+func fewActions(act *[typeEscape + 1]uint8) []uint64 {
+	var few []uint64
+	for c, a := range act {
+		if a != actNone {
+			if len(few) == maxFew {
+				return nil
+			}
+			few = append(few, uint64(c)*lanes)
+		}
+	}
+	return few
 }
 
 // reserve takes up to n events of the query's budget (all n when it has
@@ -173,7 +216,7 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 			return lo, fmt.Errorf("render: internal error: track %d has %d times for %d types", tid, len(tms), len(ch))
 		}
 		for j := 0; j < len(ch); j++ {
-			if j = nextAction(ch, j, act); j == len(ch) {
+			if j = nextAction(ch, j, act, q.few); j == len(ch) {
 				break
 			}
 			code, tm := ch[j], tms[j] // (the time's load overlaps the decoding below)

@@ -459,3 +459,47 @@ func TestBlockTable(t *testing.T) {
 		t.Error("a block past the table: no error")
 	}
 }
+
+// TestNextAction checks nextAction, by table and by comparing lanes,
+// against a plain scan, on random codes (some with the top bit set,
+// some typeEscape) and random sets of codes with an action.
+func TestNextAction(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 8))
+	pool := []uint16{0, 1, 2, 7, 64, 71, 0x7fff, 0x8000, 0x8001, 0xfffe, typeEscape}
+	for round := range 2000 {
+		ch := make([]uint16, rng.IntN(40))
+		for i := range ch {
+			ch[i] = pool[rng.IntN(len(pool))]
+		}
+		act := new([typeEscape + 1]uint8)
+		for range rng.IntN(4) {
+			act[pool[rng.IntN(len(pool))]] = uint8(1 + rng.IntN(3))
+		}
+		few := fewActions(act)
+		if c := countActions(act); c <= maxFew && len(few) != c || c > maxFew && few != nil {
+			t.Fatalf("fewActions: %d codes for %d with an action", len(few), c)
+		}
+		for j := range len(ch) + 1 {
+			want := j
+			for want < len(ch) && act[ch[want]] == actNone {
+				want++
+			}
+			if got := nextAction(ch, j, act, nil); got != want {
+				t.Fatalf("round %d: by table from %d: %d, want %d", round, j, got, want)
+			}
+			if got := nextAction(ch, j, act, few); got != want {
+				t.Fatalf("round %d: by lanes (%d codes) from %d: %d, want %d", round, len(few), j, got, want)
+			}
+		}
+	}
+}
+
+func countActions(act *[typeEscape + 1]uint8) int {
+	n := 0
+	for _, a := range act {
+		if a != actNone {
+			n++
+		}
+	}
+	return n
+}
