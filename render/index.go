@@ -28,8 +28,10 @@
 // Everything else an event carries (sequence number, CPU, stack, labels,
 // payload location) goes once to a temporary spill file as delta-encoded
 // runs per track, about 10 bytes per event on disk, read back when
-// details, a hit's header or a field search need it (spill.go); the
-// payload stays in the trace file and the trace.Reader decodes it.
+// details, a hit's header or a field search need it (spill.go; mapped
+// read-only once complete, so that a search reads runs in place and
+// Close waits for the reads in progress); the payload stays in the
+// trace file and the trace.Reader decodes it.
 //
 // A viewport query snaps its bucket width to a power of two nanoseconds,
 // at least the ns per pixel (so at most Width+1 buckets), and its start to

@@ -16,12 +16,14 @@ import (
 // A forward query whose conditions need spilled records (a field
 // predicate, free text) decides a track's candidates a spill run at a
 // time (query.decideRun) rather than one candidate at a time: one pass
-// over the run's type codes, reading the run once, stepping over the
-// records of types that cannot match many at a time (skipRecords) and
-// decoding only the records of types that can, so a field predicate on
-// one type costs a scan of the type column plus that type's records.
-// The cursor then hands out the run's hits; the merge of the tracks in
-// time order sees hits, not candidates.
+// over the run's type codes (four at a time, nextAction), the run's
+// records read in place in the mapped spill file, each record wanted
+// reached from its block (the run's block table, spill.go) by stepping
+// over at most 15 others (skipRecords), and only the records of types
+// that can match decoded, so a field predicate on one type costs a scan
+// of the type column plus that type's records and the bytes around
+// them. The cursor then hands out the run's hits; the merge of the
+// tracks in time order sees hits, not candidates.
 
 // What decideRun does with the record of a type code.
 const (

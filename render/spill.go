@@ -18,7 +18,9 @@ import (
 // The spill file holds what the index does not keep resident: the part of
 // every trace.Event beyond its time. Records are grouped per track in runs
 // of up to runRecords events; a run is found by binary search over its
-// track's runs, read with one ReadAt and decoded from its start.
+// track's runs and decoded from its start (or from a block, below), in
+// place in the mapped file once Build has written it, else read with one
+// ReadAt.
 //
 // A record is eight zigzag varints, each the difference from the same
 // field of the record it is based on: Type, Seq, Capture, CPU, Stack,
