@@ -288,6 +288,24 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 	return end, nil
 }
 
+// jobEvents is about how many events of a track one job decides: runs
+// are decided until they pass it, so that a rare type's search (few
+// hits per run) hands fewer jobs between goroutines.
+const jobEvents = 4 * runRecords
+
+// decideRuns is decideRun over the runs from lo until jobEvents events
+// are decided, the track ends or deciding stops.
+func (d *decider) decideRuns(t *track, tid trace.TrackID, lo int, out *found) (next int, err error) {
+	n := t.times.len()
+	next = lo
+	for next < n && next-lo < jobEvents {
+		if next, err = d.decideRun(t, tid, next, out); err != nil {
+			return next, err
+		}
+	}
+	return next, nil
+}
+
 // records returns the bytes of run r: in place in the spill's mapping,
 // holding its reader (held), or read into d.buf.
 func (d *decider) records(r run) (data []byte, held bool, err error) {
@@ -369,7 +387,7 @@ func (q *query) startHelpers(ctx context.Context, n int) (*helpers, error) {
 						continue
 					}
 					if j.err = ctx.Err(); j.err == nil {
-						j.end, j.err = d.decideRun(j.t, j.track, j.lo, &j.out)
+						j.end, j.err = d.decideRuns(j.t, j.track, j.lo, &j.out)
 					}
 					j.done.Done()
 				case <-h.quit:
@@ -411,7 +429,7 @@ func (c *cursor) decide() {
 	}
 	if mine {
 		b.cut(0)
-		b.end, b.err = c.q.own.decideRun(c.t, c.track, c.i, &b.found)
+		b.end, b.err = c.q.own.decideRuns(c.t, c.track, c.i, &b.found)
 	}
 	b.k = 0
 	if c.help == nil || b.err != nil || b.end >= c.t.times.len() {
