@@ -28,8 +28,10 @@
 // Everything else an event carries (sequence number, CPU, stack, labels,
 // payload location) goes once to a temporary spill file as delta-encoded
 // runs per track, about 10 bytes per event on disk, read back when
-// details, a hit's header or a field search need it (spill.go); the
-// payload stays in the trace file and the trace.Reader decodes it.
+// details, a hit's header or a field search need it (spill.go; mapped
+// read-only once complete, so that a search reads runs in place and
+// Close waits for the reads in progress); the payload stays in the
+// trace file and the trace.Reader decodes it.
 //
 // A viewport query snaps its bucket width to a power of two nanoseconds,
 // at least the ns per pixel (so at most Width+1 buckets), and its start to
@@ -595,8 +597,15 @@ func (t *track) clip() {
 	}
 }
 
-// Close releases the spill file. The Index must not be used afterwards,
-// nor its snapshots (see [Live]); Close on a snapshot does nothing.
+// ErrClosed is returned by what reads an Index's spilled records (a
+// field search, details) once Close has begun.
+var ErrClosed = errors.New("render: the index is closed")
+
+// Close releases the spill file. It waits for the reads of spilled
+// records in progress (a search reads a run at a time); those that would
+// start afterwards fail with [ErrClosed]. The Index should not be used
+// afterwards, nor its snapshots (see [Live]); Close on a snapshot does
+// nothing.
 func (x *Index) Close() error {
 	if x.growing {
 		return nil

@@ -328,12 +328,14 @@ func assemble(data []byte, h *fileHeader) (*Index, error) {
 		return nil, d.err
 	}
 	body := data[:h.bodyEnd]
-	x.spill = &spill{mapped: data[h.spillOff : h.spillOff+h.spillLn]}
+	records := data[h.spillOff : h.spillOff+h.spillLn]
+	x.spill = &spill{}
+	x.spill.mem.Store(&records)
 	ntracks := d.count(8)
 	var total int64
 	for range ntracks {
 		id := trace.TrackID(d.int(-1, int64(len(x.meta.Tracks))-1))
-		t, err := decodeTrack(d, body, int64(len(x.spill.mapped)))
+		t, err := decodeTrack(d, body, int64(len(records)))
 		if err != nil {
 			return nil, err
 		}

@@ -169,7 +169,7 @@ func CompileRegexp(s string) (*regexp.Regexp, error) {
 
 // match reports whether v satisfies the comparison, as [Predicate.Match]
 // decides it.
-func (c *cpred) match(v trace.Value) bool {
+func (c *cpred) match(v *trace.Value) bool {
 	switch c.op {
 	case OpContains:
 		if v.Kind() == trace.KindString {
@@ -212,7 +212,7 @@ func opHolds(op Op, c int) bool {
 }
 
 // compareNumber is compareNumber with the value's text parsed already.
-func (c *cpred) compareNumber(v trace.Value) (int, bool) {
+func (c *cpred) compareNumber(v *trace.Value) (int, bool) {
 	switch v.Kind() {
 	case trace.KindInt:
 		if c.iok {
@@ -502,7 +502,7 @@ func (pl *plan) resolve(n cond) cond {
 			if et == nil {
 				return falseCond // an unknown type has no header to compare
 			}
-			if n.p.match(k.typeValue(et)) {
+			if v := k.typeValue(et); n.p.match(&v) {
 				return trueCond
 			}
 			return falseCond
@@ -665,10 +665,17 @@ func (st *evalState) eval(n *cond) bool {
 		return n.tracks[st.e.Track]
 	case nHeader:
 		v, ok := st.header(n.key)
-		return ok && n.p.match(v)
+		return ok && n.p.match(&v)
 	case nField:
+		if n.slot >= 0 && n.path == nil { // compared in place, not copied
+			if !st.decodeSlots() {
+				return false
+			}
+			v := &st.m.vals[n.slot]
+			return v.Kind() != trace.KindBad && n.p.match(v)
+		}
 		v, ok := st.field(n)
-		return ok && n.p.match(v)
+		return ok && n.p.match(&v)
 	case nText:
 		return st.freeText(n.text)
 	}
@@ -735,21 +742,29 @@ func (st *evalState) details() bool {
 	return true
 }
 
+// decodeSlots decodes the fields the plan names into the matcher's
+// vals, once.
+func (st *evalState) decodeSlots() bool {
+	if !st.valsDone {
+		m := st.m
+		st.valsDone = true
+		m.decodes++
+		m.vals = append(m.vals[:0], make([]trace.Value, len(st.pl.slots))...)
+		if err := m.fd.DecodeFields(*st.e, st.pl.slots, m.vals); err != nil {
+			st.failed = true
+		}
+	}
+	return !st.failed
+}
+
 // field returns the value a nField names.
 func (st *evalState) field(n *cond) (trace.Value, bool) {
 	var v trace.Value
 	if n.slot >= 0 {
-		m := st.m
-		if !st.valsDone {
-			st.valsDone = true
-			m.decodes++
-			m.vals = append(m.vals[:0], make([]trace.Value, len(st.pl.slots))...)
-			if err := m.fd.DecodeFields(*st.e, st.pl.slots, m.vals); err != nil {
-				st.failed = true
-				return v, false
-			}
+		if !st.decodeSlots() {
+			return v, false
 		}
-		v = m.vals[n.slot]
+		v = st.m.vals[n.slot]
 		if v.Kind() == trace.KindBad {
 			return v, false
 		}

@@ -9,6 +9,9 @@ import (
 	"os"
 )
 
+// mapsFiles says mapFile maps (rather than reads) files.
+const mapsFiles = false
+
 // mapFile reads the first size bytes of f into memory where the system
 // has no mmap: the index then costs its full size in memory.
 func mapFile(f *os.File, size int64) (data []byte, unmap func() error, err error) {

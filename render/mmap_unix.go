@@ -9,6 +9,9 @@ import (
 	"syscall"
 )
 
+// mapsFiles says mapFile maps (rather than reads) files.
+const mapsFiles = true
+
 // mapFile maps the first size bytes of f read-only. The mapping stays
 // valid after f is closed, and after the file is renamed over or
 // removed (the viewer never truncates an index file in place).

@@ -68,7 +68,7 @@ const (
 	fileVersion = 1
 	// fileLayout records the constants the arrays' meaning depends on;
 	// a file written with other values is rebuilt.
-	fileLayout = chunkBits | minLevel<<8 | nSlots<<16
+	fileLayout = chunkBits | minLevel<<8 | nSlots<<16 | spillBlock<<24
 	// sectionMax is the most bytes of one checksummed section.
 	sectionMax  = 32 << 20
 	preambleLen = 16

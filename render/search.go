@@ -302,10 +302,12 @@ type query struct {
 	// record to be decided; spill is whether any does (decideRun).
 	need  []bool
 	spill bool
-	act   []uint8 // decideRun's action by type code (actNone...)
+	act   *[typeEscape + 1]uint8 // decideRun's action by type code (actNone...)
+	few   []uint64               // the codes with an action, when few (fewActions)
 	// own decides runs on the query's goroutine, with m.
 	own decider
 	f   Filter
+	r   trace.Reader // what m reads (the helpers' matchers read it too)
 }
 
 // newQuery compiles f; it returns nil when no event can match.
@@ -318,7 +320,7 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &query{x: x, m: m, budget: f.Budget, f: f}
+	q := &query{x: x, m: m, budget: f.Budget, f: f, r: r}
 	q.own = decider{q: q, m: m}
 	q.tf.admit = m.TypeCan
 	q.tf.mask = make([]bool, typeEscape+1)
@@ -354,7 +356,7 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 	}
 	q.spill = slices.Contains(q.need, true)
 	if q.spill {
-		q.act = make([]uint8, typeEscape+1)
+		q.act = new([typeEscape + 1]uint8)
 		var slots [nSlots]bool // the slots of the types whose record is needed
 		for c, need := range q.need {
 			if need {
@@ -371,6 +373,7 @@ func (x *Index) newQuery(f Filter) (*query, error) {
 				q.act[c] = actBreak
 			}
 		}
+		q.few = fewActions(q.act)
 	}
 	return q, nil
 }

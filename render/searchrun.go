@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"viewer/trace"
 )
@@ -14,12 +16,14 @@ import (
 // A forward query whose conditions need spilled records (a field
 // predicate, free text) decides a track's candidates a spill run at a
 // time (query.decideRun) rather than one candidate at a time: one pass
-// over the run's type codes, reading the run once, stepping over the
-// records of types that cannot match many at a time (skipRecords) and
-// decoding only the records of types that can, so a field predicate on
-// one type costs a scan of the type column plus that type's records.
-// The cursor then hands out the run's hits; the merge of the tracks in
-// time order sees hits, not candidates.
+// over the run's type codes (four at a time, nextAction), the run's
+// records read in place in the mapped spill file, each record wanted
+// reached from its block (the run's block table, spill.go) by stepping
+// over at most 15 others (skipRecords), and only the records of types
+// that can match decoded, so a field predicate on one type costs a scan
+// of the type column plus that type's records and the bytes around
+// them. The cursor then hands out the run's hits; the merge of the
+// tracks in time order sees hits, not candidates.
 
 // What decideRun does with the record of a type code.
 const (
@@ -86,9 +90,67 @@ func skipRecords(b []byte, i, n int) int {
 // decider decides runs for a query on one goroutine: the query's own,
 // or a helper's (a Matcher is not safe for concurrent use).
 type decider struct {
-	q   *query
-	m   *Matcher
-	buf []byte // a run's records
+	q     *query
+	m     *Matcher
+	buf   []byte      // a run's records, when they are read with pread
+	slots slotRecords // the run's records decoded last, per slot
+}
+
+// nextAction returns the first index from j of a code in ch whose action
+// is not actNone, or len(ch): a scan of the type column that looks four
+// codes at a time, as most codes of a selective query have nothing to do.
+// When few codes have an action (few holds each repeated in four 16-bit
+// lanes, see fewActions), four codes are compared with each at once, as
+// the lanes of a uint64: a lane equal to the code is a zero lane of
+// their exclusive or.
+func nextAction(ch []uint16, j int, act *[typeEscape + 1]uint8, few []uint64) int {
+	if len(few) > 0 && j+4 <= len(ch) {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&ch[0])), 2*len(ch))
+		for ; j+4 <= len(ch); j += 4 {
+			v := binary.NativeEndian.Uint64(b[2*j:])
+			var z uint64
+			for _, w := range few {
+				x := v ^ w
+				z |= (x - lanes) &^ x // a lane's top bit: that lane of x may be zero (it is, in the lowest such lane)
+			}
+			if z&(lanes<<15) != 0 {
+				break
+			}
+		}
+	} else {
+		for ; j+4 <= len(ch); j += 4 {
+			c := ch[j : j+4 : j+4]
+			if act[c[0]]|act[c[1]]|act[c[2]]|act[c[3]] != 0 {
+				break
+			}
+		}
+	}
+	for ; j < len(ch) && act[ch[j]] == actNone; j++ {
+	}
+	return j
+}
+
+// lanes is 1 in each 16-bit lane of a uint64.
+const lanes = 0x0001_0001_0001_0001
+
+// maxFew is the most codes with an action for which nextAction compares
+// codes (more cost more than looking their actions up).
+const maxFew = 2
+
+// fewActions returns the codes whose action is not actNone, each
+// repeated in the four lanes of a uint64, when there are at most maxFew
+// of them; else nil.
+func fewActions(act *[typeEscape + 1]uint8) []uint64 {
+	var few []uint64
+	for c, a := range act {
+		if a != actNone {
+			if len(few) == maxFew {
+				return nil
+			}
+			few = append(few, uint64(c)*lanes)
+		}
+	}
+	return few
 }
 
 // reserve takes up to n events of the query's budget (all n when it has
@@ -131,19 +193,35 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 	// what the run did not read is given back.
 	allow := q.reserve(end - max(lo, first))
 	used := 0
-	defer func() { q.reads.Add(int64(used - allow)) }()
 	var (
-		data []byte
-		pos  int // the byte offset of record at
-		at   int
-		sl   slotRecords
+		data  []byte // the run's records (its block table cut off)
+		table []byte // the run's block table
+		held  bool   // data is in the spill's mapping, whose reader it holds
+		pos   int    // the byte offset of record at
+		at    int
 	)
+	sl := &d.slots
+	sl.set = 0 // (base looks at no slot whose bit is clear)
+	defer func() {
+		q.reads.Add(int64(used - allow))
+		if held {
+			q.x.spill.readers.leave()
+		}
+	}()
 	act := q.act
 	for i := first; i < end; {
 		ch := t.types.chunk(i >> chunkBits)[i&chunkMask:]
 		ch = ch[:min(len(ch), end-i)]
+		tms := t.times.chunk(i >> chunkBits)[i&chunkMask:] // the columns' chunks are alike
+		if len(tms) < len(ch) {
+			out.cut(n0)
+			return lo, fmt.Errorf("render: internal error: track %d has %d times for %d types", tid, len(tms), len(ch))
+		}
 		for j := 0; j < len(ch); j++ {
-			code := ch[j]
+			if j = nextAction(ch, j, act, q.few); j == len(ch) {
+				break
+			}
+			code, tm := ch[j], tms[j] // (the time's load overlaps the decoding below)
 			switch act[code] {
 			case actNone:
 				continue
@@ -155,7 +233,7 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 				continue
 			case actHeader: // decided by its time, track and type
 				if i+j >= lo {
-					e := trace.Event{Time: t.times.at(i + j), Track: tid, Type: trace.TypeID(code)}
+					e := trace.Event{Time: tm, Track: tid, Type: trace.TypeID(code)}
 					if d.m.Match(&e) {
 						out.add(i+j, e.Time)
 					}
@@ -171,14 +249,23 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 				used++
 			}
 			if data == nil {
-				if cap(d.buf) < int(r.size) {
-					d.buf = make([]byte, r.size)
-				}
-				data = d.buf[:r.size]
-				if _, err := q.x.spill.f.ReadAt(data, r.off); err != nil {
+				if data, held, err = d.records(r); err != nil {
 					out.cut(n0)
 					return lo, fmt.Errorf("render: reading the index spill file: %w", err)
 				}
+				var rend int
+				if table, rend, err = blockTable(data, end-first); err != nil {
+					out.cut(n0)
+					return lo, err
+				}
+				data = data[:rend]
+			}
+			if b := (x - first) / spillBlock; b > at/spillBlock { // start from its block
+				if pos, err = blockStart(table, b, len(data)); err != nil {
+					out.cut(n0)
+					return lo, err
+				}
+				at = b * spillBlock
 			}
 			pos = skipRecords(data, pos, x-first-at)
 			e := sl.base(code)
@@ -191,7 +278,7 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 			if x < lo || code == typeEscape && !q.tf.admit(e.Type) {
 				continue
 			}
-			e.Time, e.Track = t.times.at(x), tid
+			e.Time, e.Track = tm, tid
 			if d.m.Match(&e) {
 				out.add(x, e.Time)
 			}
@@ -199,6 +286,49 @@ func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (ne
 		i += len(ch)
 	}
 	return end, nil
+}
+
+// jobEvents is about how many events of a track one job decides: runs
+// are decided until they pass it, so that a rare type's search (few
+// hits per run) hands fewer jobs between goroutines.
+const jobEvents = 4 * runRecords
+
+// decideRuns is decideRun over the runs from lo until jobEvents events
+// are decided, the track ends or deciding stops.
+func (d *decider) decideRuns(t *track, tid trace.TrackID, lo int, out *found) (next int, err error) {
+	n := t.times.len()
+	next = lo
+	for next < n && next-lo < jobEvents {
+		if next, err = d.decideRun(t, tid, next, out); err != nil {
+			return next, err
+		}
+	}
+	return next, nil
+}
+
+// records returns the bytes of run r: in place in the spill's mapping,
+// holding its reader (held), or read into d.buf.
+func (d *decider) records(r run) (data []byte, held bool, err error) {
+	s := d.q.x.spill
+	m, err := s.view()
+	if err != nil {
+		return nil, false, err
+	}
+	if m != nil {
+		if data, err = runBytes(m, r); err != nil {
+			s.readers.leave()
+			return nil, false, err
+		}
+		return data, true, nil
+	}
+	if cap(d.buf) < int(r.size) {
+		d.buf = make([]byte, r.size)
+	}
+	data = d.buf[:r.size]
+	if _, err := s.f.ReadAt(data, r.off); err != nil {
+		return nil, false, err
+	}
+	return data, false, nil
 }
 
 // helpers are the goroutines that decide the cursors' next runs while
@@ -217,7 +347,7 @@ type runJob struct {
 	track trace.TrackID
 	lo    int
 	taken atomic.Bool
-	done  chan struct{} // closed when a helper has decided it
+	done  sync.WaitGroup // done when a helper has decided it (no channel to allocate per run)
 	out   found
 	end   int
 	err   error
@@ -239,7 +369,7 @@ func (q *query) startHelpers(ctx context.Context, n int) (*helpers, error) {
 	}
 	h := &helpers{jobs: make(chan *runJob, min(n, maxQueued)+1), quit: make(chan struct{})}
 	for range k {
-		m, err := NewMatcher(q.f, q.x.r)
+		m, err := NewMatcher(q.f, q.r)
 		if err != nil {
 			return nil, err
 		}
@@ -257,9 +387,9 @@ func (q *query) startHelpers(ctx context.Context, n int) (*helpers, error) {
 						continue
 					}
 					if j.err = ctx.Err(); j.err == nil {
-						j.end, j.err = d.decideRun(j.t, j.track, j.lo, &j.out)
+						j.end, j.err = d.decideRuns(j.t, j.track, j.lo, &j.out)
 					}
-					close(j.done)
+					j.done.Done()
 				case <-h.quit:
 					return
 				}
@@ -287,7 +417,7 @@ func (c *cursor) decide() {
 	mine := true
 	if j != nil {
 		if !j.taken.CompareAndSwap(false, true) { // a helper has it
-			<-j.done
+			j.done.Wait()
 			mine = j.lo != c.i
 		}
 		if mine {
@@ -299,14 +429,15 @@ func (c *cursor) decide() {
 	}
 	if mine {
 		b.cut(0)
-		b.end, b.err = c.q.own.decideRun(c.t, c.track, c.i, &b.found)
+		b.end, b.err = c.q.own.decideRuns(c.t, c.track, c.i, &b.found)
 	}
 	b.k = 0
 	if c.help == nil || b.err != nil || b.end >= c.t.times.len() {
 		return
 	}
 	spare.cut(0)
-	nj := &runJob{t: c.t, track: c.track, lo: b.end, done: make(chan struct{}), out: spare}
+	nj := &runJob{t: c.t, track: c.track, lo: b.end, out: spare}
+	nj.done.Add(1)
 	select {
 	case c.help.jobs <- nj:
 		c.ahead = nj

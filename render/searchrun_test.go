@@ -5,9 +5,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	"viewer/trace"
 	"viewer/trace/synth"
@@ -209,4 +213,293 @@ func TestSkipRecords(t *testing.T) {
 	if got := skipRecords(b[:5], 0, 1); got != 6 {
 		t.Fatalf("a short record: %d, want 6", got)
 	}
+}
+
+// TestDecideRunsOpened: an Index opened from its file (whose spill
+// records lie in the file's mapping, and whose reader comes with Attach)
+// finds the hits of field predicates the built Index finds, with helper
+// goroutines and without, and says ErrLoading before Attach.
+func TestDecideRunsOpened(t *testing.T) {
+	cfg := synth.Config{Events: 30_000, Tracks: 4, Types: 70, Seed: 13, MeanGap: 20}
+	x := build(t, cfg)
+	y, _ := writeAndOpen(t, x)
+	f := Filter{Expr: And(Expr{Kind: ExprName, Text: "Event3"}, Expr{Kind: ExprPred, Pred: Predicate{"value", OpLt, "300"}})}
+	hits := func(x *Index) ([]Position, error) {
+		var got []Position
+		for pos, err := range x.Hits(context.Background(), f, At(math.MinInt64), false) {
+			if err != nil {
+				return got, err
+			}
+			got = append(got, pos)
+		}
+		return got, nil
+	}
+	if _, err := hits(y); !errors.Is(err, ErrLoading) {
+		t.Fatalf("before Attach: %v, want ErrLoading", err)
+	}
+	if err := y.Attach(context.Background(), synth.New(cfg), Options{SpillDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := hits(x)
+	if err != nil || len(want) < 100 {
+		t.Fatalf("built index: %d hits, %v", len(want), err)
+	}
+	for _, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		got, err := hits(y)
+		runtime.GOMAXPROCS(prev)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("GOMAXPROCS %d: %d hits (%v), want %d", procs, len(got), err, len(want))
+		}
+	}
+}
+
+// TestCloseDuringSearch: Close while field searches run (a spill run at
+// a time, in place in the mapped spill file, on helper goroutines) waits
+// for the runs being read and fails the reads after it with ErrClosed:
+// each search ends, with every hit or with a prefix of them and that
+// error, and nothing reads the unmapped records (which would crash).
+// Details after Close says ErrClosed too.
+func TestCloseDuringSearch(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	ctx := context.Background()
+	cfg := synth.Config{Events: 100_000, Tracks: 6, Seed: 14, MeanGap: 20}
+	f := Filter{Where: []Predicate{{"value", OpLt, "500"}}}
+	hits := func(x *Index, seen chan<- int) ([]Position, error) {
+		var got []Position
+		for pos, err := range x.Hits(ctx, f, At(math.MinInt64), false) {
+			if err != nil {
+				return got, err
+			}
+			got = append(got, pos)
+			if seen != nil && len(got)%200 == 0 {
+				select {
+				case seen <- len(got):
+				default:
+				}
+			}
+		}
+		return got, nil
+	}
+	closed := 0
+	for round := range 5 {
+		x, err := Build(ctx, synth.New(cfg), Options{SpillDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := hits(x, nil)
+		if err != nil || len(want) < 10_000 {
+			t.Fatalf("%d hits, %v", len(want), err)
+		}
+		seen := make(chan int, 1)
+		type result struct {
+			got []Position
+			err error
+		}
+		res := make([]result, 3)
+		var wg sync.WaitGroup
+		for g := range res {
+			wg.Go(func() {
+				var s chan<- int
+				if g == 0 {
+					s = seen
+				}
+				res[g].got, res[g].err = hits(x, s)
+			})
+		}
+		for n := range seen { // close after a few hundred hits, later each round
+			if n >= 200*(round+1) {
+				break
+			}
+		}
+		if err := x.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		for g, r := range res {
+			switch {
+			case r.err == nil && slices.Equal(r.got, want):
+			case errors.Is(r.err, ErrClosed) && len(r.got) < len(want) && slices.Equal(r.got, want[:len(r.got)]):
+				closed++
+			default:
+				t.Fatalf("round %d search %d: %d hits of %d, %v", round, g, len(r.got), len(want), r.err)
+			}
+		}
+		if _, err := x.Details(want[0].ID, nil); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Details after Close: %v, want ErrClosed", err)
+		}
+	}
+	if closed == 0 {
+		t.Fatal("no search was cut by Close: the test tests nothing")
+	}
+}
+
+// TestDecideRunsRandom: on random traces (few or many types, so that
+// types share slots or escape the type column; tracks of one run or of
+// many, whose last runs are short), a forward search by a field
+// predicate on a random set of types, from a random position, finds
+// what a brute-force filter of the events finds, in order: decideRun's
+// jumps through the block tables land on the records they want.
+func TestDecideRunsRandom(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(16, 6))
+	ctx := context.Background()
+	for round := range 12 {
+		cfg := synth.Config{
+			Events:  int64(1 + rng.IntN(40_000)),
+			Tracks:  1 + rng.IntN(12),
+			Types:   []int{1, 3, 40, 200, 70_000}[rng.IntN(5)],
+			Seed:    rng.Uint64(),
+			MeanGap: time.Duration(1 + rng.IntN(30)),
+		}
+		evs := events(t, cfg)
+		x := build(t, cfg)
+		pos := make([]Position, len(evs))
+		idx := map[trace.TrackID]int32{}
+		for i, e := range evs {
+			pos[i] = Position{e.Time, EventID{e.Track, idx[e.Track]}}
+			idx[e.Track]++
+		}
+		order := make([]int, len(evs))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int {
+			return cmp.Or(cmp.Compare(pos[a].Time, pos[b].Time), cmp.Compare(pos[a].ID.Track, pos[b].ID.Track), cmp.Compare(pos[a].ID.Index, pos[b].ID.Index))
+		})
+		for range 4 {
+			want := map[trace.TypeID]bool{}
+			var types []trace.TypeID
+			for range 1 + rng.IntN(3) {
+				ty := trace.TypeID(rng.IntN(cfg.Types))
+				if rng.IntN(3) == 0 { // a type of the trace
+					ty = evs[rng.IntN(len(evs))].Type
+				}
+				want[ty] = true
+				types = append(types, ty)
+			}
+			limit := rng.IntN(1000)
+			f := Filter{Types: types, Where: []Predicate{{"value", OpLt, strconv.Itoa(limit)}}}
+			from := At(math.MinInt64)
+			if rng.IntN(2) == 0 {
+				from = pos[order[rng.IntN(len(order))]]
+			}
+			var brute []Position
+			for _, i := range order {
+				e := evs[i]
+				if want[e.Type] && synth.Value(e) < int64(limit) && from.less(pos[i]) {
+					brute = append(brute, pos[i])
+				}
+			}
+			var got []Position
+			for p, err := range x.Hits(ctx, f, from, false) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, p)
+			}
+			if !slices.Equal(got, brute) {
+				t.Fatalf("round %d %+v, types %v, value < %d from %+v: %d hits, brute force %d (first difference at %d)",
+					round, cfg, types, limit, from, len(got), len(brute), firstDiff(got, brute))
+			}
+		}
+	}
+}
+
+// TestBlockTable checks the block table of every spill run the writer
+// wrote against the records' offsets found by stepping over them, and
+// blockTable and blockStart on tables that do not fit their run.
+func TestBlockTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 7))
+	for range 6 {
+		cfg := randomConfig(rng)
+		cfg.Events = int64(rng.IntN(30_000))
+		x := build(t, cfg)
+		for _, tid := range x.Tracks() {
+			st := &x.track(tid).spill
+			for k, r := range st.runs {
+				n := st.n - r.first
+				if k+1 < len(st.runs) {
+					n = st.runs[k+1].first - r.first
+				}
+				b := make([]byte, r.size)
+				if err := x.spill.readAt(b, r.off); err != nil {
+					t.Fatal(err)
+				}
+				table, end, err := blockTable(b, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pos := 0
+				for i := range n {
+					if i > 0 && i%spillBlock == 0 {
+						if got, err := blockStart(table, i/spillBlock, end); got != pos || err != nil {
+							t.Fatalf("track %d run %d: record %d at %d (%v), stepping says %d", tid, k, i, got, err, pos)
+						}
+					}
+					pos = skipRecord(b[:end], pos)
+				}
+				if pos != end {
+					t.Fatalf("track %d run %d: %d records end at %d, the table starts at %d", tid, k, n, pos, end)
+				}
+			}
+		}
+	}
+	if _, _, err := blockTable(make([]byte, 5), 100); err == nil {
+		t.Error("a table longer than its run: no error")
+	}
+	if _, _, err := blockTable(nil, 0); err == nil {
+		t.Error("a run of no records: no error")
+	}
+	table := []byte{0xff, 0xff}
+	if _, err := blockStart(table, 1, 100); err == nil {
+		t.Error("an offset past the records: no error")
+	}
+	if _, err := blockStart(table, 2, 1<<16); err == nil {
+		t.Error("a block past the table: no error")
+	}
+}
+
+// TestNextAction checks nextAction, by table and by comparing lanes,
+// against a plain scan, on random codes (some with the top bit set,
+// some typeEscape) and random sets of codes with an action.
+func TestNextAction(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 8))
+	pool := []uint16{0, 1, 2, 7, 64, 71, 0x7fff, 0x8000, 0x8001, 0xfffe, typeEscape}
+	for round := range 2000 {
+		ch := make([]uint16, rng.IntN(40))
+		for i := range ch {
+			ch[i] = pool[rng.IntN(len(pool))]
+		}
+		act := new([typeEscape + 1]uint8)
+		for range rng.IntN(4) {
+			act[pool[rng.IntN(len(pool))]] = uint8(1 + rng.IntN(3))
+		}
+		few := fewActions(act)
+		if c := countActions(act); c <= maxFew && len(few) != c || c > maxFew && few != nil {
+			t.Fatalf("fewActions: %d codes for %d with an action", len(few), c)
+		}
+		for j := range len(ch) + 1 {
+			want := j
+			for want < len(ch) && act[ch[want]] == actNone {
+				want++
+			}
+			if got := nextAction(ch, j, act, nil); got != want {
+				t.Fatalf("round %d: by table from %d: %d, want %d", round, j, got, want)
+			}
+			if got := nextAction(ch, j, act, few); got != want {
+				t.Fatalf("round %d: by lanes (%d codes) from %d: %d, want %d", round, len(few), j, got, want)
+			}
+		}
+	}
+}
+
+func countActions(act *[typeEscape + 1]uint8) int {
+	n := 0
+	for _, a := range act {
+		if a != actNone {
+			n++
+		}
+	}
+	return n
 }

@@ -2,12 +2,15 @@ package render
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"viewer/trace"
 )
@@ -15,7 +18,9 @@ import (
 // The spill file holds what the index does not keep resident: the part of
 // every trace.Event beyond its time. Records are grouped per track in runs
 // of up to runRecords events; a run is found by binary search over its
-// track's runs, read with one ReadAt and decoded from its start.
+// track's runs and decoded from its start (or from a block, below), in
+// place in the mapped file once Build has written it, else read with one
+// ReadAt.
 //
 // A record is eight zigzag varints, each the difference from the same
 // field of the record it is based on: Type, Seq, Capture, CPU, Stack,
@@ -33,9 +38,51 @@ import (
 // slot and steps over the others by their varint terminators, without
 // summing their deltas (runReader): a field search of one type costs
 // what that type's records do, not the whole run's.
+//
+// A run ends with its block table: the byte offsets (uint16, from the
+// run's start) of its records spillBlock, 2·spillBlock, …, so that a
+// reader that wants a record far ahead starts from its block rather than
+// stepping over every record before it (decideRun). A search of a rare
+// type then touches the bytes around its records, not the whole run.
 
 // maxRecordSize bounds the encoding of one record.
 const maxRecordSize = 8 * binary.MaxVarintLen64
+
+// spillBlock is how many records one entry of a run's block table
+// stands for: a reader steps over at most spillBlock-1 records to reach
+// one, and the table costs 2/spillBlock bytes per record.
+const spillBlock = 16
+
+// A block table's offsets are uint16: a run's records fit in runBuffer
+// bytes (this fails to compile when they would not fit).
+const _ = uint16(runBuffer - 1)
+
+// blockTableSize returns the bytes of the block table of a run of n
+// records.
+func blockTableSize(n int) int { return 2 * ((n - 1) / spillBlock) }
+
+// blockTable returns the block table of the run b of n records, and
+// where its records end.
+func blockTable(b []byte, n int) (table []byte, end int, err error) {
+	end = len(b) - blockTableSize(n)
+	if n < 1 || end < 0 {
+		return nil, 0, fmt.Errorf("render: internal error: a spill run of %d bytes cannot hold %d records", len(b), n)
+	}
+	return b[end:], end, nil
+}
+
+// blockStart returns the byte offset of record k·spillBlock (k ≥ 1) of a
+// run from its block table, checked against end, where its records end.
+func blockStart(table []byte, k, end int) (int, error) {
+	if k < 1 || 2*k > len(table) {
+		return 0, fmt.Errorf("render: internal error: block %d of a spill run of %d blocks", k, len(table)/2+1)
+	}
+	off := int(binary.LittleEndian.Uint16(table[2*(k-1):]))
+	if off > end {
+		return 0, fmt.Errorf("render: internal error: damaged block table in the spill file")
+	}
+	return off, nil
+}
 
 const (
 	// runRecords is how many records a track buffers before writing them
@@ -161,10 +208,16 @@ type run struct {
 // spillTrack is one track's part of the spill file.
 type spillTrack struct {
 	runs []run
-	buf  []byte       // records not yet written
-	k    int          // records in buf
-	w    *slotRecords // the writer's bases (nil once the file is complete)
-	n    int          // records written
+	buf  []byte     // records not yet written
+	k    int        // records in buf
+	w    *runWriter // the writer's state (nil once the file is complete)
+	n    int        // records written
+}
+
+// runWriter is what the writer keeps of the run a track is filling.
+type runWriter struct {
+	slots  slotRecords                     // the bases of its records
+	blocks [runRecords / spillBlock]uint16 // its block table, as far as it goes
 }
 
 // nSlots is the number of type slots of a run (see the file comment).
@@ -203,13 +256,23 @@ func typeCode(t trace.TypeID) uint16 {
 
 // spill is the temporary file of event records. Full runs are handed to
 // a writer goroutine, so the file system's copy overlaps reading the
-// trace.
+// trace. Once the file is complete it is mapped read-only where the
+// system allows (finish), so that a search reads a run's records in
+// place, touching only the bytes it decodes, with no read call and no
+// copy; snapshots read the growing file with pread.
 type spill struct {
 	f *os.File
-	// mapped is the records of an Index opened from a file (mapped.go),
-	// in place of f; checked is closed once their checksums are
-	// checked, checkErr (set before) says whether they are damaged.
-	mapped   []byte
+	// mem is the records in memory, nil while they are read with pread:
+	// an Index opened from a file has them in its file's mapping
+	// (mapped.go), in place of f; a built Index maps its complete spill
+	// file (unmap undoes that). A read of mem holds a reader (readers),
+	// so that close unmaps only once the reads in progress are done and
+	// reads after close fail. checked is closed once an opened Index's
+	// records are checked, checkErr (set before) says whether they are
+	// damaged.
+	mem      atomic.Pointer[[]byte]
+	unmap    func() error
+	readers  readers
 	checked  chan struct{}
 	checkErr error
 	off      int64 // bytes written or queued
@@ -222,6 +285,54 @@ type spill struct {
 	wmu     sync.Mutex
 	wcond   sync.Cond
 	written int64
+}
+
+// readers counts the reads of a mapping in progress, so that the
+// mapping's owner can wait for them before unmapping it (close) and
+// reads that would start after are refused. Its zero value is ready.
+type readers struct {
+	n      atomic.Int64 // reads in progress, plus closing once closed
+	mu     sync.Mutex
+	cond   sync.Cond // close waits on it (L is set by close)
+	closed bool
+}
+
+// closing is what close adds to readers.n: far below any count of reads.
+const closing = math.MinInt64 / 2
+
+// enter starts a read; it returns false, and starts none, once close
+// has begun.
+func (r *readers) enter() bool {
+	if r.n.Add(1) < 0 {
+		r.leave()
+		return false
+	}
+	return true
+}
+
+// leave ends a read that enter started.
+func (r *readers) leave() {
+	if r.n.Add(-1) == closing {
+		r.mu.Lock()
+		if r.cond.L != nil {
+			r.cond.Broadcast()
+		}
+		r.mu.Unlock()
+	}
+}
+
+// close refuses every later read and waits for those in progress to end.
+func (r *readers) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.closed, r.cond.L = true, &r.mu
+	r.n.Add(closing)
+	for r.n.Load() != closing {
+		r.cond.Wait()
+	}
 }
 
 // spillQueue is how many runs may wait for the writer.
@@ -266,7 +377,7 @@ func (s *spill) write(jobs <-chan []byte) {
 // add buffers e's record for track st; all reports whether the caller must
 // flush every track's buffer.
 func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
-	if len(st.buf)+maxRecordSize > cap(st.buf) {
+	if len(st.buf)+maxRecordSize+blockTableSize(st.k+1) > cap(st.buf) {
 		if cap(st.buf) == runBuffer {
 			s.flush(st) // leaves an empty full-size buffer
 		} else {
@@ -275,12 +386,15 @@ func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
 	}
 	n := len(st.buf)
 	if st.w == nil {
-		st.w = &slotRecords{}
+		st.w = &runWriter{}
+	}
+	if st.k > 0 && st.k%spillBlock == 0 {
+		st.w.blocks[st.k/spillBlock-1] = uint16(n) // n < runBuffer
 	}
 	code := typeCode(e.Type)
-	base := st.w.base(code)
+	base := st.w.slots.base(code)
 	st.buf = appendRecord(st.buf, &base, e)
-	st.w.put(code, e)
+	st.w.slots.put(code, e)
 	st.k++
 	s.buffered += len(st.buf) - n
 	if st.k == runRecords {
@@ -316,14 +430,15 @@ func (s *spill) flush(st *spillTrack) {
 	if st.k == 0 {
 		return
 	}
+	s.buffered -= len(st.buf)
+	for _, off := range st.w.blocks[:(st.k-1)/spillBlock] { // add kept room for them
+		st.buf = binary.LittleEndian.AppendUint16(st.buf, off)
+	}
 	st.runs = append(st.runs, run{first: st.n, off: s.off, size: int32(len(st.buf))})
 	st.n += st.k
 	st.k = 0
-	if st.w != nil {
-		st.w.set = 0
-	}
+	st.w.slots.set = 0
 	s.off += int64(len(st.buf))
-	s.buffered -= len(st.buf)
 	full := cap(st.buf) == runBuffer
 	s.jobs <- st.buf
 	st.buf = nil
@@ -333,14 +448,23 @@ func (s *spill) flush(st *spillTrack) {
 }
 
 // finish writes every buffer, waits for the writer and makes the file
-// readable.
+// readable: mapped, where the system can map files, else with pread.
 func (s *spill) finish(tracks []*spillTrack) error {
 	for _, st := range tracks {
 		s.flush(st)
 		st.buf, st.w = nil, nil
 		st.runs = slices.Clip(st.runs)
 	}
-	return s.stop()
+	if err := s.stop(); err != nil {
+		return err
+	}
+	if mapsFiles && s.off > 0 {
+		if b, unmap, err := mapFile(s.f, s.off); err == nil {
+			s.unmap = unmap
+			s.mem.Store(&b)
+		} // else the file is read with pread, as while it was written
+	}
+	return nil
 }
 
 // stop ends the writer goroutine and returns its error.
@@ -363,12 +487,47 @@ func (s *spill) waitWritten(n int64) {
 	s.wmu.Unlock()
 }
 
+// close waits for the reads of the mapped records in progress, refuses
+// later ones, and releases the mapping and the file. An opened Index's
+// mapping is its file's, which Index.Close unmaps after this.
 func (s *spill) close() error {
 	s.stop()
-	if s.f == nil {
-		return nil
+	s.readers.close()
+	var err error
+	if s.unmap != nil {
+		err = s.unmap()
+		s.unmap = nil
 	}
-	return s.f.Close()
+	if s.f != nil {
+		err = errors.Join(err, s.f.Close())
+	}
+	return err
+}
+
+// view returns the records in memory, holding a reader that the caller
+// must end with s.readers.leave once done with them; or nil, holding
+// nothing, when the records are read with pread. It fails with
+// ErrClosed once close has begun.
+func (s *spill) view() ([]byte, error) {
+	if err := s.verified(); err != nil {
+		return nil, err
+	}
+	p := s.mem.Load()
+	if p == nil {
+		return nil, nil
+	}
+	if !s.readers.enter() {
+		return nil, ErrClosed
+	}
+	return *p, nil
+}
+
+// runBytes returns the bytes of run r within the records m.
+func runBytes(m []byte, r run) ([]byte, error) {
+	if r.off < 0 || r.off > int64(len(m)) || int64(r.size) > int64(len(m))-r.off || r.size < 0 {
+		return nil, fmt.Errorf("render: internal error: spill run at %d+%d beyond %d bytes", r.off, r.size, len(m))
+	}
+	return m[r.off : r.off+int64(r.size)], nil
 }
 
 // verified waits until the mapped records are checked and returns the
@@ -384,24 +543,26 @@ func (s *spill) verified() error {
 // size returns the bytes of records the spill holds once complete.
 func (s *spill) size() int64 {
 	if s.f == nil {
-		return int64(len(s.mapped))
+		return int64(len(*s.mem.Load()))
 	}
 	return s.off
 }
 
 // readAt reads the records at off into dst.
 func (s *spill) readAt(dst []byte, off int64) error {
-	if s.f != nil {
+	m, err := s.view()
+	if err != nil {
+		return err
+	}
+	if m == nil {
 		_, err := s.f.ReadAt(dst, off)
 		return err
 	}
-	if err := s.verified(); err != nil {
-		return err
+	defer s.readers.leave()
+	if off < 0 || off > int64(len(m)) || int64(len(dst)) > int64(len(m))-off {
+		return fmt.Errorf("render: internal error: spill read at %d+%d beyond %d bytes", off, len(dst), len(m))
 	}
-	if off < 0 || off > int64(len(s.mapped)) || int64(len(dst)) > int64(len(s.mapped))-off {
-		return fmt.Errorf("render: internal error: spill read at %d+%d beyond %d bytes", off, len(dst), len(s.mapped))
-	}
-	copy(dst, s.mapped[off:])
+	copy(dst, m[off:])
 	return nil
 }
 
