@@ -369,7 +369,7 @@ func (t *track) snapshot(prev *track, sp spillTrack) *track {
 // write past the copy's length, or into chunk lists the copy does not
 // hold.
 func (c *column[T]) snapshot() column[T] {
-	return column[T]{chunks: slices.Clone(c.chunks), n: c.n}
+	return column[T]{chunks: slices.Clone(c.chunks), n: c.n, sealed: c.sealed}
 }
 
 // Growing reports whether x is a snapshot of an index Build is still
