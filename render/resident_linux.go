@@ -24,3 +24,9 @@ func residentBytes(b []byte) int64 {
 	}
 	return min(n*int64(page), int64(len(b)))
 }
+
+// adviseRandom tells the system that the file mapping b is read at
+// random places: a fault reads the page it needs, not the pages around
+// it (read-ahead), so that a query of a cold file reads what it uses and
+// resident memory is what views touch.
+func adviseRandom(b []byte) { syscall.Madvise(b, syscall.MADV_RANDOM) }

@@ -94,6 +94,7 @@ func (s *store) put(b []byte) []byte {
 			s.mu.Unlock()
 			return b
 		}
+		adviseRandom(m) // queries read it at random places, as the index file's (mapped.go)
 		s.wins[w] = m
 	}
 	s.off = off + int64(len(b))
