@@ -249,7 +249,11 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	}
 	if err != nil {
 		sp.close()
-		x.store.close()
+		if opts.Live != nil {
+			x.store.abandon()
+		} else {
+			x.store.close()
+		}
 		if opts.Live != nil {
 			opts.Live.publish(nil, true)
 		}

@@ -85,9 +85,11 @@ func NewLive(every time.Duration) *Live {
 
 // Index returns the latest snapshot, nil before the first. Once Build
 // has returned an Index, it is that Index. It is safe for use from any
-// goroutine. Snapshots share the final Index's spill file: they work
-// until it is closed (or until Build fails, which closes it), and Close
-// on a snapshot does nothing.
+// goroutine. Snapshots share the final Index's spill file and store
+// (store.go): they work until it is closed (or until Build fails, which
+// closes the spill file and leaves the store's arrays reading as zeros:
+// queries answer, wrongly, without faulting), and Close on a snapshot
+// does nothing.
 func (l *Live) Index() *Index { return l.cur.Load() }
 
 // Updated returns a channel closed when a newer snapshot is published,

@@ -206,7 +206,15 @@ func (s *store) failed() error {
 
 // close unmaps the store and closes its file; nothing read from it may
 // be used afterwards.
-func (s *store) close() error {
+func (s *store) close() error { return s.end(unmapWindow) }
+
+// abandon is close for a Build that failed while snapshots (live.go) may
+// still be queried: their sealed arrays then read as zeros (empty
+// buckets, wrong but bounded answers) instead of faulting. The mappings'
+// address ranges stay reserved until the process ends.
+func (s *store) abandon() error { return s.end(zeroWindow) }
+
+func (s *store) end(unmap func([]byte) error) error {
 	if s == nil {
 		return nil
 	}
@@ -215,7 +223,7 @@ func (s *store) close() error {
 	var err error
 	for i, m := range s.wins {
 		if m != nil {
-			if uerr := unmapWindow(m); err == nil {
+			if uerr := unmap(m); err == nil {
 				err = uerr
 			}
 			s.wins[i] = nil

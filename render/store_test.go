@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"viewer/trace"
 	"viewer/trace/synth"
 )
 
@@ -66,6 +67,41 @@ func TestStoreRoundTrip(t *testing.T) {
 		checkQueries(t, x, m, rng) // the pages WriteFile dropped are read again
 		x.Close()
 		m.Close()
+	}
+}
+
+// TestStoreLiveFailure: when Build fails, a snapshot published before
+// still answers queries (its sealed arrays read as zeros) instead of
+// faulting on an unmapped store.
+func TestStoreLiveFailure(t *testing.T) {
+	live := NewLive(time.Nanosecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var snap *Index
+	progress := func(p Progress) {
+		if s := live.Index(); s != nil && p.Events >= 600000 && snap == nil {
+			snap = s
+			cancel()
+		}
+	}
+	_, err := Build(ctx, synth.New(synth.Config{Events: 2000000, Tracks: 2, Seed: 4}), Options{SpillDir: t.TempDir(), Live: live, Progress: progress})
+	if err == nil {
+		t.Fatal("Build did not fail")
+	}
+	if snap == nil {
+		t.Fatal("no snapshot")
+	}
+	tr := snap.track(snap.Tracks()[0])
+	if tr.times.sealed == 0 {
+		t.Fatal("the snapshot has no sealed chunks")
+	}
+	first, last := snap.Span()
+	for _, w := range []int{2000, 7} {
+		for _, span := range []trace.Time{last - first + 1, 1000, 10} {
+			if _, err := snap.Query(context.Background(), Viewport{Start: first, End: first + span, Width: w, Tracks: snap.Tracks()}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
