@@ -27,11 +27,28 @@ type cellLevel struct {
 	origin int64    // absolute number of the first cell: its start is origin<<level
 	firsts []int32  // firsts[c] is the index of the first event at or after cell c's start; len(types)+1 entries
 	types  []uint16 // majority-vote candidate of each cell (meaningless for empty cells)
+	stored bool     // firsts and types lie in the store (store.go)
+}
+
+// seal moves the level's arrays to the store st (when not nil).
+func (lv *cellLevel) seal(st *store) {
+	if st == nil || lv.stored || len(lv.types) == 0 {
+		return
+	}
+	f, ty := storeSlice(st, lv.firsts), storeSlice(st, lv.types)
+	lv.stored = &f[0] != &lv.firsts[0] && &ty[0] != &lv.types[0]
+	lv.firsts, lv.types = f, ty
 }
 
 // cellScratch is the vote weights buildCells needs while it works, kept
 // across tracks so that indexing leaves no garbage behind.
-type cellScratch struct{ lo, hi []uint32 }
+// times and types hold the chunk being read, when it is read from the
+// store.
+type cellScratch struct {
+	lo, hi []uint32
+	times  []trace.Time
+	types  []uint16
+}
 
 func (s *cellScratch) get(buf *[]uint32, n int64) []uint32 {
 	if int64(cap(*buf)) < n {
@@ -42,8 +59,12 @@ func (s *cellScratch) get(buf *[]uint32, n int64) []uint32 {
 	return b
 }
 
-// buildCells computes a track's time cells from its columns.
+// buildCells computes a track's time cells from its columns. With a
+// store, it reads the sealed chunks from the store's file (see load) and
+// seals each level once the next is built from it, so that it holds at
+// most two levels and a chunk at a time.
 func (t *track) buildCells(sc *cellScratch) {
+	st := t.times.store
 	n := t.times.len()
 	if n < cellDensity*minCells {
 		return
@@ -66,7 +87,7 @@ func (t *track) buildCells(sc *cellScratch) {
 	cur := int64(0)
 	i := 0
 	for k := range t.times.chunks {
-		ts, ty := t.times.chunk(k), t.types.chunk(k)
+		ts, ty := load(st, t.times.chunk(k), &sc.times), load(st, t.types.chunk(k), &sc.types)
 		for j, tm := range ts {
 			c := int64(tm)>>base - lv.origin
 			for cur < c {
@@ -119,10 +140,12 @@ func (t *track) buildCells(sc *cellScratch) {
 			}
 		}
 		up.firsts[m] = int32(n)
+		lo.seal(st)
 		t.cells = append(t.cells, up)
 		weights = upw
 		sc.lo, sc.hi = sc.hi, sc.lo
 	}
+	t.cells[len(t.cells)-1].seal(st)
 	t.cells = append([]cellLevel(nil), t.cells...)
 }
 

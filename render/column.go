@@ -4,9 +4,16 @@ package render
 // growing it never copies more than one chunk and the peak memory while
 // indexing stays close to the final size (a single slice grown by append
 // peaks at up to twice its length).
+//
+// With a store (store.go), every chunk that fills up is sealed: written
+// to the store and replaced by its copy in the store's mapping, so that
+// only the chunk being filled is on the heap. Sealed chunks are a prefix
+// of the list.
 type column[T any] struct {
 	chunks [][]T
 	n      int
+	sealed int    // chunks[:sealed] lie in the store
+	store  *store // where full chunks go; nil: they stay on the heap
 }
 
 const (
@@ -37,6 +44,7 @@ func (c *column[T]) pushSlow(v T) {
 	case k == len(c.chunks) && k == 0:
 		c.chunks = append(c.chunks, make([]T, 16)) // small tracks stay small
 	case k == len(c.chunks):
+		c.seal(k - 1)
 		c.chunks = append(c.chunks, make([]T, chunkLen))
 	default: // the first chunk is full but shorter than chunkLen: double it
 		ch := make([]T, min(2*len(c.chunks[k]), chunkLen))
@@ -45,6 +53,19 @@ func (c *column[T]) pushSlow(v T) {
 	}
 	c.chunks[k][j] = v
 	c.n++
+}
+
+// seal moves the full chunk k to the store, when k is the first chunk
+// not yet sealed and the store takes it. The heap copy is left to the
+// collector, not reused: a snapshot (live.go) may still hold it.
+func (c *column[T]) seal(k int) {
+	if c.store == nil || k != c.sealed || len(c.chunks[k]) != chunkLen {
+		return
+	}
+	if s := storeSlice(c.store, c.chunks[k]); &s[0] != &c.chunks[k][0] {
+		c.chunks[k] = s
+		c.sealed++
+	}
 }
 
 func (c *column[T]) at(i int) T { return c.chunks[i>>chunkBits][i&chunkMask] }
@@ -70,10 +91,11 @@ func (c *column[T]) clip() {
 	}
 }
 
-// bytes returns the memory the column holds.
+// bytes returns the memory the column holds on the heap (not its sealed
+// chunks).
 func (c *column[T]) bytes(size int) int64 {
 	var n int64
-	for _, ch := range c.chunks {
+	for _, ch := range c.chunks[c.sealed:] {
 		n += int64(cap(ch)) * int64(size)
 	}
 	return n + int64(cap(c.chunks))*24

@@ -25,6 +25,14 @@
 //     that stack aggregation (render/stacks) reads neither the spill file
 //     nor the trace (stacked.go).
 //
+// Build keeps these arrays out of the heap as it goes (store.go): each
+// column chunk that fills up and each level of time cells once built is
+// written to a temporary store file and used in place in a read-only
+// mapping of it, so that building a billion events holds on the heap
+// about 0.03 bytes per event (run tables, chunk lists) and a few MB per
+// track (the chunks being filled, the time cells of the track being
+// finished), and resident memory is otherwise what queries touch.
+//
 // Everything else an event carries (sequence number, CPU, stack, labels,
 // payload location) goes once to a temporary spill file as delta-encoded
 // runs per track, about 10 bytes per event on disk, read back when
@@ -106,6 +114,9 @@ type Options struct {
 	// Live, when not nil, receives snapshots of the index while Build
 	// reads (see [Live]), and the final Index last.
 	Live *Live
+	// inMemory keeps every array on the heap, without a store (tests
+	// compare the two).
+	inMemory bool
 }
 
 // SymbolSource learns names for stack addresses from a trace's own events
@@ -174,6 +185,7 @@ type Index struct {
 	tracks  []*track // by TrackID; nil for a track without events
 	none    *track   // events with trace.NoTrack
 	spill   *spill
+	store   *store                 // the sealed arrays of an Index Build made (store.go)
 	markers [nMarkerKinds][]Marker // per kind, in time order
 	events  int64
 	bytes   int64
@@ -225,12 +237,25 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Index{r: r, meta: r.Meta(), spill: sp, none: &track{}, symbols: opts.Symbols}
+	x := &Index{r: r, meta: r.Meta(), spill: sp, symbols: opts.Symbols}
+	if !opts.inMemory {
+		x.store = newStore(opts.SpillDir)
+	}
+	x.none = newTrack(x.store)
 	if opts.Derive != nil {
 		x.deriving = &deriving{v: span.NewDriver(r, opts.Derive)}
 	}
-	if err := x.read(ctx, opts.Progress, opts.Live); err != nil {
+	err = x.read(ctx, opts.Progress, opts.Live)
+	if err == nil {
+		err = x.store.failed()
+	}
+	if err != nil {
 		sp.close()
+		if opts.Live != nil {
+			x.store.abandon()
+		} else {
+			x.store.close()
+		}
 		if opts.Live != nil {
 			opts.Live.publish(nil, true)
 		}
@@ -498,6 +523,9 @@ func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, al
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if err := x.store.failed(); err != nil {
+				return err
+			}
 			if progress != nil {
 				progress(Progress{Events: x.events, Bytes: x.bytes})
 			}
@@ -520,7 +548,7 @@ func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, al
 			}
 			t = x.tracks[e.track]
 			if t == nil {
-				t = &track{}
+				t = newTrack(x.store)
 				x.tracks[e.track] = t
 				*all = append(*all, t)
 			}
@@ -559,6 +587,15 @@ func finishTracks(all []*track) {
 		})
 	}
 	wg.Wait()
+}
+
+// newTrack returns an empty track whose columns seal their full chunks
+// into st (nil: they stay on the heap).
+func newTrack(st *store) *track {
+	t := &track{}
+	t.times.store, t.types.store = st, st
+	t.stacked.store, t.stackedID.store = st, st
+	return t
 }
 
 func (t *track) push(tm trace.Time, typ trace.TypeID) {
@@ -611,6 +648,9 @@ func (x *Index) Close() error {
 		return nil
 	}
 	err := x.spill.close()
+	if serr := x.store.close(); err == nil {
+		err = serr
+	}
 	if x.unmap != nil {
 		if uerr := x.unmap(); err == nil {
 			err = uerr
@@ -693,21 +733,22 @@ func (x *Index) track(id trace.TrackID) *track {
 	return x.tracks[id]
 }
 
-// Bytes returns the memory the index holds resident: its columns,
-// pyramids and run tables (not the spill file, not the reader's tables).
-// For an Index opened from a file, whose arrays are mapped pages the
-// system can drop, it counts only what is on the heap: the chunk lists,
-// run tables and markers.
-// Resident returns the memory the index holds: Bytes, and for an Index
-// opened from a file the pages of the mapping that are in memory (those
-// the queries touched; the system may drop them again).
+// Resident returns the memory the index holds: Bytes, and the pages of
+// its mappings that are in memory (of the index file for an Index
+// opened from one, of the store for one Build made: those the queries
+// touched or that were written lately; the system may drop them again).
 func (x *Index) Resident() int64 {
 	if !x.mapped {
-		return x.Bytes()
+		return x.Bytes() + x.store.resident()
 	}
 	return x.heapBytes() + residentBytes(x.mapping)
 }
 
+// Bytes returns the memory the index holds on the heap: its columns,
+// pyramids, time cells and run tables (not the spill file, not the
+// reader's tables), less the arrays that lie in a mapping, as the sealed
+// ones of an Index Build made (store.go) and all of an Index opened from
+// a file: for these it counts the chunk lists, run tables and markers.
 func (x *Index) Bytes() int64 {
 	if x.mapped {
 		return x.heapBytes()
@@ -723,7 +764,10 @@ func (x *Index) Bytes() int64 {
 			n += t.nodes[i].bytes(8)
 		}
 		for _, c := range t.cells {
-			n += int64(cap(c.firsts))*4 + int64(cap(c.types))*2 + 56
+			n += 56
+			if !c.stored {
+				n += int64(cap(c.firsts))*4 + int64(cap(c.types))*2
+			}
 		}
 	}
 	for _, m := range x.markers {

@@ -85,9 +85,11 @@ func NewLive(every time.Duration) *Live {
 
 // Index returns the latest snapshot, nil before the first. Once Build
 // has returned an Index, it is that Index. It is safe for use from any
-// goroutine. Snapshots share the final Index's spill file: they work
-// until it is closed (or until Build fails, which closes it), and Close
-// on a snapshot does nothing.
+// goroutine. Snapshots share the final Index's spill file and store
+// (store.go): they work until it is closed (or until Build fails, which
+// closes the spill file and leaves the store's arrays reading as zeros:
+// queries answer, wrongly, without faulting), and Close on a snapshot
+// does nothing.
 func (l *Live) Index() *Index { return l.cur.Load() }
 
 // Updated returns a channel closed when a newer snapshot is published,
@@ -369,7 +371,7 @@ func (t *track) snapshot(prev *track, sp spillTrack) *track {
 // write past the copy's length, or into chunk lists the copy does not
 // hold.
 func (c *column[T]) snapshot() column[T] {
-	return column[T]{chunks: slices.Clone(c.chunks), n: c.n}
+	return column[T]{chunks: slices.Clone(c.chunks), n: c.n, sealed: c.sealed}
 }
 
 // Growing reports whether x is a snapshot of an index Build is still

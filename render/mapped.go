@@ -176,6 +176,7 @@ func openFile(f *os.File, name string, key FileKey) (x *Index, later []section, 
 		unmap()
 		return nil, nil, fmt.Errorf("%w (%s)", err, name)
 	}
+	adviseRandom(data)
 	x.unmap, x.mapping = unmap, data
 	return x, later, nil
 }

@@ -24,3 +24,8 @@ func mapFile(f *os.File, size int64) (data []byte, unmap func() error, err error
 	}
 	return data, func() error { return nil }, nil
 }
+
+// mapWindow fails with errNoMap: without mmap, the store is not used.
+func mapWindow(f *os.File, off int64, n int) ([]byte, error) { return nil, errNoMap }
+
+func unmapWindow([]byte) error { return nil }

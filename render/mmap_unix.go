@@ -25,3 +25,12 @@ func mapFile(f *os.File, size int64) (data []byte, unmap func() error, err error
 	}
 	return data, func() error { return syscall.Munmap(data) }, nil
 }
+
+// mapWindow maps n bytes of f from off (a multiple of the page size)
+// read-only and shared, so that what is written to f with pwrite shows
+// in it. Bytes past f's end must not be read until written.
+func mapWindow(f *os.File, off int64, n int) ([]byte, error) {
+	return syscall.Mmap(int(f.Fd()), off, n, syscall.PROT_READ, syscall.MAP_SHARED)
+}
+
+func unmapWindow(b []byte) error { return syscall.Munmap(b) }

@@ -120,7 +120,7 @@ func (x *Index) writeFile(name string, key FileKey, secMax int64) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	fw := &fileWriter{w: bufio.NewWriterSize(f, 1<<20), key: key, secMax: secMax}
+	fw := &fileWriter{w: bufio.NewWriterSize(f, 1<<20), key: key, secMax: secMax, store: x.store}
 	if err := x.writeBody(fw); err != nil {
 		return err
 	}
@@ -154,6 +154,11 @@ type fileWriter struct {
 	buf  []byte // scratch
 	// secMax is the most bytes of a section (sectionMax).
 	secMax int64
+	// store is the Index's store (nil for none): what lies in it is
+	// read from its file, so that writing does not map the whole index
+	// (see load); sbuf holds it.
+	store *store
+	sbuf  []byte
 }
 
 // section is a checksummed piece of the body.
@@ -229,7 +234,12 @@ func writeElems[T fixed](fw *fileWriter, s []T) {
 	}
 	size := int(unsafe.Sizeof(s[0]))
 	if littleEndian() {
-		fw.write(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*size))
+		b := bytesOf(s)
+		for len(b) > 0 {
+			k := min(len(b), 1<<20)
+			fw.write(load(fw.store, b[:k], &fw.sbuf))
+			b = b[k:]
+		}
 		return
 	}
 	b := fw.buf[:0]

@@ -722,15 +722,30 @@ func TestAttachConcurrent(t *testing.T) {
 }
 
 // TestResident: a mapped index counts the pages its queries touched, at
-// most the file, and a built one its Bytes.
+// most the file; a built one its Bytes and at most its store, and one
+// built in memory its Bytes.
 func TestResident(t *testing.T) {
-	x, err := Build(context.Background(), synth.New(synth.Config{Events: 400000, Tracks: 8, Seed: 3}), Options{SpillDir: t.TempDir()})
+	cfg := synth.Config{Events: 400000, Tracks: 8, Seed: 3}
+	x, err := Build(context.Background(), synth.New(cfg), Options{SpillDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	if x.Resident() != x.Bytes() {
-		t.Errorf("a built index: Resident %d, Bytes %d", x.Resident(), x.Bytes())
+	if r := x.Resident(); r < x.Bytes() || r > x.Bytes()+x.store.off {
+		t.Errorf("a built index: Resident %d, Bytes %d, store %d", r, x.Bytes(), x.store.off)
+	}
+	m, err := Build(context.Background(), synth.New(cfg), Options{SpillDir: t.TempDir(), inMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Resident() != m.Bytes() {
+		t.Errorf("a built index in memory: Resident %d, Bytes %d", m.Resident(), m.Bytes())
+	}
+	// The store holds most of the arrays: 8 tracks keep a chunk of each
+	// column on the heap, not the 50K events each.
+	if x.Bytes() > m.Bytes()/3 {
+		t.Errorf("a built index holds %d bytes on the heap, %d in memory", x.Bytes(), m.Bytes())
 	}
 	y, name := writeAndOpen(t, x)
 	st, err := os.Stat(name)

@@ -60,7 +60,7 @@ func (t *track) grow(n int) {
 	s := makeNode(c, w)
 	for k := 0; ; k++ {
 		if k == len(t.nodes) {
-			t.nodes = append(t.nodes, column[node]{})
+			t.nodes = append(t.nodes, column[node]{store: t.times.store})
 		}
 		t.nodes[k].push(s)
 		m := t.nodes[k].len()

@@ -35,17 +35,21 @@ type benchReport struct {
 	// loading (reader, index, spill writer, GC): on a shared machine
 	// events per CPU second is the figure that does not depend on the
 	// neighbours.
-	LoadCPUSeconds     float64      `json:"load_cpu_seconds,omitempty"`
-	EventsPerCPUSecond float64      `json:"events_per_cpu_second,omitempty"`
-	BaseRSSBytes       int64        `json:"base_rss_bytes"` // VmRSS before loading
-	PeakRSSBytes       int64        `json:"peak_rss_bytes"` // VmHWM after loading
-	RSSBytes           int64        `json:"rss_bytes"`      // VmRSS after loading
-	PeakBytesPerEv     float64      `json:"peak_bytes_per_event"`
-	RSSBytesPerEv      float64      `json:"rss_bytes_per_event"` // (VmRSS − base) / events
-	IndexBytes         int64        `json:"index_bytes"`         // the index's own count of its resident memory
-	IndexBytesPerEv    float64      `json:"index_bytes_per_event"`
-	ReadError          string       `json:"read_error,omitempty"`
-	Levels             []benchLevel `json:"levels"`
+	LoadCPUSeconds     float64 `json:"load_cpu_seconds,omitempty"`
+	EventsPerCPUSecond float64 `json:"events_per_cpu_second,omitempty"`
+	BaseRSSBytes       int64   `json:"base_rss_bytes"` // VmRSS before loading
+	PeakRSSBytes       int64   `json:"peak_rss_bytes"` // VmHWM after loading
+	RSSBytes           int64   `json:"rss_bytes"`      // VmRSS after loading
+	// RSSAnonBytes and RSSFileBytes are RSSBytes's heap and file-backed
+	// (the index store's mapped pages) parts.
+	RSSAnonBytes    int64        `json:"rss_anon_bytes"`
+	RSSFileBytes    int64        `json:"rss_file_bytes"`
+	PeakBytesPerEv  float64      `json:"peak_bytes_per_event"`
+	RSSBytesPerEv   float64      `json:"rss_bytes_per_event"` // (VmRSS − base) / events
+	IndexBytes      int64        `json:"index_bytes"`         // the index's own count of its resident memory
+	IndexBytesPerEv float64      `json:"index_bytes_per_event"`
+	ReadError       string       `json:"read_error,omitempty"`
+	Levels          []benchLevel `json:"levels"`
 	// Spans is the derived tracks' part (bench_spans.go); absent when
 	// nothing was derived.
 	Spans *benchSpans `json:"spans,omitempty"`
@@ -176,6 +180,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	status = procStatus()
 	rep.PeakRSSBytes, rep.RSSBytes = status["VmHWM"], status["VmRSS"]
+	rep.RSSAnonBytes, rep.RSSFileBytes = status["RssAnon"], status["RssFile"]
 	rep.IndexBytes = x.Bytes()
 	if rep.Events > 0 {
 		rep.EventsPerSecond = float64(rep.Events) / rep.LoadSeconds
