@@ -189,15 +189,40 @@ func (x *Index) Search(ctx context.Context, f Filter, from Position, backward bo
 // the resident index; the rest reads the event's spilled header and
 // decodes what its predicates name, one candidate at a time, in order, so
 // a search costs what it scans, never the whole trace in memory. The scan
-// checks ctx as it goes; an error (the context's, [ErrBudget] when
-// f.Budget ran out, a bad regular expression, or reading the spill file)
-// is yielded once, with a zero Position, and ends the sequence. Stop
-// early by breaking out of the range loop.
+// checks ctx as it goes; an error (the context's, [ErrClosed] once the
+// index is closed, [ErrBudget] when f.Budget ran out, a bad regular
+// expression, or reading the spill file) is yielded once, with a zero
+// Position, and ends the sequence. Stop early by breaking out of the
+// range loop.
 func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool) iter.Seq2[Position, error] {
 	return func(yield func(Position, error) bool) {
+		// The scan reads the columns, which may be in the index's store
+		// mapping that Close unmaps once the spill's reads in progress
+		// end: it is such a read, except while the caller has a hit (a
+		// paused search never keeps Close waiting).
+		held := x.spill.readers.enter()
+		defer func() {
+			if held {
+				x.spill.readers.leave()
+			}
+		}()
+		emit := func(p Position, err error) bool {
+			x.spill.readers.leave()
+			if held = false; !yield(p, err) {
+				return false
+			}
+			if held = x.spill.readers.enter(); !held {
+				yield(Position{}, ErrClosed)
+			}
+			return held
+		}
+		if !held {
+			yield(Position{}, ErrClosed)
+			return
+		}
 		q, err := x.newQuery(f)
 		if err != nil {
-			yield(Position{}, err)
+			emit(Position{}, err)
 			return
 		}
 		if q == nil {
@@ -212,7 +237,7 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 		var help *helpers
 		if q.spill && !backward && len(tracks) > 0 {
 			if help, err = q.startHelpers(ctx, len(tracks)); err != nil {
-				yield(Position{}, err)
+				emit(Position{}, err)
 				return
 			}
 			defer help.stop()
@@ -234,7 +259,7 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 				h.items = append(h.items, &c)
 			}
 			if err := ctx.Err(); err != nil {
-				yield(Position{}, err)
+				emit(Position{}, err)
 				return
 			}
 		}
@@ -242,7 +267,7 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 		for scanned := 0; h.Len() > 0; scanned++ {
 			if scanned&1023 == 0 {
 				if err := ctx.Err(); err != nil {
-					yield(Position{}, err)
+					emit(Position{}, err)
 					return
 				}
 			}
@@ -259,10 +284,10 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 				match, err = q.check(c.rr, id, c.tm)
 			}
 			if err != nil {
-				yield(Position{}, err)
+				emit(Position{}, err)
 				return
 			}
-			if match && !yield(Position{Time: c.tm, ID: id}, nil) {
+			if match && !emit(Position{Time: c.tm, ID: id}, nil) {
 				return
 			}
 			if c.advance(ctx, x, backward, true) {
@@ -270,7 +295,7 @@ func (x *Index) Hits(ctx context.Context, f Filter, from Position, backward bool
 				continue
 			}
 			if err := ctx.Err(); err != nil { // advance gave up early
-				yield(Position{}, err)
+				emit(Position{}, err)
 				return
 			}
 			h.pop()

@@ -178,6 +178,13 @@ func (q *query) reserve(n int) int {
 // candidate at which the budget ran out (err is then ErrBudget).
 func (d *decider) decideRun(t *track, tid trace.TrackID, lo int, out *found) (next int, err error) {
 	q := d.q
+	// The columns may be in the index's store mapping, which Close
+	// unmaps once the spill's reads in progress have ended: the run is
+	// one such read.
+	if !q.x.spill.readers.enter() {
+		return lo, ErrClosed
+	}
+	defer q.x.spill.readers.leave()
 	st := &t.spill
 	k, ok := st.runOf(lo)
 	if !ok {
