@@ -85,6 +85,24 @@ type job struct {
 	// Guarded by indexer.mu:
 	refs int       // sessions and requests using the index
 	used time.Time // when the last of them let go
+	// dropped says the trace was deleted while the index was in use:
+	// the last to let go closes it (a closed index's arrays may be
+	// unmapped: no query may run on it).
+	dropped bool
+}
+
+// closeIndex closes the job's index and trace file.
+func (j *job) closeIndex() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.file != nil {
+		j.file.Close()
+		j.file = nil
+	}
+	if j.idx != nil {
+		j.idx.close()
+		j.idx = nil
+	}
 }
 
 // snapshot returns the job's progress and, once ready, its index.
@@ -220,15 +238,21 @@ func (ix *indexer) acquire(e Entry) (j *job, release func()) {
 	j.refs++
 	ix.mu.Unlock()
 	var once sync.Once
-	return j, func() {
-		once.Do(func() {
-			ix.mu.Lock()
-			j.refs--
-			j.used = time.Now()
-			ix.mu.Unlock()
-			ix.evict()
-		})
+	return j, func() { once.Do(func() { ix.unref(j) }) }
+}
+
+// unref lets go of a job's index that acquire (or a reader pass) held.
+func (ix *indexer) unref(j *job) {
+	ix.mu.Lock()
+	j.refs--
+	j.used = time.Now()
+	last := j.refs == 0 && j.dropped
+	ix.mu.Unlock()
+	if last {
+		j.closeIndex()
+		return
 	}
+	ix.evict()
 }
 
 // evict closes the least recently used indexes that no one uses, beyond
@@ -265,14 +289,7 @@ func (ix *indexer) evict() {
 	ix.mu.Unlock()
 	for _, j := range out {
 		ix.log.Info("closing an idle index", "trace", j.id)
-		j.mu.Lock()
-		j.idx.close()
-		j.idx = nil
-		if j.file != nil {
-			j.file.Close()
-			j.file = nil
-		}
-		j.mu.Unlock()
+		j.closeIndex()
 	}
 }
 
@@ -299,16 +316,13 @@ func (ix *indexer) drop(id uuid.UUID) {
 	j.update(func(p *Progress) {
 		p.State, p.Error = StateFailed, "the trace was deleted"
 	})
-	j.mu.Lock()
-	if j.file != nil {
-		j.file.Close()
-		j.file = nil
+	ix.mu.Lock()
+	j.dropped = true
+	busy := j.refs > 0
+	ix.mu.Unlock()
+	if !busy { // else the last to let go closes it
+		j.closeIndex()
 	}
-	if j.idx != nil {
-		j.idx.close()
-		j.idx = nil
-	}
-	j.mu.Unlock()
 }
 
 // closeAll stops every build and closes the trace files.
@@ -326,14 +340,7 @@ func (ix *indexer) closeAll() {
 	// before returning (the data directory may be removed next).
 	ix.persist.wait()
 	for _, j := range jobs {
-		j.mu.Lock()
-		if j.idx != nil {
-			j.idx.close()
-		}
-		if j.file != nil {
-			j.file.Close()
-		}
-		j.mu.Unlock()
+		j.closeIndex()
 	}
 }
 

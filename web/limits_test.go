@@ -2,14 +2,17 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
+	"viewer/render"
 	"viewer/trace"
 	"viewer/trace/cpel"
 	"viewer/trace/cpel/cpeltest"
@@ -309,5 +312,31 @@ func TestCPELProgress(t *testing.T) {
 	first := reports[0]
 	if first.Percent >= 50 || float64(first.Events)/1_500_000*100 < first.Percent-20 {
 		t.Errorf("first progress %+v of %d reports; want it near the share of events read", first, len(reports))
+	}
+}
+
+// TestDeleteWhileInUse: a trace deleted while a request holds its index
+// keeps the index open (queries on a closed index may read unmapped
+// memory) until the request lets go, which closes it.
+func TestDeleteWhileInUse(t *testing.T) {
+	ts := newTestServer(t, t.TempDir(), nil)
+	_, id, _ := ts.upload("a", synthFile(1000, 1))
+	ts.waitReady(id)
+	e, _ := ts.s.lib.Get(uuid.MustParse(id))
+	j, release := ts.s.ix.acquire(e)
+	idx := j.index()
+	if resp, _ := ts.do("DELETE", "/api/traces/"+id, nil); resp.StatusCode != 204 {
+		t.Fatalf("delete: %d", resp.StatusCode)
+	}
+	if j.index() != idx {
+		t.Fatal("the index was closed while in use")
+	}
+	first, last := idx.x.Span()
+	if _, err := idx.x.Query(context.Background(), render.Viewport{Start: first, End: last + 1, Width: 100, Tracks: idx.x.Tracks()}); err != nil {
+		t.Fatalf("a query after the delete: %v", err)
+	}
+	release()
+	if j.index() != nil {
+		t.Fatal("the index is still open after the last user let go")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"viewer/render"
 )
@@ -105,13 +104,7 @@ func (ix *indexer) openStored(ctx context.Context, j *job, e Entry) (idx *index,
 	j.refs++
 	ix.mu.Unlock()
 	ix.persist.wg.Go(func() {
-		defer func() {
-			ix.mu.Lock()
-			j.refs--
-			j.used = time.Now()
-			ix.mu.Unlock()
-			ix.evict()
-		}()
+		defer ix.unref(j)
 		if ix.persist.passGate != nil {
 			<-ix.persist.passGate
 		}
