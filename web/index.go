@@ -480,7 +480,7 @@ func (ix *indexer) buildStored(ctx context.Context, j *job, e Entry) (idx *index
 		}
 		return nil, f, err
 	}
-	ix.saveIndex(e, x)
+	ix.saveIndex(j, e, x)
 	return &index{x: x, r: r, stats: capStats(x.Stats()), types: x.TypeEvents(), format: closer}, f, nil
 }
 

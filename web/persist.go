@@ -122,9 +122,11 @@ func (ix *indexer) openStored(ctx context.Context, j *job, e Entry) (idx *index,
 	return idx, f, true
 }
 
-// saveIndex writes a built index to the trace's index file in the
-// background. A trace the disk has no room for keeps no file.
-func (ix *indexer) saveIndex(e Entry, x *render.Index) {
+// saveIndex writes job j's built index to the trace's index file in the
+// background, holding the index meanwhile (eviction or a delete would
+// close it under the writer). A trace the disk has no room for keeps no
+// file.
+func (ix *indexer) saveIndex(j *job, e Entry, x *render.Index) {
 	name, key, ok := ix.indexFile(e)
 	if !ok {
 		return
@@ -135,7 +137,11 @@ func (ix *indexer) saveIndex(e Entry, x *render.Index) {
 		ix.log.Info("no index file written", "trace", e.ID, "err", err)
 		return
 	}
+	ix.mu.Lock()
+	j.refs++
+	ix.mu.Unlock()
 	ix.persist.wg.Go(func() {
+		defer ix.unref(j)
 		if err := x.WriteFile(name, key); err != nil {
 			ix.log.Warn("writing the index file", "trace", e.ID, "err", err)
 		}
