@@ -430,6 +430,13 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	// Refused before full duplex is on: a full-duplex handler that
+	// returns without reading the body races the server's own read of
+	// what is left of it ("invalid concurrent Body.Read call").
+	if s.live.full(s.cfg.MaxLive) {
+		writeErr(w, http.StatusTooManyRequests, ErrTooManyLive)
+		return
+	}
 	rc := http.NewResponseController(w)
 	if err := rc.EnableFullDuplex(); err != nil {
 		writeError(w, http.StatusInternalServerError, "this server cannot stream a live trace: "+err.Error())

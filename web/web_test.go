@@ -1044,6 +1044,7 @@ func TestMemoryBudgetEvicts(t *testing.T) {
 		}
 		return out
 	}
+	ts.s.ix.persist.wait() // an index is held while its index file is written
 	if r := resident(); len(r) != 0 {
 		t.Errorf("idle indexes resident over a 1-byte budget: %v", r)
 	}
