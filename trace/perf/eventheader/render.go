@@ -59,22 +59,25 @@ func Render(enc, format uint8, b []byte, bigEndian bool) trace.Value {
 	return trace.StringValue(hexBytes(b))
 }
 
-func renderInt(enc, format uint8, b []byte, bo binary.ByteOrder) trace.Value {
-	var u uint64
-	var s int64
+// intBits reads an integer of encoding enc (8 to 64 bits) from b, as
+// unsigned and as sign-extended.
+func intBits(enc uint8, b []byte, bo binary.ByteOrder) (u uint64, s int64) {
 	switch enc {
 	case EncValue8:
-		u, s = uint64(b[0]), int64(int8(b[0]))
+		return uint64(b[0]), int64(int8(b[0]))
 	case EncValue16:
 		v := bo.Uint16(b)
-		u, s = uint64(v), int64(int16(v))
+		return uint64(v), int64(int16(v))
 	case EncValue32:
 		v := bo.Uint32(b)
-		u, s = uint64(v), int64(int32(v))
-	default:
-		u = bo.Uint64(b)
-		s = int64(u)
+		return uint64(v), int64(int32(v))
 	}
+	u = bo.Uint64(b)
+	return u, int64(u)
+}
+
+func renderInt(enc, format uint8, b []byte, bo binary.ByteOrder) trace.Value {
+	u, s := intBits(enc, b, bo)
 	switch format {
 	case FmtSignedInt:
 		return trace.IntValue(s)

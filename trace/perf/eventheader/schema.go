@@ -312,21 +312,7 @@ func (d *decoder) element(v *trace.Value, i int) error {
 // setInt sets *v to what Render returns for an integer encoding in the
 // default, unsigned, signed or hex format.
 func setInt(v *trace.Value, enc, format uint8, b []byte, bo binary.ByteOrder) {
-	var u uint64
-	var s int64
-	switch enc {
-	case EncValue8:
-		u, s = uint64(b[0]), int64(int8(b[0]))
-	case EncValue16:
-		x := bo.Uint16(b)
-		u, s = uint64(x), int64(int16(x))
-	case EncValue32:
-		x := bo.Uint32(b)
-		u, s = uint64(x), int64(int32(x))
-	default:
-		u = bo.Uint64(b)
-		s = int64(u)
-	}
+	u, s := intBits(enc, b, bo)
 	switch format {
 	case FmtSignedInt:
 		v.SetInt(s)
