@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -56,36 +55,6 @@ func (f *found) add(i int, tm trace.Time) {
 
 // cut keeps the first n hits.
 func (f *found) cut(n int) { f.idx, f.tm = f.idx[:n], f.tm[:n] }
-
-// skipRecords returns the index after the n records at b[i:]: after
-// their 8n-th varint terminator (a byte below 0x80), counted eight bytes
-// at a time.
-func skipRecords(b []byte, i, n int) int {
-	need := 8 * n
-	if need == 0 {
-		return i
-	}
-	for i+8 <= len(b) {
-		m := ^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
-		if c := bits.OnesCount64(m); c < need {
-			need -= c
-			i += 8
-			continue
-		}
-		for ; need > 1; need-- {
-			m &= m - 1
-		}
-		return i + bits.TrailingZeros64(m)/8 + 1
-	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x80 {
-			if need--; need == 0 {
-				return i + 1
-			}
-		}
-	}
-	return len(b) + 1 // damaged: decodeRecord will say so
-}
 
 // decider decides runs for a query on one goroutine: the query's own,
 // or a helper's (a Matcher is not safe for concurrent use).

@@ -196,11 +196,11 @@ func TestSkipRecords(t *testing.T) {
 		for i := 0; i < 40; i++ {
 			pos := 0
 			for range i {
-				pos = skipRecord(b, pos)
+				pos = stepRecord(t, b, pos)
 			}
 			want := pos
 			for range n {
-				want = skipRecord(b, want)
+				want = stepRecord(t, b, want)
 			}
 			if got := skipRecords(b, pos, n); got != want {
 				t.Fatalf("skipRecords(at record %d, %d) = %d, want %d", i, n, got, want)
@@ -437,7 +437,7 @@ func TestBlockTable(t *testing.T) {
 							t.Fatalf("track %d run %d: record %d at %d (%v), stepping says %d", tid, k, i, got, err, pos)
 						}
 					}
-					pos = skipRecord(b[:end], pos)
+					pos = stepRecord(t, b[:end], pos)
 				}
 				if pos != end {
 					t.Fatalf("track %d run %d: %d records end at %d, the table starts at %d", tid, k, n, pos, end)
@@ -502,4 +502,16 @@ func countActions(act *[typeEscape + 1]uint8) int {
 		}
 	}
 	return n
+}
+
+// stepRecord returns the index after the record at b[i:], decoding it:
+// the oracle the record skipping is checked against.
+func stepRecord(t *testing.T, b []byte, i int) int {
+	t.Helper()
+	var e trace.Event
+	next, err := decodeRecord(&e, b, i)
+	if err != nil {
+		t.Fatalf("record at %d: %v", i, err)
+	}
+	return next
 }

@@ -143,11 +143,14 @@ func decodeRun(dst []trace.Event, b []byte, n int, codes func(int) uint16) ([]tr
 	return dst, nil
 }
 
-// skipRecord returns the index after the record at b[i:] without
-// decoding it: after its eighth varint terminator (a byte below 0x80),
-// found eight bytes at a time.
-func skipRecord(b []byte, i int) int {
-	need := 8
+// skipRecords returns the index after the n records at b[i:] without
+// decoding them: after their 8n-th varint terminator (a byte below 0x80),
+// counted eight bytes at a time.
+func skipRecords(b []byte, i, n int) int {
+	need := 8 * n
+	if need == 0 {
+		return i
+	}
 	for i+8 <= len(b) {
 		m := ^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
 		if c := bits.OnesCount64(m); c < need {
@@ -654,7 +657,7 @@ func (rr *runReader) event(t *track, i int) (trace.Event, error) {
 	}
 	for pos := rr.pos; rr.next < j; rr.next++ {
 		rr.offs[rr.next] = int32(pos)
-		pos = skipRecord(rr.data, pos)
+		pos = skipRecords(rr.data, pos, 1)
 		rr.pos = pos
 	}
 	code := rr.codes[j]
