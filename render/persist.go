@@ -692,28 +692,26 @@ func (d *decoder) str() string {
 	return string(d.raw(n))
 }
 
-func (d *decoder) strs() []string {
-	n, isNil := d.length(1)
+// decodeList decodes a list written by its length (nil for a nil list)
+// and elements that take at least minBytes bytes each, each by elem.
+func decodeList[T any](d *decoder, minBytes int, elem func(*T)) []T {
+	n, isNil := d.length(minBytes)
 	if isNil {
 		return nil
 	}
-	s := make([]string, n)
+	s := make([]T, n)
 	for i := range s {
-		s[i] = d.str()
+		elem(&s[i])
 	}
 	return s
 }
 
+func (d *decoder) strs() []string {
+	return decodeList(d, 1, func(s *string) { *s = d.str() })
+}
+
 func (d *decoder) int64s() []int64 {
-	n, isNil := d.length(1)
-	if isNil {
-		return nil
-	}
-	s := make([]int64, n)
-	for i := range s {
-		s[i] = d.varint()
-	}
-	return s
+	return decodeList(d, 1, func(v *int64) { *v = d.varint() })
 }
 
 func (d *decoder) array() fileArray {
@@ -742,53 +740,34 @@ func decodeMeta(d *decoder) *trace.Meta {
 	if err := m.Clock.Wall.UnmarshalBinary(d.raw(d.count(1))); err != nil {
 		d.fail("bad wall time")
 	}
-	if n, isNil := d.length(2); !isNil {
-		m.Info = make([]trace.KeyValue, n)
-		for i := range m.Info {
-			m.Info[i] = trace.KeyValue{Key: d.str(), Value: d.str()}
-		}
-	}
-	if n, isNil := d.length(8); !isNil {
-		m.Tracks = make([]trace.Track, n)
-		for i := range m.Tracks {
-			t := &m.Tracks[i]
-			t.Kind = trace.TrackKind(d.int(0, math.MaxUint8))
-			t.Name = d.str()
-			t.PID = d.varint()
-			t.TID = d.varint()
-			t.CPU = int32(d.int(math.MinInt32, math.MaxInt32))
-			t.Parent = trace.TrackID(d.int(math.MinInt32, math.MaxInt32))
-			t.Code = d.varint()
-			t.Names = d.strs()
-		}
-	}
-	if n, isNil := d.length(10); !isNil {
-		m.Types = make([]trace.EventType, n)
-		for i := range m.Types {
-			t := &m.Types[i]
-			t.Provider = d.str()
-			t.Name = d.str()
-			t.ID = d.varint()
-			t.Version = int(d.int(math.MinInt32, math.MaxInt32))
-			t.Level = int(d.int(math.MinInt32, math.MaxInt32))
-			t.Opcode = int(d.int(math.MinInt32, math.MaxInt32))
-			t.Keywords = d.uvarint()
-			t.Fields = decodeFields(d, 0)
-			t.Message = d.str()
-		}
-	}
-	if n, isNil := d.length(3); !isNil {
-		m.Lost = make([]trace.Gap, n)
-		for i := range m.Lost {
-			m.Lost[i] = trace.Gap{Time: trace.Time(d.varint()), Track: trace.TrackID(d.int(math.MinInt32, math.MaxInt32)), Count: d.varint()}
-		}
-	}
-	if n, isNil := d.length(3); !isNil {
-		m.Markers = make([]trace.Marker, n)
-		for i := range m.Markers {
-			m.Markers[i] = trace.Marker{Kind: trace.MarkerKind(d.int(0, math.MaxUint8)), Time: trace.Time(d.varint()), Off: d.varint()}
-		}
-	}
+	m.Info = decodeList(d, 2, func(kv *trace.KeyValue) { *kv = trace.KeyValue{Key: d.str(), Value: d.str()} })
+	m.Tracks = decodeList(d, 8, func(t *trace.Track) {
+		t.Kind = trace.TrackKind(d.int(0, math.MaxUint8))
+		t.Name = d.str()
+		t.PID = d.varint()
+		t.TID = d.varint()
+		t.CPU = int32(d.int(math.MinInt32, math.MaxInt32))
+		t.Parent = trace.TrackID(d.int(math.MinInt32, math.MaxInt32))
+		t.Code = d.varint()
+		t.Names = d.strs()
+	})
+	m.Types = decodeList(d, 10, func(t *trace.EventType) {
+		t.Provider = d.str()
+		t.Name = d.str()
+		t.ID = d.varint()
+		t.Version = int(d.int(math.MinInt32, math.MaxInt32))
+		t.Level = int(d.int(math.MinInt32, math.MaxInt32))
+		t.Opcode = int(d.int(math.MinInt32, math.MaxInt32))
+		t.Keywords = d.uvarint()
+		t.Fields = decodeFields(d, 0)
+		t.Message = d.str()
+	})
+	m.Lost = decodeList(d, 3, func(g *trace.Gap) {
+		*g = trace.Gap{Time: trace.Time(d.varint()), Track: trace.TrackID(d.int(math.MinInt32, math.MaxInt32)), Count: d.varint()}
+	})
+	m.Markers = decodeList(d, 3, func(mk *trace.Marker) {
+		*mk = trace.Marker{Kind: trace.MarkerKind(d.int(0, math.MaxUint8)), Time: trace.Time(d.varint()), Off: d.varint()}
+	})
 	m.Notices = d.strs()
 	m.Has = trace.Header(d.uvarint())
 	return m
@@ -798,21 +777,15 @@ func decodeMeta(d *decoder) *trace.Meta {
 const maxFieldDepth = 64
 
 func decodeFields(d *decoder, depth int) []trace.FieldSpec {
-	n, isNil := d.length(3)
-	if isNil {
-		return nil
-	}
-	if depth > maxFieldDepth {
-		d.fail("field schemas nested too deep")
-		return nil
-	}
-	fs := make([]trace.FieldSpec, n)
-	for i := range fs {
-		fs[i].Name = d.str()
-		fs[i].Type = d.str()
-		fs[i].Fields = decodeFields(d, depth+1)
-	}
-	return fs
+	return decodeList(d, 3, func(f *trace.FieldSpec) {
+		if depth > maxFieldDepth { // a non-empty list this deep
+			d.fail("field schemas nested too deep")
+			return
+		}
+		f.Name = d.str()
+		f.Type = d.str()
+		f.Fields = decodeFields(d, depth+1)
+	})
 }
 
 func decodeStats(d *decoder) export.Stats {
@@ -828,17 +801,13 @@ func decodeStats(d *decoder) export.Stats {
 	s.FirstNS = d.varint()
 	s.LastNS = d.varint()
 	s.Tracks = int(d.int(0, math.MaxInt32))
-	if n, isNil := d.length(5); !isNil {
-		s.Counts = make([]export.TypeCount, n)
-		for i := range s.Counts {
-			c := &s.Counts[i]
-			c.Provider = d.str()
-			c.Event = d.str()
-			c.ID = d.varint()
-			c.Version = int(d.int(math.MinInt32, math.MaxInt32))
-			c.Count = d.varint()
-		}
-	}
+	s.Counts = decodeList(d, 5, func(c *export.TypeCount) {
+		c.Provider = d.str()
+		c.Event = d.str()
+		c.ID = d.varint()
+		c.Version = int(d.int(math.MinInt32, math.MaxInt32))
+		c.Count = d.varint()
+	})
 	if d.uvarint() != 0 {
 		s.Frames = &export.FrameCount{Total: d.varint(), Resolved: d.varint()}
 	}
