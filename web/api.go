@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -491,29 +492,61 @@ func (idx *index) search(ctx context.Context, q string, from render.Position, ba
 	return nil
 }
 
+// searchParams are a search request's parameters that the search of a
+// trace and of a combined view share (PROTOCOL.md §3 search).
+type searchParams struct {
+	limit    int
+	backward bool      // dir=prev
+	after    *EventRef // search from this event
+	from     trace.Time
+	hasFrom  bool // search from this time (when after is absent)
+}
+
+// parseSearchParams reads limit, dir, after and from.
+func parseSearchParams(q url.Values) (searchParams, error) {
+	var sp searchParams
+	var err error
+	if sp.limit, err = countParam("limit", q.Get("limit"), DefaultSearchLimit, MaxSearchLimit); err != nil {
+		return sp, err
+	}
+	switch q.Get("dir") {
+	case "", "next":
+	case "prev":
+		sp.backward = true
+	default:
+		return sp, errors.New("dir: next or prev")
+	}
+	if a := q.Get("after"); a != "" {
+		ref, err := ParseEventRef(a)
+		if err != nil {
+			return sp, errors.New("after: " + err.Error())
+		}
+		sp.after = &ref
+	} else if t := q.Get("from"); t != "" {
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return sp, errors.New("from: not a time in nanoseconds")
+		}
+		sp.from, sp.hasFrom = trace.Time(n), true
+	}
+	return sp, nil
+}
+
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	e, ok := s.entry(w, r)
 	if !ok {
 		return
 	}
 	q := r.URL.Query()
-	limit, err := countParam("limit", q.Get("limit"), DefaultSearchLimit, MaxSearchLimit)
+	sp, err := parseSearchParams(q)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
+	limit, backward := sp.limit, sp.backward
 	bins, err := parseBins(q.Get("bins"))
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err)
-		return
-	}
-	backward := false
-	switch q.Get("dir") {
-	case "", "next":
-	case "prev":
-		backward = true
-	default:
-		writeError(w, http.StatusBadRequest, "dir: next or prev")
 		return
 	}
 	idx, release, ok := s.index(w, e)
@@ -525,25 +558,16 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if backward {
 		from = render.At(math.MaxInt64)
 	}
-	if a := q.Get("after"); a != "" {
-		ref, err := ParseEventRef(a)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "after: "+err.Error())
-			return
-		}
-		pos, ok := idx.x.PositionOf(render.EventID(ref))
+	switch {
+	case sp.after != nil:
+		pos, ok := idx.x.PositionOf(render.EventID(*sp.after))
 		if !ok {
 			writeError(w, http.StatusBadRequest, "after: no such event")
 			return
 		}
 		from = pos
-	} else if t := q.Get("from"); t != "" {
-		n, err := strconv.ParseInt(t, 10, 64)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "from: not a time in nanoseconds")
-			return
-		}
-		from = render.At(trace.Time(n))
+	case sp.hasFrom:
+		from = render.At(sp.from)
 	}
 	if _, err := query.Parse(q.Get("q"), idx.x.Meta()); err != nil {
 		writeErr(w, http.StatusBadRequest, err)

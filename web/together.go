@@ -831,22 +831,14 @@ func (f togetherFrom) position(c *combined, k int, backward bool) render.Positio
 
 func (s *Server) handleTogetherSearch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit, err := countParam("limit", q.Get("limit"), DefaultSearchLimit, MaxSearchLimit)
+	sp, err := parseSearchParams(q)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
+	limit, backward := sp.limit, sp.backward
 	if q.Get("bins") != "" && q.Get("bins") != "0" {
 		s.handleTogetherMissing(w, r)
-		return
-	}
-	backward := false
-	switch q.Get("dir") {
-	case "", "next":
-	case "prev":
-		backward = true
-	default:
-		writeError(w, http.StatusBadRequest, "dir: next or prev")
 		return
 	}
 	c, release, ok := s.togetherIndex(w, r)
@@ -855,12 +847,9 @@ func (s *Server) handleTogetherSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	var from togetherFrom
-	if a := q.Get("after"); a != "" {
-		ref, err := ParseEventRef(a)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "after: "+err.Error())
-			return
-		}
+	switch {
+	case sp.after != nil:
+		ref := *sp.after
 		k, id, ok := c.local(ref.Track)
 		var pos render.Position
 		if ok {
@@ -871,13 +860,8 @@ func (s *Server) handleTogetherSearch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		from = togetherFrom{ref: &ref, refK: k, refPos: pos}
-	} else if t := q.Get("from"); t != "" {
-		n, err := strconv.ParseInt(t, 10, 64)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "from: not a time in nanoseconds")
-			return
-		}
-		from = togetherFrom{at: trace.Time(n), hasTime: true}
+	case sp.hasFrom:
+		from = togetherFrom{at: sp.from, hasTime: true}
 	}
 	// The query's time budget counts its wait for a search slot; the
 	// request's context ends it early when the client goes away.
