@@ -267,16 +267,12 @@ func (s *Server) handleCompareStacks(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), StacksTimeout)
-	defer cancel()
 	// Like a stack aggregation, both sides take one search slot.
-	select {
-	case s.res.searchSlots <- struct{}{}:
-		defer func() { <-s.res.searchSlots }()
-	case <-ctx.Done():
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many searches and stack aggregations are running; none finished within %v: try again", StacksTimeout))
+	ctx, done, ok := s.querySlot(w, r, StacksTimeout)
+	if !ok {
 		return
 	}
+	defer done()
 	var aggs [2]*stacks.Aggregator
 	partial := false
 	for i, sd := range sides {

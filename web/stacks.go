@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -109,18 +108,14 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, refs bool) (*
 		return nil, aggregated{}, nil
 	}
 	sq.Refs = refs
-	ctx, cancel := context.WithTimeout(r.Context(), StacksTimeout)
-	defer cancel()
 	// An aggregation can scan a whole trace, like a search: it takes one
 	// of the search slots, leaving the other processors to viewports.
-	select {
-	case s.res.searchSlots <- struct{}{}:
-		defer func() { <-s.res.searchSlots }()
-	case <-ctx.Done():
+	ctx, done, ok := s.querySlot(w, r, StacksTimeout)
+	if !ok {
 		release()
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many searches and stack aggregations are running; none finished within %v: try again", StacksTimeout))
 		return nil, aggregated{}, nil
 	}
+	defer done()
 	a, partial, err := stacks.Aggregate(ctx, idx.x, sq)
 	if err != nil {
 		release()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"viewer/render"
 	"viewer/render/query"
@@ -78,7 +79,13 @@ func parseSelection(r *http.Request, idx *index) (selection, error) {
 // is false when it wrote the reply (503) or the client went away. done
 // releases the slot and the budget.
 func (s *Server) searchSlot(w http.ResponseWriter, r *http.Request) (ctx context.Context, done func(), ok bool) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.res.timeout)
+	return s.querySlot(w, r, s.res.timeout)
+}
+
+// querySlot is searchSlot for a query whose budget is timeout (a stack
+// aggregation's is StacksTimeout).
+func (s *Server) querySlot(w http.ResponseWriter, r *http.Request, timeout time.Duration) (ctx context.Context, done func(), ok bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	select {
 	case s.res.searchSlots <- struct{}{}:
 		return ctx, func() { <-s.res.searchSlots; cancel() }, true
@@ -86,7 +93,7 @@ func (s *Server) searchSlot(w http.ResponseWriter, r *http.Request) (ctx context
 		cancel()
 		if r.Context().Err() == nil {
 			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many queries are running; none finished within %v: try again", s.res.timeout))
+			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many queries are running; none finished within %v: try again", timeout))
 		}
 		return nil, nil, false
 	}
