@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -318,12 +317,7 @@ func TestFileRoundTripSched(t *testing.T) {
 func TestFileRoundTripRealData(t *testing.T) {
 	var files []string
 	for _, sub := range []string{"nettrace", "perf", "cpel"} {
-		filepath.WalkDir(tracetest.RealData(t, sub), func(name string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() {
-				files = append(files, name)
-			}
-			return nil
-		})
+		files = append(files, tracetest.RealFiles(t, sub)...)
 	}
 	formats := realFormats()
 	rng := rand.New(rand.NewPCG(5, 6))

@@ -25,18 +25,6 @@ import (
 // session's NetTrace stream at a controlled rate and holds its end (the
 // rundown) until StopTracing.
 
-// socketDir returns a temporary directory short enough for a Unix
-// socket's path (108 bytes), which t.TempDir's may not be.
-func socketDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "attach")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 // sharedNetTrace reads a shared .nettrace (tracetest.RealData).
 func sharedNetTrace(t *testing.T, rel string) []byte {
 	t.Helper()
@@ -62,14 +50,9 @@ func netTraceFormats(dir string) func(*Config) {
 // to attach to it.
 func attachSetup(t *testing.T, cfg ipctest.Config) (*testServer, *ipctest.Server) {
 	t.Helper()
-	cfg.Dir = socketDir(t)
-	srv, err := ipctest.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg.Dir = ipctest.TempDir(t)
 	ts := newTestServer(t, t.TempDir(), netTraceFormats(cfg.Dir))
-	t.Cleanup(func() { srv.Close() }) // after the server's cleanup
-	return ts, srv
+	return ts, ipctest.StartTest(t, cfg) // closed before the server
 }
 
 // attach posts a JSON attach request and returns the status and reply.
@@ -307,12 +290,8 @@ func TestAttachStopRefused(t *testing.T) {
 // refused; the runtime's refusal reaches the user as it is; bad requests
 // say what is wrong. None starts a session.
 func TestAttachRefusals(t *testing.T) {
-	dir := socketDir(t)
-	srv, err := ipctest.Start(ipctest.Config{Dir: dir, Trace: []byte("x"), HResult: ipc.ENotSupported})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	dir := ipctest.TempDir(t)
+	srv := ipctest.StartTest(t, ipctest.Config{Dir: dir, Trace: []byte("x"), HResult: ipc.ENotSupported})
 	pid := strconv.Itoa(os.Getpid())
 
 	off := newTestServer(t, t.TempDir(), func(c *Config) { c.DiagDir = dir })

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,38 +27,9 @@ import (
 	"viewer/web"
 )
 
-// socketDir returns a temporary directory short enough for a Unix
-// socket's path (108 bytes), which t.TempDir's may not be.
-func socketDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "attach")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
-func standIn(t *testing.T, cfg ipctest.Config) *ipctest.Server {
-	t.Helper()
-	cfg.Dir = socketDir(t)
-	s, err := ipctest.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // sharedNetTraces returns the shared .nettrace files.
 func sharedNetTraces(t *testing.T) []string {
-	var out []string
-	filepath.WalkDir(tracetest.RealData(t, "nettrace"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && strings.HasSuffix(p, ".nettrace") {
-			out = append(out, p)
-		}
-		return nil
-	})
+	out := tracetest.RealFiles(t, "nettrace", ".nettrace")
 	if len(out) < 5 {
 		t.Fatalf("only %d shared .nettrace files", len(out))
 	}
@@ -121,7 +91,7 @@ func TestAttachRealTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := standIn(t, ipctest.Config{Trace: data, Chunk: 16 << 10, Interval: 2 * time.Millisecond, Tail: len(data) / 4})
+			srv := ipctest.StartTest(t, ipctest.Config{Trace: data, Chunk: 16 << 10, Interval: 2 * time.Millisecond, Tail: len(data) / 4})
 			out := filepath.Join(t.TempDir(), "out.nettrace")
 			_, errOut, err := runCapture(context.Background(), "attach", "--socket", srv.Socket(), "--output", out, "--duration", "30ms", "--profile", "exceptions")
 			if err != nil {
@@ -160,7 +130,7 @@ func TestAttachDiesMidStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	cut := len(data) / 2
-	srv := standIn(t, ipctest.Config{Trace: data, Chunk: 8 << 10, Interval: time.Millisecond, DieAfter: cut})
+	srv := ipctest.StartTest(t, ipctest.Config{Trace: data, Chunk: 8 << 10, Interval: time.Millisecond, DieAfter: cut})
 	out := filepath.Join(t.TempDir(), "cut.nettrace")
 	_, errOut, attachErr := runCapture(context.Background(), "attach", "--socket", srv.Socket(), "--output", out)
 	if attachErr == nil || !strings.Contains(attachErr.Error(), "truncated at byte") || !strings.Contains(attachErr.Error(), out) {
@@ -193,7 +163,7 @@ func TestAttachDiesMidStream(t *testing.T) {
 // and leaves no file behind.
 func TestAttachErrorReply(t *testing.T) {
 	t.Parallel()
-	srv := standIn(t, ipctest.Config{Trace: []byte("x"), HResult: ipc.ENotSupported})
+	srv := ipctest.StartTest(t, ipctest.Config{Trace: []byte("x"), HResult: ipc.ENotSupported})
 	dir := t.TempDir()
 	_, _, err := runCapture(context.Background(), "attach", "--socket", srv.Socket(), "--output", filepath.Join(dir, "x.nettrace"))
 	if err == nil || !strings.Contains(err.Error(), "refused CollectTracing2: error 0x80131515 (not supported)") {
@@ -213,7 +183,7 @@ func TestAttachInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := standIn(t, ipctest.Config{Trace: data, Chunk: 1 << 10, Interval: 5 * time.Millisecond})
+	srv := ipctest.StartTest(t, ipctest.Config{Trace: data, Chunk: 1 << 10, Interval: 5 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for srv.Sent() < 4<<10 {
@@ -274,7 +244,7 @@ func TestAttachLibrary(t *testing.T) {
 	}
 
 	t.Run("library", func(t *testing.T) {
-		srv := standIn(t, ipctest.Config{Trace: data, Chunk: 64 << 10, PID: 4242})
+		srv := ipctest.StartTest(t, ipctest.Config{Trace: data, Chunk: 64 << 10, PID: 4242})
 		dataDir := t.TempDir()
 		port := closedPort(t)
 		out, errOut, err := runCapture(context.Background(), "attach", "--socket", srv.Socket(), "--duration", "1ms", "--data", dataDir, "--port", strconv.Itoa(port))
@@ -301,7 +271,7 @@ func TestAttachLibrary(t *testing.T) {
 	})
 
 	t.Run("refused", func(t *testing.T) {
-		srv := standIn(t, ipctest.Config{Trace: data, Chunk: 64 << 10})
+		srv := ipctest.StartTest(t, ipctest.Config{Trace: data, Chunk: 64 << 10})
 		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "no", http.StatusUnauthorized)
 		}))
@@ -319,7 +289,7 @@ func TestAttachLibrary(t *testing.T) {
 	})
 
 	t.Run("viewer", func(t *testing.T) {
-		srv := standIn(t, ipctest.Config{Trace: data, Chunk: 64 << 10})
+		srv := ipctest.StartTest(t, ipctest.Config{Trace: data, Chunk: 64 << 10})
 		s, err := web.New(web.Config{
 			DataDir: t.TempDir(), Formats: formats(), Symbols: symbolSource, Static: ui.Static(),
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -372,7 +342,7 @@ func TestAttachArgs(t *testing.T) {
 // runtime as the stand-in decodes them, a quoted value keeping its comma.
 func TestAttachProviders(t *testing.T) {
 	t.Parallel()
-	srv := standIn(t, ipctest.Config{Trace: []byte("not a trace")})
+	srv := ipctest.StartTest(t, ipctest.Config{Trace: []byte("not a trace")})
 	_, _, err := runCapture(context.Background(), "attach", "--socket", srv.Socket(), "--output", filepath.Join(t.TempDir(), "x"),
 		"--duration", "1ms", "--profile", "gc,contention", "--providers", `MyEventSource:0x10:5:a="x,y;z",Other::warning`, "--buffer", "64")
 	if err == nil || !strings.Contains(err.Error(), "does not read") {

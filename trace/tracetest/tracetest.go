@@ -9,9 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"viewer/trace"
@@ -73,6 +76,27 @@ func RealData(tb testing.TB, sub string) string {
 		tb.Skipf("skipping: real data %s is absent (it lives beside the repository in ../shared)", p)
 	}
 	return p
+}
+
+// RealFiles returns the regular files below RealData(tb, sub) whose
+// names end in one of exts (every file when exts is empty), in lexical
+// order.
+func RealFiles(tb testing.TB, sub string, exts ...string) []string {
+	tb.Helper()
+	var out []string
+	err := filepath.WalkDir(RealData(tb, sub), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() && (len(exts) == 0 || slices.ContainsFunc(exts, func(e string) bool { return strings.HasSuffix(p, e) })) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
 
 func repoRoot() (string, error) {

@@ -35,25 +35,13 @@ func newAttachServer(t testing.TB, dir string, allow bool) *viewerServer {
 	})
 }
 
-// shortDir returns a temporary directory short enough for a Unix socket's
-// path.
-func shortDir(t testing.TB) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "attach")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
 func TestServerAttach(t *testing.T) {
 	ctx := tab(t)
 	demo, err := os.ReadFile("../../cmd/viewer/demo.nettrace")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := shortDir(t)
+	dir := ipctest.TempDir(t)
 
 	// With no process, and where attaching is not allowed, the section
 	// stays hidden.
@@ -72,11 +60,7 @@ func TestServerAttach(t *testing.T) {
 		}
 	}
 
-	srv, err := ipctest.Start(ipctest.Config{Dir: dir, Trace: demo, Chunk: 4 << 10, Interval: 150 * time.Millisecond, Tail: 32 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := ipctest.StartTest(t, ipctest.Config{Dir: dir, Trace: demo, Chunk: 4 << 10, Interval: 150 * time.Millisecond, Tail: 32 << 10})
 	vs := newAttachServer(t, dir, true)
 	pid := strconv.Itoa(os.Getpid())
 	row := `#dotnet-processes tr[data-pid="` + pid + `"]`

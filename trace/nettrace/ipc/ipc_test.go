@@ -29,7 +29,7 @@ func rawReply(set, cmd uint8, payload []byte) []byte {
 // writes, after reading the request.
 func hostile(t *testing.T, answer func(c net.Conn)) string {
 	t.Helper()
-	sock := filepath.Join(shortDir(t), "s")
+	sock := filepath.Join(ipctest.TempDir(t), "s")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -286,15 +286,15 @@ func TestKeywordsManifest(t *testing.T) {
 // pid wins, and that sockets of a pid that does not exist, and files
 // that are not sockets, are not listed.
 func TestProcesses(t *testing.T) {
-	dir := shortDir(t)
-	old := startStandIn(t, ipctest.Config{Dir: dir, Key: 100})
+	dir := ipctest.TempDir(t)
+	old := ipctest.StartTest(t, ipctest.Config{Dir: dir, Key: 100})
 	past := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(old.Socket(), past, past); err != nil {
 		t.Fatal(err)
 	}
-	srv := startStandIn(t, ipctest.Config{Dir: dir, Key: 200})
+	srv := ipctest.StartTest(t, ipctest.Config{Dir: dir, Key: 200})
 	const noPID = 1 << 30 // above the kernel's pid_max
-	startStandIn(t, ipctest.Config{Dir: dir, PID: noPID})
+	ipctest.StartTest(t, ipctest.Config{Dir: dir, PID: noPID})
 	os.WriteFile(filepath.Join(dir, "dotnet-diagnostic-1-5-socket"), nil, 0o600) // pid 1 lives, but this is no socket
 	ps, err := Processes(dir)
 	if err != nil {

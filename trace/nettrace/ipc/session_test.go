@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,40 +15,9 @@ import (
 	"viewer/trace/tracetest"
 )
 
-// shortDir returns a temporary directory with a short path: a Unix
-// socket's path must fit in 108 bytes, which t.TempDir's may not.
-func shortDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "ipc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
-
-func startStandIn(t *testing.T, cfg ipctest.Config) *ipctest.Server {
-	t.Helper()
-	if cfg.Dir == "" {
-		cfg.Dir = shortDir(t)
-	}
-	s, err := ipctest.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // realTraces returns the shared .nettrace files.
 func realTraces(t *testing.T) []string {
-	var out []string
-	filepath.WalkDir(tracetest.RealData(t, "nettrace"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && strings.HasSuffix(p, ".nettrace") {
-			out = append(out, p)
-		}
-		return nil
-	})
+	out := tracetest.RealFiles(t, "nettrace", ".nettrace")
 	if len(out) < 5 {
 		t.Fatalf("only %d .nettrace files in the shared real data", len(out))
 	}
@@ -93,7 +61,7 @@ func TestStreamRealTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := startStandIn(t, ipctest.Config{Trace: data, Chunk: 32 << 10, Interval: time.Millisecond, Tail: len(data) / 3})
+			srv := ipctest.StartTest(t, ipctest.Config{Trace: data, Chunk: 32 << 10, Interval: time.Millisecond, Tail: len(data) / 3})
 			s, err := Start(context.Background(), srv.Socket(), Config{Providers: providers})
 			if err != nil {
 				t.Fatal(err)
@@ -137,7 +105,7 @@ func TestStreamRealTraces(t *testing.T) {
 // CollectTracing2 gets CollectTracing, with the same providers.
 func TestFallbackCollectTracing(t *testing.T) {
 	data := []byte("Nettrace-stand-in-bytes")
-	srv := startStandIn(t, ipctest.Config{Trace: data, Refuse: []uint16{ipctest.SetEventPipe<<8 | ipctest.CollectTracing2}})
+	srv := ipctest.StartTest(t, ipctest.Config{Trace: data, Refuse: []uint16{ipctest.SetEventPipe<<8 | ipctest.CollectTracing2}})
 	ps := []Provider{{Name: "MyEventSource", Keywords: 0x64, Level: LevelWarning, Args: []Arg{{"EventCounterIntervalSec", "1"}, {"Filter", "a=b;c"}}}}
 	s, err := Start(context.Background(), srv.Socket(), Config{Providers: ps, BufferMB: 10})
 	if err != nil {
@@ -167,7 +135,7 @@ func TestFallbackCollectTracing(t *testing.T) {
 // TestErrorReply checks that an error reply names the command, the
 // HRESULT and its meaning.
 func TestErrorReply(t *testing.T) {
-	srv := startStandIn(t, ipctest.Config{Trace: []byte("x"), HResult: ENotSupported})
+	srv := ipctest.StartTest(t, ipctest.Config{Trace: []byte("x"), HResult: ENotSupported})
 	_, err := Start(context.Background(), srv.Socket(), Config{Providers: []Provider{{Name: RuntimeProvider}}})
 	var e *Error
 	if !errors.As(err, &e) || e.HResult != ENotSupported {
@@ -184,7 +152,7 @@ func TestErrorReply(t *testing.T) {
 // when it closes the session without stopping it, and ends the session.
 func TestCloseDisconnects(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<14)
-	srv := startStandIn(t, ipctest.Config{Trace: data, Chunk: 1024, Interval: 5 * time.Millisecond})
+	srv := ipctest.StartTest(t, ipctest.Config{Trace: data, Chunk: 1024, Interval: 5 * time.Millisecond})
 	s, err := Start(context.Background(), srv.Socket(), Config{Providers: []Provider{{Name: SampleProfilerProvider}}})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +179,7 @@ func TestCloseDisconnects(t *testing.T) {
 
 // TestStopTwice checks that a second Stop sends nothing.
 func TestStopTwice(t *testing.T) {
-	srv := startStandIn(t, ipctest.Config{Trace: []byte("abc")})
+	srv := ipctest.StartTest(t, ipctest.Config{Trace: []byte("abc")})
 	s, err := Start(context.Background(), srv.Socket(), Config{Providers: []Provider{{Name: RuntimeProvider}}})
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +198,7 @@ func TestStopTwice(t *testing.T) {
 
 // TestProcessInfo asks the stand-in for its process's information.
 func TestProcessInfo(t *testing.T) {
-	srv := startStandIn(t, ipctest.Config{PID: 4242, CommandLine: "/usr/bin/dotnet app.dll --port 5000"})
+	srv := ipctest.StartTest(t, ipctest.Config{PID: 4242, CommandLine: "/usr/bin/dotnet app.dll --port 5000"})
 	p, err := QueryProcessInfo(context.Background(), srv.Socket())
 	if err != nil {
 		t.Fatal(err)
@@ -244,16 +212,7 @@ func TestProcessInfo(t *testing.T) {
 // stand-in, in bytes per second: the start, 32 MiB and the stop.
 func BenchmarkStream(b *testing.B) {
 	data := bytes.Repeat([]byte("nettrace"), 4<<20)
-	d, err := os.MkdirTemp("", "ipc")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(d)
-	srv, err := ipctest.Start(ipctest.Config{Dir: d, Trace: data, Chunk: 256 << 10})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
+	srv := ipctest.StartTest(b, ipctest.Config{Trace: data, Chunk: 256 << 10})
 	buf := make([]byte, 256<<10)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
