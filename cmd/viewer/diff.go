@@ -16,6 +16,7 @@ import (
 	"viewer/render/compare"
 	"viewer/trace"
 	"viewer/trace/wrap"
+	"viewer/web"
 )
 
 // errThreshold is diff's error when a --fail-if threshold is exceeded:
@@ -349,32 +350,15 @@ func writeDiffText(w io.Writer, t compare.Table, rows []compare.Row) error {
 	return bw.Flush()
 }
 
-// diffRow is a row as --json prints it.
-type diffRow struct {
-	Kind    string   `json:"kind"`
-	Key     string   `json:"key"`
-	Measure string   `json:"measure"`
-	A       float64  `json:"a"`
-	B       float64  `json:"b"`
-	Delta   float64  `json:"delta"`
-	Rel     *float64 `json:"rel"` // null when A is 0 and B is not
-	Score   float64  `json:"score"`
-}
-
 func writeDiffJSON(w io.Writer, t compare.Table, rows []compare.Row, failed []failure) error {
 	out := struct {
-		SecondsA float64   `json:"seconds_a"`
-		SecondsB float64   `json:"seconds_b"`
-		Rows     []diffRow `json:"rows"`
-		Failed   []string  `json:"failed"`
-	}{SecondsA: t.SecondsA, SecondsB: t.SecondsB, Rows: []diffRow{}, Failed: []string{}}
+		SecondsA float64          `json:"seconds_a"`
+		SecondsB float64          `json:"seconds_b"`
+		Rows     []web.CompareRow `json:"rows"`
+		Failed   []string         `json:"failed"`
+	}{SecondsA: t.SecondsA, SecondsB: t.SecondsB, Rows: []web.CompareRow{}, Failed: []string{}}
 	for _, r := range rows {
-		d := diffRow{Kind: r.Kind.String(), Key: r.Key, Measure: r.Measure.String(), A: r.A, B: r.B, Delta: r.Delta, Score: r.Score}
-		if !math.IsInf(r.Rel, 0) {
-			rel := r.Rel
-			d.Rel = &rel
-		}
-		out.Rows = append(out.Rows, d)
+		out.Rows = append(out.Rows, web.NewCompareRow(r)) // the compare API's rows are diff's
 	}
 	for _, f := range failed {
 		out.Failed = append(out.Failed, f.expr+": "+f.row)
