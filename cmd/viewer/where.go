@@ -64,23 +64,55 @@ func (w *whereFlags) filter(r trace.Reader) (trace.Reader, error) {
 	if keep == nil || err != nil {
 		return r, err
 	}
-	if da, ok := r.(trace.DetailsAppender); ok {
-		return &filteredAppender{filtered{Reader: r, keep: keep}, da}, nil
+	f := filtered{Reader: r, keep: keep, evs: make([]trace.Event, 1)}
+	if br, ok := r.(interface {
+		ReadEvents([]trace.Event) (int, error)
+	}); ok {
+		f.batch, f.evs = br.ReadEvents, make([]trace.Event, filterBatch)
 	}
-	return &filtered{Reader: r, keep: keep}, nil
+	if da, ok := r.(trace.DetailsAppender); ok {
+		return &filteredAppender{f, da}, nil
+	}
+	return &f, nil
 }
 
-// filtered is a reader of the events of Reader that keep keeps.
+// filterBatch is how many events filtered reads at a time from a reader
+// that reads in batches (CPEL, synth): the selection then costs a loop
+// over a slice rather than a call into the reader per event.
+const filterBatch = 4096
+
+// filtered is a reader of the events of Reader that keep keeps. It reads
+// into evs, one event at a time or a batch at a time through batch, so
+// that keep's argument lives in evs, not on the heap.
 type filtered struct {
 	trace.Reader
-	keep func(*trace.Event) bool
+	keep  func(*trace.Event) bool
+	batch func([]trace.Event) (int, error) // nil: the reader has no batch read
+	evs   []trace.Event
+	i, n  int   // evs[i:n] are read and not yet filtered
+	err   error // what ended reading after evs[:n]
 }
 
 func (f *filtered) ReadEvent() (trace.Event, error) {
 	for {
-		e, err := f.Reader.ReadEvent()
-		if err != nil || f.keep(&e) {
-			return e, err
+		for f.i < f.n {
+			e := &f.evs[f.i]
+			f.i++
+			if f.keep(e) {
+				return *e, nil
+			}
+		}
+		if f.err != nil {
+			return trace.Event{}, f.err
+		}
+		f.i, f.n = 0, 0
+		if f.batch != nil {
+			n, err := f.batch(f.evs)
+			f.n, f.err = min(max(n, 0), len(f.evs)), err
+		} else if e, err := f.Reader.ReadEvent(); err != nil {
+			f.err = err
+		} else {
+			f.evs[0], f.n = e, 1
 		}
 	}
 }
