@@ -490,3 +490,41 @@ func TestPayloadDecoder(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeFields checks that the datum DecodeFields gives equals the
+// field of that name in Details, for every event of a file with several
+// sections and types, and that a field index the type lacks gives the
+// zero Value.
+func TestDecodeFields(t *testing.T) {
+	w := unsortedFixture()
+	var recs []cpeltest.Record
+	for i := range 2000 {
+		recs = append(recs, cpeltest.Record{Ticks: uint64(i), Track: uint32(i % 5), Code: uint32(i % 9), Datum: uint32(i * 104729)})
+	}
+	w.EventList(w.StringTable("More"), 1e9, recs)
+	r := openBytes(t, bytesOf(t, w))
+	var _ trace.FieldsDecoder = r
+	n := 0
+	for e, err := r.ReadEvent(); err == nil; e, err = r.ReadEvent() {
+		n++
+		d, err := r.Details(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := r.Meta().Types[e.Type].Fields
+		if len(fs) != 1 || fs[0].Name != d.Fields[0].Name {
+			t.Fatalf("type %d declares %v, details give %q", e.Type, fs, d.Fields[0].Name)
+		}
+		vals := make([]trace.Value, 2)
+		if err := r.DecodeFields(e, []int{1, 0}, vals); err != nil {
+			t.Fatal(err)
+		}
+		want := d.Fields[0].Value
+		if vals[1].Kind() != want.Kind() || vals[1].Uint() != want.Uint() || vals[0].Kind() != trace.KindBad {
+			t.Fatalf("event %d: DecodeFields %v, Details %v", n, vals, d.Fields[0].Value)
+		}
+	}
+	if n < 2000 {
+		t.Fatalf("read %d events", n)
+	}
+}

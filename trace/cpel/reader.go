@@ -256,7 +256,8 @@ func (r *Reader) addTrack(id uint32, name string) trace.TrackID {
 
 func (r *Reader) addType(code uint32, name, format string) trace.TypeID {
 	t := trace.TypeID(len(r.meta.Types))
-	r.meta.Types = append(r.meta.Types, trace.EventType{Name: name, ID: int64(code), Message: format})
+	r.meta.Types = append(r.meta.Types, trace.EventType{Name: name, ID: int64(code), Message: format,
+		Fields: []trace.FieldSpec{{Name: "datum", Type: "u32"}}})
 	df := r.printer.Compile(format)
 	info := append(r.infos(), typeInfo{
 		code: code, name: name, format: format, datum: df,
@@ -710,6 +711,23 @@ func (r *Reader) AppendPayloadDetails(fields []trace.Field, label []byte, e trac
 	}
 	f, l := r.appendDetails(fields, label, &info[e.Type], es, r.u32(payload))
 	return f, l, nil
+}
+
+// DecodeFields stores the datum, every CPEL event's one field (its type's
+// Fields[0]), in vals[i] where idx[i] is 0 (trace.FieldsDecoder): a query
+// on the datum then skips formatting the label.
+func (r *Reader) DecodeFields(e trace.Event, idx []int, vals []trace.Value) error {
+	_, _, d, err := r.locate(e)
+	if err != nil {
+		return err
+	}
+	for i, f := range idx {
+		vals[i] = trace.Value{}
+		if f == 0 {
+			vals[i] = trace.UintValue(uint64(d))
+		}
+	}
+	return nil
 }
 
 // AppendLabel appends the label Details would return to dst, without
