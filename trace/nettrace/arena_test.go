@@ -46,3 +46,58 @@ func TestArenaUTF16(t *testing.T) {
 		}
 	}
 }
+
+// TestUTF16Invalid pins how bad UTF-16 decodes, whichever path takes it
+// (decodeUTF16, the arena's utf16 and utf16z, payload strings with and
+// without an arena): a lone or reversed surrogate is U+FFFD, a pair is
+// one rune, an odd trailing byte is dropped.
+func TestUTF16Invalid(t *testing.T) {
+	for _, tc := range []struct {
+		units []uint16
+		odd   bool // a trailing odd byte
+		want  string
+	}{
+		{[]uint16{'a', 0xd800, 'b'}, false, "a\uFFFDb"},
+		{[]uint16{0xdc00}, false, "\uFFFD"},
+		{[]uint16{0xd83d, 0xd83d, 0xde00}, false, "\uFFFD😀"},
+		{[]uint16{'x', 0xd83d}, false, "x\uFFFD"},
+		{[]uint16{'x', 0xd83d}, true, "x\uFFFD"},
+		{[]uint16{0xde00, 0xd83d}, false, "\uFFFD\uFFFD"},
+		{[]uint16{'a', 'b'}, true, "ab"},
+		{[]uint16{0xe9, 0x20ac, 0xfffd, 0xffff, 0x7f, 0x80}, false, "é€\uFFFD\uFFFF\x7f\u0080"},
+		{[]uint16{'l', 'o', 'n', 'g', 'e', 'r', ' ', 't', 'h', 'a', 'n', ' ', 'e', 'i', 'g', 'h', 't', 0xdbff, '!'}, false, "longer than eight\uFFFD!"},
+		{[]uint16{'l', 'o', 'n', 'g', 'e', 'r', ' ', 't', 'h', 'a', 'n', ' ', 'e', 'i', 'g', 'h', 't', 0xdbff, 0xdfff}, false, "longer than eight\U0010FFFF"},
+	} {
+		var b []byte
+		for _, u := range tc.units {
+			b = append(b, byte(u), byte(u>>8))
+		}
+		if tc.odd {
+			b = append(b, 'z')
+		}
+		a := &arena{}
+		if got := decodeUTF16(b); got != tc.want {
+			t.Errorf("decodeUTF16(%x) = %q, want %q", tc.units, got, tc.want)
+		}
+		if got := a.utf16(b); got != tc.want {
+			t.Errorf("arena utf16(%x) = %q, want %q", tc.units, got, tc.want)
+		}
+		if got, n := a.utf16z(b); got != tc.want || n != len(b) {
+			t.Errorf("arena utf16z(%x) = %q, %d, want %q, %d", tc.units, got, n, tc.want, len(b))
+		}
+		if tc.odd {
+			continue
+		}
+		z := append(b[:len(b):len(b)], 0, 0, 'q', 0)
+		if got, n := a.utf16z(z); got != tc.want || n != len(b)+2 {
+			t.Errorf("arena utf16z(%x 0000) = %q, %d, want %q, %d", tc.units, got, n, tc.want, len(b)+2)
+		}
+		schema := []Field{{Name: "S", Type: TypeUTF16String}, {Name: "C", Type: TypeUTF16CodeUnit}}
+		for _, arena := range []*arena{nil, a} {
+			fs := appendPayload(nil, z, schema, 8, arena)
+			if len(fs) != 2 || fs[0].Value.Str() != tc.want || fs[1].Value.Str() != "q" {
+				t.Errorf("payload %x (arena %v): %v", z, arena != nil, fs)
+			}
+		}
+	}
+}
