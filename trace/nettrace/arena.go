@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"math/bits"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -86,17 +87,12 @@ func (a *arena) list(n int) []trace.Field {
 // utf16z decodes the NUL-terminated UTF-16LE string at the start of b
 // (all of b when it has no terminator) as decodeUTF16 does, into the
 // arena, and returns it with the bytes it took, terminator included.
-// While the text is ASCII it takes eight code units at a time: a word of
-// four units all below 0x80 has no NUL when adding 0x7fff to each unit
-// sets every unit's top bit (no carry crosses units), and its four low
-// bytes, gathered by two shifts, are the UTF-8 text.
+// While the text is ASCII it takes eight code units at a time: in a word
+// of four units, (x-ones)&^x&highs is zero when no unit is NUL and its
+// lowest bit is the first NUL's (a borrow only runs past a NUL), and
+// x&nonASCII is zero when every unit is below 0x80. The four low bytes of
+// an ASCII word, gathered by two shifts, are the UTF-8 text.
 func (a *arena) utf16z(b []byte) (string, int) {
-	const (
-		nonASCII = 0xff80_ff80_ff80_ff80
-		ones     = 0x0001_0001_0001_0001
-		highs    = 0x8000_8000_8000_8000
-		plus7fff = 0x7fff_7fff_7fff_7fff
-	)
 	maxOut := len(b) / 2
 	if maxOut > arenaBytes/4 {
 		return a.utf16zSlow(b)
@@ -106,9 +102,9 @@ func (a *arena) utf16z(b []byte) (string, int) {
 	}
 	dst := a.b[len(a.b):cap(a.b)]
 	n, i := 0, 0
-	for ; i+16 <= len(b); i += 16 { // n = i/2, so dst has room for eight more
+	for ; i+16 <= len(b); i += 16 { // n = i/2: dst has room for eight more
 		x, y := le.Uint64(b[i:]), le.Uint64(b[i+8:])
-		if (x|y)&nonASCII != 0 || (x+plus7fff)&(y+plus7fff)&highs != highs {
+		if ((x-ones)&^x|(y-ones)&^y)&highs|(x|y)&nonASCII != 0 {
 			break
 		}
 		le.PutUint64(dst[n:n+8], packASCII(x)|packASCII(y)<<32)
@@ -116,11 +112,20 @@ func (a *arena) utf16z(b []byte) (string, int) {
 	}
 	for ; i+8 <= len(b); i += 8 {
 		x := le.Uint64(b[i:])
-		if x&nonASCII != 0 || (x-ones)&^x&highs != 0 { // not ASCII, or a NUL among the four
-			break
-		}
+		nul, wide := (x-ones)&^x&highs, x&nonASCII
 		le.PutUint32(dst[n:n+4], uint32(packASCII(x)))
-		n += 4
+		if nul|wide == 0 {
+			n += 4
+			continue
+		}
+		// the first NUL (bit 15 of its unit) comes before any wide
+		// unit (bits 7 to 15 of it)
+		if z := bits.TrailingZeros64(nul); z < bits.TrailingZeros64(wide) {
+			n += z >> 4
+			a.b = a.b[:len(a.b)+n]
+			return a.string(dst[:n:n]), i + z>>3 + 1
+		}
+		return a.utf16zSlow(b)
 	}
 	for ; i+1 < len(b); i += 2 {
 		lo, hi := b[i], b[i+1]
@@ -137,6 +142,13 @@ func (a *arena) utf16z(b []byte) (string, int) {
 	a.b = a.b[:len(a.b)+n]
 	return a.string(dst[:n:n]), len(b)
 }
+
+// Masks over the four UTF-16 code units of a word.
+const (
+	ones     = 0x0001_0001_0001_0001
+	highs    = 0x8000_8000_8000_8000
+	nonASCII = 0xff80_ff80_ff80_ff80
+)
 
 // packASCII gathers the low bytes of a word of four ASCII UTF-16LE code
 // units into the word's low four bytes.
