@@ -45,16 +45,24 @@ func (ti *typeInfo) appendDecoded(dst []trace.Field, payload []byte, pointerSize
 	return dst
 }
 
+// schema returns the schema payloads of this type are decoded by.
+func (ti *typeInfo) schema() []Field {
+	if ti.manifest != nil {
+		return ti.manifest
+	}
+	return ti.fields
+}
+
 // appendDetails appends what Details returns for an event of type t with
 // this payload, given the event types ts.
 func (r *Reader) appendDetails(ts []typeInfo, fields []trace.Field, label []byte, t trace.TypeID, payload []byte, a *arena) ([]trace.Field, []byte) {
 	if t < 0 || int(t) >= len(ts) {
-		return fields, appendLabel(label, labelName(trace.EventType{}), nil)
+		return fields, appendLabel(label, labelName(trace.EventType{}), nil, nil)
 	}
 	ti := &ts[t]
 	n := len(fields)
 	fields = ti.appendDecoded(fields, payload, r.meta.PointerSize, a)
-	return fields, appendLabel(label, ti.name, fields[n:])
+	return fields, appendLabel(label, ti.name, fields[n:], ti.keys)
 }
 
 // Details decodes an event's payload with its type's schema. The

@@ -132,6 +132,11 @@ func checkDecoders(t *testing.T, r *Reader, e trace.Event, d trace.Details) {
 		return sb.String() + "|" + label
 	}
 	want := text(d.Fields, d.Label)
+	if int(e.Type) < len(r.types) { // the label's precomputed keys are the fields' names
+		if l := string(appendLabel(nil, r.types[e.Type].name, d.Fields, nil)); l != d.Label {
+			t.Fatalf("label %q, from the fields' own names %q", d.Label, l)
+		}
+	}
 	fields, label, err := r.AppendDetails([]trace.Field{{Name: "before"}}, []byte("x"), e)
 	if err != nil || len(fields) == 0 || fields[0].Name != "before" || len(label) == 0 || label[0] != 'x' {
 		t.Fatalf("AppendDetails kept no prefix: %v", err)
