@@ -87,11 +87,11 @@ func (a *arena) list(n int) []trace.Field {
 // utf16z decodes the NUL-terminated UTF-16LE string at the start of b
 // (all of b when it has no terminator) as decodeUTF16 does, into the
 // arena, and returns it with the bytes it took, terminator included.
-// While the text is ASCII it takes eight code units at a time: in a word
-// of four units, (x-ones)&^x&highs is zero when no unit is NUL and its
-// lowest bit is the first NUL's (a borrow only runs past a NUL), and
-// x&nonASCII is zero when every unit is below 0x80. The four low bytes of
-// an ASCII word, gathered by two shifts, are the UTF-8 text.
+// While the text is ASCII it takes eight code units at a time. In a word
+// of four units, ((x-ones)|x)&nonASCII has bits in exactly the units that
+// are NUL or not ASCII, up to the first such unit (a borrow starts only
+// at a NUL), so its lowest bit is in the first; the four low bytes of an
+// ASCII word, gathered by two shifts, are the UTF-8 text.
 func (a *arena) utf16z(b []byte) (string, int) {
 	maxOut := len(b) / 2
 	if maxOut > arenaBytes/4 {
@@ -100,61 +100,71 @@ func (a *arena) utf16z(b []byte) (string, int) {
 	if cap(a.b)-len(a.b) < maxOut {
 		a.b = make([]byte, 0, arenaBytes)
 	}
-	dst := a.b[len(a.b):cap(a.b)]
-	n, i := 0, 0
-	for ; i+16 <= len(b); i += 16 { // n = i/2: dst has room for eight more
-		x, y := le.Uint64(b[i:]), le.Uint64(b[i+8:])
-		if ((x-ones)&^x|(y-ones)&^y)&highs|(x|y)&nonASCII != 0 {
-			break
-		}
-		le.PutUint64(dst[n:n+8], packASCII(x)|packASCII(y)<<32)
-		n += 8
-	}
-	for ; i+8 <= len(b); i += 8 {
-		x := le.Uint64(b[i:])
-		nul, wide := (x-ones)&^x&highs, x&nonASCII
-		le.PutUint32(dst[n:n+4], uint32(packASCII(x)))
-		if nul|wide == 0 {
-			n += 4
+	dst := a.b[len(a.b) : len(a.b)+maxOut]
+	k := packASCII8(dst, b)
+	src, d := b[2*k:], dst[k:] // d is dst after the text so far: len(d) ≥ len(src)/2
+	for len(src) >= 8 && len(d) >= 4 {
+		x := le.Uint64(src)
+		le.PutUint32(d, packASCII(x))
+		stop := ((x - ones) | x) & nonASCII
+		if stop == 0 {
+			src, d = src[8:], d[4:]
 			continue
 		}
-		// the first NUL (bit 15 of its unit) comes before any wide
-		// unit (bits 7 to 15 of it)
-		if z := bits.TrailingZeros64(nul); z < bits.TrailingZeros64(wide) {
-			n += z >> 4
-			a.b = a.b[:len(a.b)+n]
-			return a.string(dst[:n:n]), i + z>>3 + 1
+		z := bits.TrailingZeros64(stop) &^ 15 // the first stop unit's first bit
+		if uint16(x>>z) != 0 {
+			return a.utf16zSlow(b) // not ASCII
 		}
-		return a.utf16zSlow(b)
+		n := len(dst) - len(d) + z>>4
+		a.b = a.b[:len(a.b)+n]
+		return a.string(dst[:n:n]), len(b) - len(src) + z>>3 + 2
 	}
-	for ; i+1 < len(b); i += 2 {
-		lo, hi := b[i], b[i+1]
+	for len(src) >= 2 && len(d) >= 1 {
+		lo, hi := src[0], src[1]
 		if lo == 0 && hi == 0 {
+			n := len(dst) - len(d)
 			a.b = a.b[:len(a.b)+n]
-			return a.string(dst[:n:n]), i + 2
+			return a.string(dst[:n:n]), len(b) - len(src) + 2
 		}
 		if hi != 0 || lo >= 0x80 {
 			return a.utf16zSlow(b)
 		}
-		dst[n] = lo
-		n++
+		d[0] = lo
+		src, d = src[2:], d[1:]
 	}
+	n := len(dst) - len(d)
 	a.b = a.b[:len(a.b)+n]
 	return a.string(dst[:n:n]), len(b)
+}
+
+// packASCII8 writes the leading ASCII code units of UTF-16LE src to dst
+// eight at a time, up to the eight that hold a NUL or a unit not ASCII,
+// and returns how many it wrote. (A function of its own: in utf16z the
+// loop's values did not fit in registers.)
+func packASCII8(dst, src []byte) int {
+	n := 0
+	for ; n+8 <= len(dst) && 2*n+16 <= len(src); n += 8 {
+		s := src[2*n : 2*n+16]
+		x, y := le.Uint64(s), le.Uint64(s[8:])
+		if ((x-ones)|x|(y-ones)|y)&nonASCII != 0 {
+			break
+		}
+		le.PutUint64(dst[n:n+8], uint64(packASCII(x))|uint64(packASCII(y))<<32)
+	}
+	return n
 }
 
 // Masks over the four UTF-16 code units of a word.
 const (
 	ones     = 0x0001_0001_0001_0001
-	highs    = 0x8000_8000_8000_8000
 	nonASCII = 0xff80_ff80_ff80_ff80
 )
 
 // packASCII gathers the low bytes of a word of four ASCII UTF-16LE code
-// units into the word's low four bytes.
-func packASCII(x uint64) uint64 {
+// units.
+func packASCII(x uint64) uint32 {
 	x = (x | x>>8) & 0x0000_ffff_0000_ffff
-	return (x | x>>16) & 0xffff_ffff
+	return uint32(x | x>>16)
 }
 
 // utf16zSlow is utf16z for text that is not all ASCII.

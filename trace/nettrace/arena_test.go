@@ -101,3 +101,27 @@ func TestUTF16Invalid(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUTF16z decodes NUL-terminated ASCII strings of the lengths
+// method rundown events carry (namespaces, names, signatures).
+func BenchmarkUTF16z(b *testing.B) {
+	var buf []byte
+	var chars int
+	for i := range 1000 {
+		n := 5 + i*37%120
+		for k := range n {
+			buf = append(buf, byte('a'+(i+k)%26), 0)
+		}
+		buf = append(buf, 0, 0)
+		chars += n
+	}
+	b.SetBytes(int64(len(buf)))
+	a := &arena{}
+	for b.Loop() {
+		for p := buf; len(p) > 0; {
+			_, n := a.utf16z(p[:min(len(p), 300)]) // a payload's rest
+			p = p[n:]
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(chars), "ns/char")
+}
