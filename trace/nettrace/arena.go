@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"viewer/trace"
+	"viewer/trace/clr"
 )
 
 // arena hands out the strings and field lists of decoded payloads from
@@ -19,6 +20,17 @@ import (
 type arena struct {
 	b []byte        // the current chunk; b[len(b):cap(b)] is free
 	f []trace.Field // the current chunk of fields
+	// bits remembers the text of recent bit-map values (method flags
+	// repeat from event to event), by a hash of the value
+	bits [16]mapText
+}
+
+// mapText is the text of value v of bit map m, when ok.
+type mapText struct {
+	m    *clr.Map
+	v    uint64
+	text string
+	ok   bool
 }
 
 const (
@@ -66,6 +78,18 @@ func (a *arena) copyString(b []byte) string {
 	dst := a.reserve(len(b))
 	copy(dst, b)
 	return a.string(dst)
+}
+
+// bitsText returns m.Text(v) for a bit map m, in the arena.
+func (a *arena) bitsText(m *clr.Map, v uint64) (string, bool) {
+	c := &a.bits[v*0x9e37_79b9_7f4a_7c15>>60] // Fibonacci hashing: the top four bits
+	if c.m == m && c.v == v {
+		return c.text, c.ok
+	}
+	var buf [128]byte
+	text, ok := m.AppendText(buf[:0], v)
+	*c = mapText{m: m, v: v, text: a.copyString(text), ok: ok}
+	return c.text, ok
 }
 
 // list returns an empty field list with room for n fields.

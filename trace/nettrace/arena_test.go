@@ -3,6 +3,8 @@ package nettrace
 import (
 	"math/rand/v2"
 	"testing"
+
+	"viewer/trace/clr"
 )
 
 // TestArenaUTF16 checks the arena's UTF-16 decoding against decodeUTF16
@@ -124,4 +126,24 @@ func BenchmarkUTF16z(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(chars), "ns/char")
+}
+
+// TestArenaBitsText checks the arena's remembered bit-map texts against
+// clr.Map.Text over values that share cache slots, for two maps.
+func TestArenaBitsText(t *testing.T) {
+	m1 := &clr.Map{Bits: true, Entries: []clr.MapEntry{{Value: 1, Text: "A"}, {Value: 4, Text: "C"}, {Value: 0x100, Text: "Big"}}}
+	m2 := &clr.Map{Bits: true, Entries: []clr.MapEntry{{Value: 1, Text: "X"}, {Value: 2, Text: "Y"}}}
+	rng := rand.New(rand.NewPCG(9, 10))
+	a := &arena{}
+	for range 20000 {
+		m := m1
+		if rng.IntN(2) == 0 {
+			m = m2
+		}
+		v := uint64(rng.IntN(40)) << (rng.IntN(3) * 4)
+		want, wantOK := m.Text(v)
+		if got, ok := a.bitsText(m, v); got != want || ok != wantOK {
+			t.Fatalf("bitsText(%v, %#x) = %q, %v; want %q, %v", m.Entries[0].Text, v, got, ok, want, wantOK)
+		}
+	}
 }

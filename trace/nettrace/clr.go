@@ -98,11 +98,8 @@ func applyMaps(fields []trace.Field, spec []clr.Field, a *arena) {
 					if text, ok := s.Map.Text(uint64(n)); ok {
 						f.Value.SetString(text)
 					}
-				} else {
-					var buf [128]byte
-					if text, ok := s.Map.AppendText(buf[:0], uint64(n)); ok {
-						f.Value.SetString(a.copyString(text))
-					}
+				} else if text, ok := a.bitsText(s.Map, uint64(n)); ok {
+					f.Value.SetString(text)
 				}
 			}
 		case s.Type == clr.Struct && f.Value.Kind() == trace.KindArray:
@@ -113,6 +110,18 @@ func applyMaps(fields []trace.Field, spec []clr.Field, a *arena) {
 			applyMaps(f.Value.Fields(), s.Fields, a)
 		}
 	}
+}
+
+// mappedFields returns the indices of the fields of spec that applyMaps
+// changes: those with a value map and structs.
+func mappedFields(spec []clr.Field) []int {
+	var at []int
+	for i := range spec {
+		if spec[i].Map != nil || spec[i].Type == clr.Struct {
+			at = append(at, i)
+		}
+	}
+	return at
 }
 
 // standardOpcodes are the names of the ETW opcodes TraceEvent spells out.

@@ -41,7 +41,13 @@ func (ti *typeInfo) appendDecoded(dst []trace.Field, payload []byte, pointerSize
 	}
 	n := len(dst)
 	dst = appendPayload(dst, payload, ti.manifest, pointerSize, a)
-	applyMaps(dst[n:], ti.maps, a)
+	fields := dst[n:]
+	for _, i := range ti.mapped { // applyMaps(fields, ti.maps, a) on the fields it changes
+		if i >= len(fields) {
+			break
+		}
+		applyMaps(fields[i:i+1], ti.maps[i:i+1], a)
+	}
 	return dst
 }
 

@@ -227,6 +227,7 @@ type typeInfo struct {
 	manifest []Field     // the CLR manifest's schema when the file gives none, else nil
 	maps     []clr.Field // the manifest schema whose value maps apply, or nil
 	keys     []string    // labelKeys of the schema decoded (manifest or fields)
+	mapped   []int       // mappedFields(maps)
 	noStack  bool        // method bookkeeping: TraceEvent drops these stacks (NOTES.md §stacks)
 }
 
