@@ -111,11 +111,7 @@ func (a *arena) list(n int) []trace.Field {
 // utf16z decodes the NUL-terminated UTF-16LE string at the start of b
 // (all of b when it has no terminator) as decodeUTF16 does, into the
 // arena, and returns it with the bytes it took, terminator included.
-// While the text is ASCII it takes eight code units at a time. In a word
-// of four units, ((x-ones)|x)&nonASCII has bits in exactly the units that
-// are NUL or not ASCII, up to the first such unit (a borrow starts only
-// at a NUL), so its lowest bit is in the first; the four low bytes of an
-// ASCII word, gathered by two shifts, are the UTF-8 text.
+// ASCII text, the common case, is copied by asciiz.
 func (a *arena) utf16z(b []byte) (string, int) {
 	maxOut := len(b) / 2
 	if maxOut > arenaBytes/4 {
@@ -125,45 +121,58 @@ func (a *arena) utf16z(b []byte) (string, int) {
 		a.b = make([]byte, 0, arenaBytes)
 	}
 	dst := a.b[len(a.b) : len(a.b)+maxOut]
-	k := packASCII8(dst, b)
-	src, d := b[2*k:], dst[k:] // d is dst after the text so far: len(d) ≥ len(src)/2
-	for len(src) >= 8 && len(d) >= 4 {
-		x := le.Uint64(src)
+	n, end := asciiz(dst, b)
+	if end < 0 {
+		return a.utf16zSlow(b)
+	}
+	a.b = a.b[:len(a.b)+n]
+	return a.string(dst[:n:n]), end
+}
+
+// asciizGo is asciiz in Go. While the text is ASCII it takes eight code
+// units at a time. In a word of four units, ((x-ones)|x)&nonASCII has
+// bits in exactly the units that are NUL or not ASCII, up to the first
+// such unit (a borrow starts only at a NUL), so its lowest bit is in the
+// first; the four low bytes of an ASCII word, gathered by two shifts, are
+// the UTF-8 text.
+func asciizGo(dst, src []byte) (n, end int) {
+	if len(dst) < len(src)/2 {
+		return 0, -1
+	}
+	k := packASCII8(dst, src)
+	s, d := src[2*k:], dst[k:] // d is dst after the text so far: len(d) ≥ len(s)/2
+	for len(s) >= 8 && len(d) >= 4 {
+		x := le.Uint64(s)
 		le.PutUint32(d, packASCII(x))
 		stop := ((x - ones) | x) & nonASCII
 		if stop == 0 {
-			src, d = src[8:], d[4:]
+			s, d = s[8:], d[4:]
 			continue
 		}
 		z := bits.TrailingZeros64(stop) &^ 15 // the first stop unit's first bit
 		if uint16(x>>z) != 0 {
-			return a.utf16zSlow(b) // not ASCII
+			return 0, -1 // not ASCII
 		}
 		n := len(dst) - len(d) + z>>4
-		a.b = a.b[:len(a.b)+n]
-		return a.string(dst[:n:n]), len(b) - len(src) + z>>3 + 2
+		return n, len(src) - len(s) + z>>3 + 2
 	}
-	for len(src) >= 2 && len(d) >= 1 {
-		lo, hi := src[0], src[1]
+	for len(s) >= 2 && len(d) >= 1 {
+		lo, hi := s[0], s[1]
 		if lo == 0 && hi == 0 {
-			n := len(dst) - len(d)
-			a.b = a.b[:len(a.b)+n]
-			return a.string(dst[:n:n]), len(b) - len(src) + 2
+			return len(dst) - len(d), len(src) - len(s) + 2
 		}
 		if hi != 0 || lo >= 0x80 {
-			return a.utf16zSlow(b)
+			return 0, -1
 		}
 		d[0] = lo
-		src, d = src[2:], d[1:]
+		s, d = s[2:], d[1:]
 	}
-	n := len(dst) - len(d)
-	a.b = a.b[:len(a.b)+n]
-	return a.string(dst[:n:n]), len(b)
+	return len(dst) - len(d), len(src)
 }
 
 // packASCII8 writes the leading ASCII code units of UTF-16LE src to dst
 // eight at a time, up to the eight that hold a NUL or a unit not ASCII,
-// and returns how many it wrote. (A function of its own: in utf16z the
+// and returns how many it wrote. (A function of its own: in asciizGo the
 // loop's values did not fit in registers.)
 func packASCII8(dst, src []byte) int {
 	n := 0

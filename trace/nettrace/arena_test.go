@@ -147,3 +147,64 @@ func TestArenaBitsText(t *testing.T) {
 		}
 	}
 }
+
+// TestASCIIZ checks asciiz (assembly where there is some) and asciizGo
+// against a unit-at-a-time reading, on ASCII runs of every length up to
+// 80 units stopped by a NUL, by units just outside ASCII or by the end,
+// with odd trailing bytes and short destinations.
+func TestASCIIZ(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	stops := []uint16{0, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xd800, 0xff00, 0xffff, 0x0080, 0x7f}
+	want := func(dst, src []byte) (int, int) {
+		if len(dst) < len(src)/2 {
+			return 0, -1
+		}
+		for i := 0; i+1 < len(src); i += 2 {
+			switch u := uint16(src[i]) | uint16(src[i+1])<<8; {
+			case u == 0:
+				return i / 2, i + 2
+			case u >= 0x80:
+				return 0, -1
+			}
+		}
+		return len(src) / 2, len(src)
+	}
+	for range 50000 {
+		src := make([]byte, 0, 200)
+		for range rng.IntN(81) {
+			src = append(src, byte(1+rng.IntN(0x7f)), 0)
+		}
+		if rng.IntN(5) > 0 {
+			u := stops[rng.IntN(len(stops))]
+			src = append(src, byte(u), byte(u>>8))
+			for range rng.IntN(20) {
+				u := uint16(rng.Uint32())
+				src = append(src, byte(u), byte(u>>8))
+			}
+		}
+		if rng.IntN(4) == 0 {
+			src = append(src, byte(rng.Uint32()))
+		}
+		dlen := len(src) / 2
+		if rng.IntN(10) == 0 {
+			dlen = rng.IntN(dlen + 1)
+		}
+		wn, wend := want(make([]byte, dlen), src)
+		for name, f := range map[string]func(dst, src []byte) (int, int){"asciiz": asciiz, "asciizGo": asciizGo} {
+			dst := make([]byte, dlen)
+			n, end := f(dst, src)
+			if end != wend || end >= 0 && (n != wn || string(dst[:n]) != string(want16(src[:2*n]))) {
+				t.Fatalf("%s(%d bytes, % x) = %d, %d; want %d, %d", name, dlen, src, n, end, wn, wend)
+			}
+		}
+	}
+}
+
+// want16 returns the low bytes of UTF-16LE code units.
+func want16(b []byte) []byte {
+	out := make([]byte, len(b)/2)
+	for i := range out {
+		out[i] = b[2*i]
+	}
+	return out
+}
