@@ -93,15 +93,7 @@ func applyMaps(fields []trace.Field, spec []clr.Field, a *arena) {
 		f, s := &fields[i], &spec[i]
 		switch {
 		case s.Map != nil:
-			if n, ok := f.Value.Number(); ok && f.Value.Kind() != trace.KindFloat {
-				if !s.Map.Bits || a == nil {
-					if text, ok := s.Map.Text(uint64(n)); ok {
-						f.Value.SetString(text)
-					}
-				} else if text, ok := a.bitsText(s.Map, uint64(n)); ok {
-					f.Value.SetString(text)
-				}
-			}
+			mapValue(&f.Value, s.Map, a)
 		case s.Type == clr.Struct && f.Value.Kind() == trace.KindArray:
 			for _, el := range f.Value.Fields() {
 				applyMaps(el.Value.Fields(), s.Fields, a)
@@ -109,6 +101,21 @@ func applyMaps(fields []trace.Field, spec []clr.Field, a *arena) {
 		case s.Type == clr.Struct:
 			applyMaps(f.Value.Fields(), s.Fields, a)
 		}
+	}
+}
+
+// mapValue replaces a number that value map m names by its name.
+func mapValue(v *trace.Value, m *clr.Map, a *arena) {
+	n, ok := v.Number()
+	if !ok || v.Kind() == trace.KindFloat {
+		return
+	}
+	if !m.Bits || a == nil {
+		if text, ok := m.Text(uint64(n)); ok {
+			v.SetString(text)
+		}
+	} else if text, ok := a.bitsText(m, uint64(n)); ok {
+		v.SetString(text)
 	}
 }
 

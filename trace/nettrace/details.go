@@ -66,6 +66,9 @@ func (r *Reader) appendDetails(ts []typeInfo, fields []trace.Field, label []byte
 		return fields, appendLabel(label, labelName(trace.EventType{}), nil, nil)
 	}
 	ti := &ts[t]
+	if ti.flat != nil {
+		return appendFlat(ti.flat, fields, label, ti.name, payload, r.meta.PointerSize, a)
+	}
 	n := len(fields)
 	fields = ti.appendDecoded(fields, payload, r.meta.PointerSize, a)
 	return fields, appendLabel(label, ti.name, fields[n:], ti.keys)

@@ -335,6 +335,7 @@ func (r *Reader) define(m metadata, off int64) error {
 	r.meta.Types = append(r.meta.Types, m.typ)
 	ti := typeInfo{name: labelName(m.typ), fields: m.fields, manifest: manifest, maps: maps, noStack: bookkeeping(m.typ)}
 	ti.keys, ti.mapped = labelKeys(ti.schema()), mappedFields(maps)
+	ti.flat = newFlatPlan(ti.schema(), maps, ti.keys)
 	r.types = append(r.types, ti)
 	r.publishTypes()
 	if m.id < 1<<16 {

@@ -228,6 +228,7 @@ type typeInfo struct {
 	maps     []clr.Field // the manifest schema whose value maps apply, or nil
 	keys     []string    // labelKeys of the schema decoded (manifest or fields)
 	mapped   []int       // mappedFields(maps)
+	flat     []flatStep  // the schema's flat plan, or nil (flat.go)
 	noStack  bool        // method bookkeeping: TraceEvent drops these stacks (NOTES.md §stacks)
 }
 

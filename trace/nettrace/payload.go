@@ -499,24 +499,34 @@ func appendLabel(b []byte, name string, fields []trace.Field, keys []string) []b
 				b = append(b, '=')
 			}
 		}
-		v := &f.Value
-		switch v.Kind() {
-		case trace.KindInt:
-			b = strconv.AppendInt(b, v.Int(), 10)
-		case trace.KindUint:
-			b = strconv.AppendUint(b, v.Uint(), 10)
-		case trace.KindHex:
-			b = appendHex(b, v.Uint())
-		case trace.KindBool:
-			b = strconv.AppendBool(b, v.Bool())
-		case trace.KindFloat:
-			b = strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
-		case trace.KindString:
-			b = append(b, truncUTF8(v.Str(), max(MaxLabel-(len(b)-start), 0)+4)...)
-		default:
-			b = append(b, truncUTF8(v.String(), max(MaxLabel-(len(b)-start), 0)+4)...)
-		}
+		b = appendLabelValue(b, start, &f.Value)
 	}
+	return endLabel(b, start)
+}
+
+// appendLabelValue appends a value's text to a label that starts at
+// b[start], a string cut a little past MaxLabel.
+func appendLabelValue(b []byte, start int, v *trace.Value) []byte {
+	switch v.Kind() {
+	case trace.KindInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case trace.KindUint:
+		return strconv.AppendUint(b, v.Uint(), 10)
+	case trace.KindHex:
+		return appendHex(b, v.Uint())
+	case trace.KindBool:
+		return strconv.AppendBool(b, v.Bool())
+	case trace.KindFloat:
+		return strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
+	case trace.KindString:
+		return append(b, truncUTF8(v.Str(), max(MaxLabel-(len(b)-start), 0)+4)...)
+	}
+	return append(b, truncUTF8(v.String(), max(MaxLabel-(len(b)-start), 0)+4)...)
+}
+
+// endLabel cuts a label that starts at b[start] to MaxLabel bytes and an
+// ellipsis when it is longer.
+func endLabel(b []byte, start int) []byte {
 	if len(b)-start > MaxLabel {
 		b = append(b[:start+len(truncUTF8(b[start:], MaxLabel))], "…"...)
 	}
