@@ -106,17 +106,26 @@ func applyMaps(fields []trace.Field, spec []clr.Field, a *arena) {
 
 // mapValue replaces a number that value map m names by its name.
 func mapValue(v *trace.Value, m *clr.Map, a *arena) {
-	n, ok := v.Number()
-	if !ok || v.Kind() == trace.KindFloat {
-		return
+	if n, ok := v.Number(); ok && v.Kind() != trace.KindFloat {
+		mapNumber(v, n, m, a)
 	}
+}
+
+// mapNumber sets *v, a value whose Number is n, to the name map m gives
+// n, when it gives one, and returns the name. The names of bit sets are
+// made in a (or allocated when a is nil).
+func mapNumber(v *trace.Value, n float64, m *clr.Map, a *arena) (string, bool) {
+	var text string
+	var ok bool
 	if !m.Bits || a == nil {
-		if text, ok := m.Text(uint64(n)); ok {
-			v.SetString(text)
-		}
-	} else if text, ok := a.bitsText(m, uint64(n)); ok {
+		text, ok = m.Text(uint64(n))
+	} else {
+		text, ok = a.bitsText(m, uint64(n))
+	}
+	if ok {
 		v.SetString(text)
 	}
+	return text, ok
 }
 
 // mappedFields returns the indices of the fields of spec that applyMaps

@@ -3,6 +3,7 @@ package nettrace
 import (
 	"math"
 	"slices"
+	"strconv"
 
 	"viewer/trace"
 	"viewer/trace/clr"
@@ -62,11 +63,13 @@ func newFlatPlan(schema []Field, maps []clr.Field, keys []string) []flatStep {
 }
 
 // appendFlat appends what appendDetails appends for a type of this plan
-// and name: the payload's fields to dst, its label to label.
+// and name: the payload's fields to dst, its label to label. Each value
+// is formatted from the number or string just read, never read back
+// from the field: trace.Value's methods take a copy of it, whose loads
+// would stall on the stores that just wrote it.
 func appendFlat(plan []flatStep, dst []trace.Field, label []byte, name string, payload []byte, pointerSize int, a *arena) ([]trace.Field, []byte) {
 	p := payloadDec{dec: dec{b: payload}, ptr: pointerSize, payload: payload, a: a} // no budget: see maxFlatFields
-	start := len(label)
-	label = append(label, name...)
+	l := flatLabel{b: append(label, name...), start: len(label)}
 	if cap(dst)-len(dst) < len(plan) {
 		dst = slices.Grow(dst, len(plan))
 	}
@@ -82,52 +85,120 @@ func appendFlat(plan []flatStep, dst []trace.Field, label []byte, name string, p
 		v := &f.Value
 		switch st.typ {
 		case TypeByte:
-			v.SetUint(uint64(p.u8()))
-		case TypeSByte:
-			v.SetInt(int64(int8(p.u8())))
-		case TypeInt16:
-			v.SetInt(int64(int16(p.u16())))
+			l.uint(st, v, uint64(p.u8()), a)
 		case TypeUInt16:
-			v.SetUint(uint64(p.u16()))
-		case TypeInt32:
-			v.SetInt(int64(int32(p.u32())))
+			l.uint(st, v, uint64(p.u16()), a)
 		case TypeUInt32:
-			v.SetUint(uint64(p.u32()))
-		case TypeInt64:
-			v.SetInt(int64(p.u64()))
+			l.uint(st, v, uint64(p.u32()), a)
 		case TypeUInt64:
-			v.SetUint(p.u64())
+			l.uint(st, v, p.u64(), a)
+		case TypeSByte:
+			l.int(st, v, int64(int8(p.u8())), a)
+		case TypeInt16:
+			l.int(st, v, int64(int16(p.u16())), a)
+		case TypeInt32:
+			l.int(st, v, int64(int32(p.u32())), a)
+		case TypeInt64:
+			l.int(st, v, int64(p.u64()), a)
 		case TypeHexInt32:
-			v.SetHex(uint64(p.u32()))
+			l.hex(st, v, uint64(p.u32()), a)
 		case TypeHexInt64:
-			v.SetHex(p.u64())
+			l.hex(st, v, p.u64(), a)
 		case TypePointer:
 			if p.ptr == 4 {
-				v.SetHex(uint64(p.u32()))
+				l.hex(st, v, uint64(p.u32()), a)
 			} else {
-				v.SetHex(p.u64())
+				l.hex(st, v, p.u64(), a)
 			}
 		case TypeBoolean32:
-			*v = trace.BoolValue(p.u32() != 0)
+			l.bool(st, v, p.u32() != 0, a)
 		case TypeBoolean8:
-			*v = trace.BoolValue(p.u8() != 0)
+			l.bool(st, v, p.u8() != 0, a)
 		case TypeSingle:
-			*v = trace.FloatValue(float64(math.Float32frombits(p.u32())))
+			l.float(st, v, float64(math.Float32frombits(p.u32())))
 		case TypeDouble:
-			*v = trace.FloatValue(math.Float64frombits(p.u64()))
+			l.float(st, v, math.Float64frombits(p.u64()))
 		case TypeUTF16String:
-			v.SetString(p.utf16zTolerant())
-		}
-		if st.m != nil {
-			mapValue(v, st.m, a)
-		}
-		if len(label)-start < MaxLabel {
-			label = appendLabelValue(append(label, st.key...), start, v)
+			s := p.utf16zTolerant()
+			v.SetString(s)
+			l.string(st, s)
 		}
 		if p.bad { // cut short: the value read as zero stays, as in fields
 			p.off = at
 			break
 		}
 	}
-	return dst, endLabel(label, start)
+	return dst, endLabel(l.b, l.start)
+}
+
+// flatLabel is a label being written by appendFlat: b[start:]. Its
+// methods set a field's value, apply the field's value map (as applyMaps
+// would: a number is looked up by its Number) and append the field's
+// text while the label is shorter than MaxLabel (as appendLabel would).
+type flatLabel struct {
+	b     []byte
+	start int
+}
+
+func (l *flatLabel) open() bool { return len(l.b)-l.start < MaxLabel }
+
+func (l *flatLabel) uint(st *flatStep, v *trace.Value, x uint64, a *arena) {
+	v.SetUint(x)
+	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
+		return
+	}
+	l.b = strconv.AppendUint(append(l.b, st.key...), x, 10)
+}
+
+func (l *flatLabel) int(st *flatStep, v *trace.Value, x int64, a *arena) {
+	v.SetInt(x)
+	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
+		return
+	}
+	l.b = strconv.AppendInt(append(l.b, st.key...), x, 10)
+}
+
+func (l *flatLabel) hex(st *flatStep, v *trace.Value, x uint64, a *arena) {
+	v.SetHex(x)
+	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
+		return
+	}
+	l.b = appendHex(append(l.b, st.key...), x)
+}
+
+func (l *flatLabel) bool(st *flatStep, v *trace.Value, x bool, a *arena) {
+	*v = trace.BoolValue(x)
+	n := 0.0
+	if x {
+		n = 1
+	}
+	if st.m != nil && l.mapped(st, v, n, a) || !l.open() {
+		return
+	}
+	l.b = strconv.AppendBool(append(l.b, st.key...), x)
+}
+
+// float sets a float value: value maps do not apply to floats.
+func (l *flatLabel) float(st *flatStep, v *trace.Value, x float64) {
+	*v = trace.FloatValue(x)
+	if l.open() {
+		l.b = strconv.AppendFloat(append(l.b, st.key...), x, 'g', -1, 64)
+	}
+}
+
+func (l *flatLabel) string(st *flatStep, s string) {
+	if l.open() {
+		l.b = append(l.b, st.key...)
+		l.b = append(l.b, truncUTF8(s, max(MaxLabel-(len(l.b)-l.start), 0)+4)...)
+	}
+}
+
+// mapped applies the field's map to the number n it holds, and reports
+// whether the map named it (the field is then that string, labelled).
+func (l *flatLabel) mapped(st *flatStep, v *trace.Value, n float64, a *arena) bool {
+	text, ok := mapNumber(v, n, st.m, a)
+	if ok {
+		l.string(st, text)
+	}
+	return ok
 }
