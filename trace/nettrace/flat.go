@@ -63,7 +63,8 @@ func newFlatPlan(schema []Field, maps []clr.Field, keys []string) []flatStep {
 }
 
 // appendFlat appends what appendDetails appends for a type of this plan
-// and name: the payload's fields to dst, its label to label. Each value
+// and name: the payload's fields to dst, its label to label, the strings
+// in a (not nil). Each value
 // is formatted from the number or string just read, never read back
 // from the field: trace.Value's methods take a copy of it, whose loads
 // would stall on the stores that just wrote it.
@@ -119,7 +120,8 @@ func appendFlat(plan []flatStep, dst []trace.Field, label []byte, name string, p
 		case TypeDouble:
 			l.float(st, v, math.Float64frombits(p.u64()))
 		case TypeUTF16String:
-			s := p.utf16zTolerant()
+			s, n := a.utf16z(p.b[p.off:]) // p.utf16zTolerant()
+			p.off += n
 			v.SetString(s)
 			l.string(st, s)
 		}
