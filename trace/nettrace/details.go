@@ -11,7 +11,11 @@ import (
 // are), else from the file. Decoded strings and nested lists come from an
 // arena (arena.go), so that decoding a payload allocates nothing per
 // event: Details returns storage no later call writes again, and the
-// Append methods write into the caller's.
+// Append methods write into the caller's. A type whose schema is flat
+// decodes and labels a payload in one pass by a plan made when the type
+// is defined (flat.go); others walk their schema (payload.go) and then
+// label the fields. ASCII UTF-16 text is copied sixteen code units at a
+// time (asciiz).
 
 // payload returns an event's payload bytes: the reader's own when they
 // are in memory (not to be written or kept), else a copy read from the
