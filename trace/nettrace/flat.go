@@ -22,10 +22,12 @@ import (
 
 // flatStep is one field of a flat plan.
 type flatStep struct {
-	name string
-	key  string   // the label's " name="
-	typ  TypeCode // one of flatTypes
-	m    *clr.Map // the manifest's value map, or nil
+	name  string
+	key   string   // the label's " name="
+	typ   TypeCode // one of flatTypes
+	m     *clr.Map // the manifest's value map, or nil
+	short bool     // key fits in key32
+	key32 [32]byte // key, padded: copied whole without a call
 }
 
 // flatTypes are the type codes a flat plan decodes.
@@ -54,7 +56,8 @@ func newFlatPlan(schema []Field, maps []clr.Field, keys []string) []flatStep {
 		if !ok {
 			return nil
 		}
-		plan[i] = flatStep{name: f.Name, key: keys[i], typ: f.Type}
+		plan[i] = flatStep{name: f.Name, key: keys[i], typ: f.Type, short: len(keys[i]) <= 32}
+		copy(plan[i].key32[:], keys[i])
 		if i < len(maps) {
 			plan[i].m = maps[i].Map
 		}
@@ -70,6 +73,9 @@ func newFlatPlan(schema []Field, maps []clr.Field, keys []string) []flatStep {
 // would stall on the stores that just wrote it.
 func appendFlat(plan []flatStep, dst []trace.Field, label []byte, name string, payload []byte, pointerSize int, a *arena) ([]trace.Field, []byte) {
 	p := payloadDec{dec: dec{b: payload}, ptr: pointerSize, payload: payload, a: a} // no budget: see maxFlatFields
+	if cap(label)-len(label) < MaxLabel+64 {
+		label = slices.Grow(label, MaxLabel+64) // room for most labels, and for key's whole moves
+	}
 	l := flatLabel{b: append(label, name...), start: len(label)}
 	if cap(dst)-len(dst) < len(plan) {
 		dst = slices.Grow(dst, len(plan))
@@ -144,12 +150,26 @@ type flatLabel struct {
 
 func (l *flatLabel) open() bool { return len(l.b)-l.start < MaxLabel }
 
+// key appends a field's key. A short one is stored as its 32 padded
+// bytes, which the label's spare room holds, then the label is cut to
+// its end: two moves instead of a call to memmove.
+func (l *flatLabel) key(st *flatStep) {
+	k := len(l.b)
+	if !st.short || cap(l.b)-k < 32 {
+		l.b = append(l.b, st.key...)
+		return
+	}
+	*(*[32]byte)(l.b[k : k+32]) = st.key32
+	l.b = l.b[:k+len(st.key)]
+}
+
 func (l *flatLabel) uint(st *flatStep, v *trace.Value, x uint64, a *arena) {
 	v.SetUint(x)
 	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
 		return
 	}
-	l.b = strconv.AppendUint(append(l.b, st.key...), x, 10)
+	l.key(st)
+	l.b = strconv.AppendUint(l.b, x, 10)
 }
 
 func (l *flatLabel) int(st *flatStep, v *trace.Value, x int64, a *arena) {
@@ -157,7 +177,8 @@ func (l *flatLabel) int(st *flatStep, v *trace.Value, x int64, a *arena) {
 	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
 		return
 	}
-	l.b = strconv.AppendInt(append(l.b, st.key...), x, 10)
+	l.key(st)
+	l.b = strconv.AppendInt(l.b, x, 10)
 }
 
 func (l *flatLabel) hex(st *flatStep, v *trace.Value, x uint64, a *arena) {
@@ -165,7 +186,8 @@ func (l *flatLabel) hex(st *flatStep, v *trace.Value, x uint64, a *arena) {
 	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
 		return
 	}
-	l.b = appendHex(append(l.b, st.key...), x)
+	l.key(st)
+	l.b = appendHex(l.b, x)
 }
 
 func (l *flatLabel) bool(st *flatStep, v *trace.Value, x bool, a *arena) {
@@ -177,20 +199,22 @@ func (l *flatLabel) bool(st *flatStep, v *trace.Value, x bool, a *arena) {
 	if st.m != nil && l.mapped(st, v, n, a) || !l.open() {
 		return
 	}
-	l.b = strconv.AppendBool(append(l.b, st.key...), x)
+	l.key(st)
+	l.b = strconv.AppendBool(l.b, x)
 }
 
 // float sets a float value: value maps do not apply to floats.
 func (l *flatLabel) float(st *flatStep, v *trace.Value, x float64) {
 	*v = trace.FloatValue(x)
 	if l.open() {
-		l.b = strconv.AppendFloat(append(l.b, st.key...), x, 'g', -1, 64)
+		l.key(st)
+		l.b = strconv.AppendFloat(l.b, x, 'g', -1, 64)
 	}
 }
 
 func (l *flatLabel) string(st *flatStep, s string) {
 	if l.open() {
-		l.b = append(l.b, st.key...)
+		l.key(st)
 		l.b = append(l.b, truncUTF8(s, max(MaxLabel-(len(l.b)-l.start), 0)+4)...)
 	}
 }

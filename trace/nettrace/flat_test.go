@@ -23,7 +23,7 @@ func TestFlatPlan(t *testing.T) {
 		TypeBoolean32, TypeBoolean8, TypeSingle, TypeDouble, TypeUTF16String, TypeHexInt32, TypeHexInt64, TypePointer}
 	values := &clr.Map{Entries: []clr.MapEntry{{Value: 0, Text: "Zero"}, {Value: 1, Text: "One"}, {Value: 255, Text: "Max8"}}}
 	flags := &clr.Map{Bits: true, Entries: []clr.MapEntry{{Value: 1, Text: "A"}, {Value: 2, Text: "B"}, {Value: 0x80, Text: "H"}}}
-	names := []string{"", "A", "Count", "MethodNamespace", "Count"} // repeated and empty names too
+	names := []string{"", "A", "Count", "MethodNamespace", "Count", "AFieldNameLongerThanThirtyTwoBytes"} // repeated, empty and long names too
 	a := &arena{}
 	for iter := range 20000 {
 		schema := make([]Field, 1+rng.IntN(8))
