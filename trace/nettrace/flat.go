@@ -67,10 +67,9 @@ func newFlatPlan(schema []Field, maps []clr.Field, keys []string) []flatStep {
 
 // appendFlat appends what appendDetails appends for a type of this plan
 // and name: the payload's fields to dst, its label to label, the strings
-// in a (not nil). Each value
-// is formatted from the number or string just read, never read back
-// from the field: trace.Value's methods take a copy of it, whose loads
-// would stall on the stores that just wrote it.
+// in a (not nil). Each value is formatted from the number or string just
+// read, never read back from the field: trace.Value's methods take a copy
+// of it, whose loads would stall on the stores that just wrote it.
 func appendFlat(plan []flatStep, dst []trace.Field, label []byte, name string, payload []byte, pointerSize int, a *arena) ([]trace.Field, []byte) {
 	p := payloadDec{dec: dec{b: payload}, ptr: pointerSize, payload: payload, a: a} // no budget: see maxFlatFields
 	if cap(label)-len(label) < MaxLabel+64 {
