@@ -71,7 +71,7 @@ func newFlatPlan(schema []Field, maps []clr.Field, keys []string) []flatStep {
 // read, never read back from the field: trace.Value's methods take a copy
 // of it, whose loads would stall on the stores that just wrote it.
 func appendFlat(plan []flatStep, dst []trace.Field, label []byte, name string, payload []byte, pointerSize int, a *arena) ([]trace.Field, []byte) {
-	p := payloadDec{dec: dec{b: payload}, ptr: pointerSize, payload: payload, a: a} // no budget: see maxFlatFields
+	p := dec{b: payload} // no value budget: see maxFlatFields
 	if cap(label)-len(label) < MaxLabel+64 {
 		label = slices.Grow(label, MaxLabel+64) // room for most labels, and for key's whole moves
 	}
@@ -111,7 +111,7 @@ func appendFlat(plan []flatStep, dst []trace.Field, label []byte, name string, p
 		case TypeHexInt64:
 			l.hex(st, v, p.u64(), a)
 		case TypePointer:
-			if p.ptr == 4 {
+			if pointerSize == 4 {
 				l.hex(st, v, uint64(p.u32()), a)
 			} else {
 				l.hex(st, v, p.u64(), a)
@@ -183,6 +183,12 @@ func (l *flatLabel) int(st *flatStep, v *trace.Value, x int64, a *arena) {
 func (l *flatLabel) hex(st *flatStep, v *trace.Value, x uint64, a *arena) {
 	v.SetHex(x)
 	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
+		return
+	}
+	if k := len(l.b); st.short && cap(l.b)-k >= 32+18 { // key and digits written whole (see key)
+		*(*[32]byte)(l.b[k : k+32]) = st.key32
+		k += len(st.key)
+		l.b = l.b[:k+putHex((*[18]byte)(l.b[k:k+18]), x)]
 		return
 	}
 	l.key(st)

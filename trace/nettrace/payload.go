@@ -571,12 +571,17 @@ func keyLen(name string) int {
 // strconv.AppendUint(b, v, 16) writes it, eight digits at a time (see
 // hexDigits).
 func appendHex(b []byte, v uint64) []byte {
-	n := max((bits.Len64(v)+3)/4, 1) // digits
 	if cap(b)-len(b) < 18 {
 		b = slices.Grow(b, 18)
 	}
 	k := len(b)
-	d := b[k : k+18]
+	return b[:k+putHex((*[18]byte)(b[k:k+18]), v)]
+}
+
+// putHex writes what appendHex appends to the start of d and returns its
+// length; it may write all of d.
+func putHex(d *[18]byte, v uint64) int {
+	n := max((bits.Len64(v)+3)/4, 1) // digits
 	d[0], d[1] = '0', 'x'
 	if n > 8 {
 		binary.BigEndian.PutUint64(d[2:], hexDigits(uint32(v>>32))<<(8*(16-n)))
@@ -584,7 +589,7 @@ func appendHex(b []byte, v uint64) []byte {
 	} else {
 		binary.BigEndian.PutUint64(d[2:], hexDigits(uint32(v))<<(8*(8-n)))
 	}
-	return b[:k+2+n]
+	return 2 + n
 }
 
 // hexDigits returns the eight hex digits of x, the least significant in
