@@ -107,6 +107,8 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 // AppendDetails appends the fields and the label text Details would
 // return for e to fields and label; once they have room, only strings
 // and nested lists are allocated, from chunks shared by many events.
+// label's spare capacity serves as scratch: bytes past the returned
+// label may change.
 func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
 	payload, err := r.payload(e)
 	if err != nil {
