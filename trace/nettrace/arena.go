@@ -1,12 +1,14 @@
 package nettrace
 
 import (
+	"math/bits"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
 	"viewer/trace"
+	"viewer/trace/clr"
 )
 
 // arena hands out the strings and field lists of decoded payloads from
@@ -18,6 +20,17 @@ import (
 type arena struct {
 	b []byte        // the current chunk; b[len(b):cap(b)] is free
 	f []trace.Field // the current chunk of fields
+	// bits remembers the text of recent bit-map values (method flags
+	// repeat from event to event), by a hash of the value
+	bits [16]mapText
+}
+
+// mapText is the text of value v of bit map m, when ok.
+type mapText struct {
+	m    *clr.Map
+	v    uint64
+	text string
+	ok   bool
 }
 
 const (
@@ -67,6 +80,18 @@ func (a *arena) copyString(b []byte) string {
 	return a.string(dst)
 }
 
+// bitsText returns m.Text(v) for a bit map m, in the arena.
+func (a *arena) bitsText(m *clr.Map, v uint64) (string, bool) {
+	c := &a.bits[v*0x9e37_79b9_7f4a_7c15>>60] // Fibonacci hashing: the top four bits
+	if c.m == m && c.v == v {
+		return c.text, c.ok
+	}
+	var buf [128]byte
+	text, ok := m.AppendText(buf[:0], v)
+	*c = mapText{m: m, v: v, text: a.copyString(text), ok: ok}
+	return c.text, ok
+}
+
 // list returns an empty field list with room for n fields.
 func (a *arena) list(n int) []trace.Field {
 	if n == 0 {
@@ -86,17 +111,8 @@ func (a *arena) list(n int) []trace.Field {
 // utf16z decodes the NUL-terminated UTF-16LE string at the start of b
 // (all of b when it has no terminator) as decodeUTF16 does, into the
 // arena, and returns it with the bytes it took, terminator included.
-// While the text is ASCII it takes eight code units at a time: a word of
-// four units all below 0x80 has no NUL when adding 0x7fff to each unit
-// sets every unit's top bit (no carry crosses units), and its four low
-// bytes, gathered by two shifts, are the UTF-8 text.
+// ASCII text, the common case, is copied by asciiz.
 func (a *arena) utf16z(b []byte) (string, int) {
-	const (
-		nonASCII = 0xff80_ff80_ff80_ff80
-		ones     = 0x0001_0001_0001_0001
-		highs    = 0x8000_8000_8000_8000
-		plus7fff = 0x7fff_7fff_7fff_7fff
-	)
 	maxOut := len(b) / 2
 	if maxOut > arenaBytes/4 {
 		return a.utf16zSlow(b)
@@ -104,45 +120,84 @@ func (a *arena) utf16z(b []byte) (string, int) {
 	if cap(a.b)-len(a.b) < maxOut {
 		a.b = make([]byte, 0, arenaBytes)
 	}
-	dst := a.b[len(a.b):cap(a.b)]
-	n, i := 0, 0
-	for ; i+16 <= len(b); i += 16 { // n = i/2, so dst has room for eight more
-		x, y := le.Uint64(b[i:]), le.Uint64(b[i+8:])
-		if (x|y)&nonASCII != 0 || (x+plus7fff)&(y+plus7fff)&highs != highs {
-			break
-		}
-		le.PutUint64(dst[n:n+8], packASCII(x)|packASCII(y)<<32)
-		n += 8
-	}
-	for ; i+8 <= len(b); i += 8 {
-		x := le.Uint64(b[i:])
-		if x&nonASCII != 0 || (x-ones)&^x&highs != 0 { // not ASCII, or a NUL among the four
-			break
-		}
-		le.PutUint32(dst[n:n+4], uint32(packASCII(x)))
-		n += 4
-	}
-	for ; i+1 < len(b); i += 2 {
-		lo, hi := b[i], b[i+1]
-		if lo == 0 && hi == 0 {
-			a.b = a.b[:len(a.b)+n]
-			return a.string(dst[:n:n]), i + 2
-		}
-		if hi != 0 || lo >= 0x80 {
-			return a.utf16zSlow(b)
-		}
-		dst[n] = lo
-		n++
+	dst := a.b[len(a.b) : len(a.b)+maxOut]
+	n, end := asciiz(dst, b)
+	if end < 0 {
+		return a.utf16zSlow(b)
 	}
 	a.b = a.b[:len(a.b)+n]
-	return a.string(dst[:n:n]), len(b)
+	return a.string(dst[:n:n]), end
 }
 
+// asciizGo is asciiz in Go. While the text is ASCII it takes eight code
+// units at a time. In a word of four units, ((x-ones)|x)&nonASCII has
+// bits in exactly the units that are NUL or not ASCII, up to the first
+// such unit (a borrow starts only at a NUL), so its lowest bit is in the
+// first; the four low bytes of an ASCII word, gathered by two shifts, are
+// the UTF-8 text.
+func asciizGo(dst, src []byte) (n, end int) {
+	if len(dst) < len(src)/2 {
+		return 0, -1
+	}
+	k := packASCII8(dst, src)
+	s, d := src[2*k:], dst[k:] // d is dst after the text so far: len(d) ≥ len(s)/2
+	for len(s) >= 8 && len(d) >= 4 {
+		x := le.Uint64(s)
+		le.PutUint32(d, packASCII(x))
+		stop := ((x - ones) | x) & nonASCII
+		if stop == 0 {
+			s, d = s[8:], d[4:]
+			continue
+		}
+		z := bits.TrailingZeros64(stop) &^ 15 // the first stop unit's first bit
+		if uint16(x>>z) != 0 {
+			return 0, -1 // not ASCII
+		}
+		n := len(dst) - len(d) + z>>4
+		return n, len(src) - len(s) + z>>3 + 2
+	}
+	for len(s) >= 2 && len(d) >= 1 {
+		lo, hi := s[0], s[1]
+		if lo == 0 && hi == 0 {
+			return len(dst) - len(d), len(src) - len(s) + 2
+		}
+		if hi != 0 || lo >= 0x80 {
+			return 0, -1
+		}
+		d[0] = lo
+		s, d = s[2:], d[1:]
+	}
+	return len(dst) - len(d), len(src)
+}
+
+// packASCII8 writes the leading ASCII code units of UTF-16LE src to dst
+// eight at a time, up to the eight that hold a NUL or a unit not ASCII,
+// and returns how many it wrote. (A function of its own: in asciizGo the
+// loop's values did not fit in registers.)
+func packASCII8(dst, src []byte) int {
+	n := 0
+	for ; n+8 <= len(dst) && 2*n+16 <= len(src); n += 8 {
+		s := src[2*n : 2*n+16]
+		x, y := le.Uint64(s), le.Uint64(s[8:])
+		if ((x-ones)|x|(y-ones)|y)&nonASCII != 0 {
+			break
+		}
+		le.PutUint64(dst[n:n+8], uint64(packASCII(x))|uint64(packASCII(y))<<32)
+	}
+	return n
+}
+
+// Masks over the four UTF-16 code units of a word.
+const (
+	ones     = 0x0001_0001_0001_0001
+	nonASCII = 0xff80_ff80_ff80_ff80
+)
+
 // packASCII gathers the low bytes of a word of four ASCII UTF-16LE code
-// units into the word's low four bytes.
-func packASCII(x uint64) uint64 {
+// units.
+func packASCII(x uint64) uint32 {
 	x = (x | x>>8) & 0x0000_ffff_0000_ffff
-	return (x | x>>16) & 0xffff_ffff
+	return uint32(x | x>>16)
 }
 
 // utf16zSlow is utf16z for text that is not all ASCII.

@@ -93,18 +93,7 @@ func applyMaps(fields []trace.Field, spec []clr.Field, a *arena) {
 		f, s := &fields[i], &spec[i]
 		switch {
 		case s.Map != nil:
-			if n, ok := f.Value.Number(); ok && f.Value.Kind() != trace.KindFloat {
-				if !s.Map.Bits || a == nil {
-					if text, ok := s.Map.Text(uint64(n)); ok {
-						f.Value.SetString(text)
-					}
-				} else {
-					var buf [128]byte
-					if text, ok := s.Map.AppendText(buf[:0], uint64(n)); ok {
-						f.Value.SetString(a.copyString(text))
-					}
-				}
-			}
+			mapValue(&f.Value, s.Map, a)
 		case s.Type == clr.Struct && f.Value.Kind() == trace.KindArray:
 			for _, el := range f.Value.Fields() {
 				applyMaps(el.Value.Fields(), s.Fields, a)
@@ -113,6 +102,42 @@ func applyMaps(fields []trace.Field, spec []clr.Field, a *arena) {
 			applyMaps(f.Value.Fields(), s.Fields, a)
 		}
 	}
+}
+
+// mapValue replaces a number that value map m names by its name.
+func mapValue(v *trace.Value, m *clr.Map, a *arena) {
+	if n, ok := v.Number(); ok && v.Kind() != trace.KindFloat {
+		mapNumber(v, n, m, a)
+	}
+}
+
+// mapNumber sets *v, a value whose Number is n, to the name map m gives
+// n, when it gives one, and returns the name. The names of bit sets are
+// made in a (or allocated when a is nil).
+func mapNumber(v *trace.Value, n float64, m *clr.Map, a *arena) (string, bool) {
+	var text string
+	var ok bool
+	if !m.Bits || a == nil {
+		text, ok = m.Text(uint64(n))
+	} else {
+		text, ok = a.bitsText(m, uint64(n))
+	}
+	if ok {
+		v.SetString(text)
+	}
+	return text, ok
+}
+
+// mappedFields returns the indices of the fields of spec that applyMaps
+// changes: those with a value map and structs.
+func mappedFields(spec []clr.Field) []int {
+	var at []int
+	for i := range spec {
+		if spec[i].Map != nil || spec[i].Type == clr.Struct {
+			at = append(at, i)
+		}
+	}
+	return at
 }
 
 // standardOpcodes are the names of the ETW opcodes TraceEvent spells out.

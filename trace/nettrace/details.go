@@ -11,7 +11,11 @@ import (
 // are), else from the file. Decoded strings and nested lists come from an
 // arena (arena.go), so that decoding a payload allocates nothing per
 // event: Details returns storage no later call writes again, and the
-// Append methods write into the caller's.
+// Append methods write into the caller's. A type whose schema is flat
+// decodes and labels a payload in one pass by a plan made when the type
+// is defined (flat.go); others walk their schema (payload.go) and then
+// label the fields. ASCII UTF-16 text is copied sixteen code units at a
+// time (asciiz).
 
 // payload returns an event's payload bytes: the reader's own when they
 // are in memory (not to be written or kept), else a copy read from the
@@ -41,20 +45,37 @@ func (ti *typeInfo) appendDecoded(dst []trace.Field, payload []byte, pointerSize
 	}
 	n := len(dst)
 	dst = appendPayload(dst, payload, ti.manifest, pointerSize, a)
-	applyMaps(dst[n:], ti.maps, a)
+	fields := dst[n:]
+	for _, i := range ti.mapped { // applyMaps(fields, ti.maps, a) on the fields it changes
+		if i >= len(fields) {
+			break
+		}
+		applyMaps(fields[i:i+1], ti.maps[i:i+1], a)
+	}
 	return dst
+}
+
+// schema returns the schema payloads of this type are decoded by.
+func (ti *typeInfo) schema() []Field {
+	if ti.manifest != nil {
+		return ti.manifest
+	}
+	return ti.fields
 }
 
 // appendDetails appends what Details returns for an event of type t with
 // this payload, given the event types ts.
 func (r *Reader) appendDetails(ts []typeInfo, fields []trace.Field, label []byte, t trace.TypeID, payload []byte, a *arena) ([]trace.Field, []byte) {
 	if t < 0 || int(t) >= len(ts) {
-		return fields, appendLabel(label, labelName(trace.EventType{}), nil)
+		return fields, appendLabel(label, labelName(trace.EventType{}), nil, nil)
 	}
 	ti := &ts[t]
+	if ti.flat != nil {
+		return appendFlat(ti.flat, fields, label, ti.name, payload, r.meta.PointerSize, a)
+	}
 	n := len(fields)
 	fields = ti.appendDecoded(fields, payload, r.meta.PointerSize, a)
-	return fields, appendLabel(label, ti.name, fields[n:])
+	return fields, appendLabel(label, ti.name, fields[n:], ti.keys)
 }
 
 // Details decodes an event's payload with its type's schema. The
@@ -86,6 +107,8 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 // AppendDetails appends the fields and the label text Details would
 // return for e to fields and label; once they have room, only strings
 // and nested lists are allocated, from chunks shared by many events.
+// label's spare capacity serves as scratch: bytes past the returned
+// label may change.
 func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
 	payload, err := r.payload(e)
 	if err != nil {

@@ -333,7 +333,10 @@ func (r *Reader) define(m metadata, off int64) error {
 		m.typ.Fields = Spec(manifest)
 	}
 	r.meta.Types = append(r.meta.Types, m.typ)
-	r.types = append(r.types, typeInfo{name: labelName(m.typ), fields: m.fields, manifest: manifest, maps: maps, noStack: bookkeeping(m.typ)})
+	ti := typeInfo{name: labelName(m.typ), fields: m.fields, manifest: manifest, maps: maps, noStack: bookkeeping(m.typ)}
+	ti.keys, ti.mapped = labelKeys(ti.schema()), mappedFields(maps)
+	ti.flat = newFlatPlan(ti.schema(), maps, ti.keys)
+	r.types = append(r.types, ti)
 	r.publishTypes()
 	if m.id < 1<<16 {
 		for int(m.id) >= len(r.metaID) {

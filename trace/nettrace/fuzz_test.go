@@ -132,6 +132,18 @@ func checkDecoders(t *testing.T, r *Reader, e trace.Event, d trace.Details) {
 		return sb.String() + "|" + label
 	}
 	want := text(d.Fields, d.Label)
+	if int(e.Type) < len(r.types) {
+		// the label's precomputed keys are the fields' names, and a
+		// flat plan decodes as the schema walk does
+		ti := &r.types[e.Type]
+		if l := string(appendLabel(nil, ti.name, d.Fields, nil)); l != d.Label {
+			t.Fatalf("label %q, from the fields' own names %q", d.Label, l)
+		}
+		fs := ti.appendDecoded(nil, d.Raw, r.meta.PointerSize, &arena{})
+		if got := text(fs, string(appendLabel(nil, ti.name, fs, nil))); got != want {
+			t.Fatalf("schema walk %q, Details %q (flat plan: %v)", got, want, ti.flat != nil)
+		}
+	}
 	fields, label, err := r.AppendDetails([]trace.Field{{Name: "before"}}, []byte("x"), e)
 	if err != nil || len(fields) == 0 || fields[0].Name != "before" || len(label) == 0 || label[0] != 'x' {
 		t.Fatalf("AppendDetails kept no prefix: %v", err)

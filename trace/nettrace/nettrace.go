@@ -226,6 +226,9 @@ type typeInfo struct {
 	fields   []Field     // the file's own schema
 	manifest []Field     // the CLR manifest's schema when the file gives none, else nil
 	maps     []clr.Field // the manifest schema whose value maps apply, or nil
+	keys     []string    // labelKeys of the schema decoded (manifest or fields)
+	mapped   []int       // mappedFields(maps)
+	flat     []flatStep  // the schema's flat plan, or nil (flat.go)
 	noStack  bool        // method bookkeeping: TraceEvent drops these stacks (NOTES.md §stacks)
 }
 
@@ -941,7 +944,7 @@ func (r *Reader) Payload(e trace.Event) ([]byte, error) {
 // bytes.
 func Label(et trace.EventType, fields []trace.Field) string {
 	var buf [MaxLabel + 64]byte
-	return string(appendLabel(buf[:0], labelName(et), fields))
+	return string(appendLabel(buf[:0], labelName(et), fields, nil))
 }
 
 // labelName is the name an event's label starts with.

@@ -480,64 +480,129 @@ func fileTime(ft uint64) trace.Value {
 }
 
 // appendLabel appends the one-line text of an event: its name then
-// name=value pairs, capped at MaxLabel bytes (plus an ellipsis).
-func appendLabel(b []byte, name string, fields []trace.Field) []byte {
-	l := labelText(b[len(b):len(b)], name, fields) // in b's spare room, so that the label's own length is len(l)
-	return append(b, l...)
-}
-
-// labelText appends the text appendLabel appends to an empty b.
-func labelText(b []byte, name string, fields []trace.Field) []byte {
+// name=value pairs, capped at MaxLabel bytes (plus an ellipsis). keys,
+// when not nil, are the fields' " name=" texts (see labelKeys).
+func appendLabel(b []byte, name string, fields []trace.Field, keys []string) []byte {
+	start := len(b) // the label's own length is len(b)-start
 	b = append(b, name...)
 	for i := range fields {
 		f := &fields[i] // not a copy: a field is nine words
-		if len(b) >= MaxLabel {
+		if len(b)-start >= MaxLabel {
 			break
 		}
-		b = append(b, ' ')
-		if f.Name != "" {
-			b = append(b, f.Name...)
-			b = append(b, '=')
+		if i < len(keys) {
+			b = append(b, keys[i]...)
+		} else {
+			b = append(b, ' ')
+			if f.Name != "" {
+				b = append(b, f.Name...)
+				b = append(b, '=')
+			}
 		}
-		v := &f.Value
-		switch v.Kind() {
-		case trace.KindInt:
-			b = strconv.AppendInt(b, v.Int(), 10)
-		case trace.KindUint:
-			b = strconv.AppendUint(b, v.Uint(), 10)
-		case trace.KindHex:
-			b = appendHex(b, v.Uint())
-		case trace.KindBool:
-			b = strconv.AppendBool(b, v.Bool())
-		case trace.KindFloat:
-			b = strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
-		case trace.KindString:
-			b = append(b, truncUTF8(v.Str(), max(MaxLabel-len(b), 0)+4)...)
-		default:
-			b = append(b, truncUTF8(v.String(), max(MaxLabel-len(b), 0)+4)...)
-		}
+		b = appendLabelValue(b, start, &f.Value)
 	}
-	if len(b) > MaxLabel {
-		b = append(b[:len(truncUTF8(b, MaxLabel))], "…"...)
+	return endLabel(b, start)
+}
+
+// appendLabelValue appends a value's text to a label that starts at
+// b[start], a string cut a little past MaxLabel.
+func appendLabelValue(b []byte, start int, v *trace.Value) []byte {
+	switch v.Kind() {
+	case trace.KindInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case trace.KindUint:
+		return strconv.AppendUint(b, v.Uint(), 10)
+	case trace.KindHex:
+		return appendHex(b, v.Uint())
+	case trace.KindBool:
+		return strconv.AppendBool(b, v.Bool())
+	case trace.KindFloat:
+		return strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
+	case trace.KindString:
+		return append(b, truncUTF8(v.Str(), max(MaxLabel-(len(b)-start), 0)+4)...)
+	}
+	return append(b, truncUTF8(v.String(), max(MaxLabel-(len(b)-start), 0)+4)...)
+}
+
+// endLabel cuts a label that starts at b[start] to MaxLabel bytes and an
+// ellipsis when it is longer.
+func endLabel(b []byte, start int) []byte {
+	if len(b)-start > MaxLabel {
+		b = append(b[:start+len(truncUTF8(b[start:], MaxLabel))], "…"...)
 	}
 	return b
 }
 
-// appendHex appends "0x" and v in lower-case hex, as
-// strconv.AppendUint(b, v, 16) writes the digits, in place from the last
-// one (strconv formats into a buffer of its own and copies it).
-func appendHex(b []byte, v uint64) []byte {
-	const digits = "0123456789abcdef"
-	n := max((bits.Len64(v)+3)/4, 1)
-	b = slices.Grow(b, n+2)
-	i := len(b) + n + 2
-	b = b[:i]
-	for k := i - 1; k >= i-n; k-- {
-		b[k] = digits[v&15]
-		v >>= 4
+// labelKeys returns the text a label puts before each field's value of
+// a payload decoded by schema fs: " name=", or " " for a field without
+// a name (slices of one string).
+func labelKeys(fs []Field) []string {
+	size := 0
+	for _, f := range fs {
+		size += keyLen(f.Name)
 	}
-	b[i-n-2], b[i-n-1] = '0', 'x'
-	return b
+	var all strings.Builder
+	all.Grow(size)
+	for _, f := range fs {
+		all.WriteByte(' ')
+		if f.Name != "" {
+			all.WriteString(f.Name)
+			all.WriteByte('=')
+		}
+	}
+	text := all.String()
+	keys := make([]string, len(fs))
+	for i, f := range fs {
+		n := keyLen(f.Name)
+		keys[i], text = text[:n], text[n:]
+	}
+	return keys
+}
+
+// keyLen is the length of a label key for a field of this name.
+func keyLen(name string) int {
+	if name == "" {
+		return 1
+	}
+	return len(name) + 2
+}
+
+// appendHex appends "0x" and v in lower-case hex, as
+// strconv.AppendUint(b, v, 16) writes it, eight digits at a time (see
+// hexDigits).
+func appendHex(b []byte, v uint64) []byte {
+	if cap(b)-len(b) < 18 {
+		b = slices.Grow(b, 18)
+	}
+	k := len(b)
+	return b[:k+putHex((*[18]byte)(b[k:k+18]), v)]
+}
+
+// putHex writes what appendHex appends to the start of d and returns its
+// length; it may write all of d.
+func putHex(d *[18]byte, v uint64) int {
+	n := max((bits.Len64(v)+3)/4, 1) // digits
+	d[0], d[1] = '0', 'x'
+	if n > 8 {
+		binary.BigEndian.PutUint64(d[2:], hexDigits(uint32(v>>32))<<(8*(16-n)))
+		binary.BigEndian.PutUint64(d[n-6:], hexDigits(uint32(v)))
+	} else {
+		binary.BigEndian.PutUint64(d[2:], hexDigits(uint32(v))<<(8*(8-n)))
+	}
+	return 2 + n
+}
+
+// hexDigits returns the eight hex digits of x, the least significant in
+// the low byte: each nibble is spread into a byte by three shifts, then
+// 0–9 become '0'–'9' and 10–15 'a'–'f' in every byte at once (adding 6
+// carries into bit 4 of the bytes that need 'a'-'0'-10 more).
+func hexDigits(x uint32) uint64 {
+	y := uint64(x)
+	y = (y | y<<16) & 0x0000_ffff_0000_ffff
+	y = (y | y<<8) & 0x00ff_00ff_00ff_00ff
+	y = (y | y<<4) & 0x0f0f_0f0f_0f0f_0f0f
+	letters := (y + 0x0606_0606_0606_0606) >> 4 & 0x0101_0101_0101_0101
+	return y + 0x3030_3030_3030_3030 + letters*('a'-'0'-10)
 }
 
 func truncUTF8[S string | []byte](s S, n int) S {

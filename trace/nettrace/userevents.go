@@ -34,7 +34,7 @@ func (u *UserEvents) ParseMetadata(meta []byte) (trace.EventType, PayloadSchema,
 	if manifest != nil {
 		m.typ.Fields = Spec(manifest)
 	}
-	return m.typ, userEventsSchema{&typeInfo{fields: m.fields, manifest: manifest, maps: maps}}, nil
+	return m.typ, userEventsSchema{&typeInfo{fields: m.fields, manifest: manifest, maps: maps, mapped: mappedFields(maps)}}, nil
 }
 
 // PayloadSchema decodes the payloads of one event type that UserEvents
@@ -80,7 +80,7 @@ func (u *UserEvents) Native(tracepoint string, eventID uint16) (trace.EventType,
 		manifest := fromManifest(e.Fields)
 		et := trace.EventType{Provider: np.provider, Name: e.Name, ID: int64(eventID), Version: e.Version,
 			Level: e.Level, Opcode: e.Opcode, Keywords: e.Keywords, Fields: Spec(manifest)}
-		return et, userEventsSchema{&typeInfo{manifest: manifest, maps: e.Fields}}, true
+		return et, userEventsSchema{&typeInfo{manifest: manifest, maps: e.Fields, mapped: mappedFields(e.Fields)}}, true
 	}
 	return trace.EventType{}, nil, false
 }
