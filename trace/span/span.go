@@ -266,6 +266,16 @@ type Split interface {
 	Take() func(b *Builder)
 }
 
+// BatchSplit is a Split that notes a run of events in one call: a
+// Driver hands it the runs of events between those another kind of
+// deriver wants, sparing a call per event. NoteEvents notes, in order,
+// the events of evs it wants (Wants) as Note would one by one, and
+// skips the others; it must not keep evs.
+type BatchSplit interface {
+	Split
+	NoteEvents(r trace.Reader, evs []trace.Event)
+}
+
 // Only returns a Selective that shows d the events of the types want
 // accepts.
 func Only(want func(trace.TypeID) bool, d Deriver) Selective { return only{d, want} }
