@@ -25,6 +25,15 @@ type Builder struct {
 	per     []perTrack
 	nslices int
 	nsample int
+	follow  Follower // nil: none
+}
+
+// A Follower is told every slice a Builder adds, as it adds it (after
+// Add's corrections, and only those it keeps), on the goroutine that adds
+// it: render's interval index builds its lanes while a trace is derived
+// instead of after. Calls come one at a time, as the Builder's do.
+type Follower interface {
+	Follow(t TrackID, start, end trace.Time, depth uint16)
 }
 
 type perTrack struct {
@@ -119,6 +128,9 @@ func (b *Builder) Add(s Slice) {
 	p.lastStart, p.lastDepth = s.Start, s.Depth
 	p.slices.push(s)
 	b.nslices++
+	if b.follow != nil {
+		b.follow.Follow(s.Track, s.Start, s.End, s.Depth)
+	}
 }
 
 // AddSample adds a counter sample.
@@ -411,6 +423,10 @@ func (v *Driver) raise() {
 		panic(p)
 	}
 }
+
+// Follow makes every slice the Builder adds known to f as it is added;
+// call it before the first event.
+func (v *Driver) Follow(f Follower) { v.b.follow = f }
 
 // Clamped returns how many events Observe moved to a later time.
 func (v *Driver) Clamped() int64 { return v.clamped }
