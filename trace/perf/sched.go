@@ -563,27 +563,15 @@ func (s *Sched) fields(nb *noteBatch, st *schedType, raw []byte, n *schedNote) {
 	n.lazy = false
 }
 
-// readLazy reads the payloads of a batch's lazy notes into nb.pay and
-// their fields from it (on the derivation's goroutine); a note whose
-// payload could not be read is dropped, as Note drops one.
+// readLazy reads the payloads of a batch's lazy notes into nb.pay (on
+// the derivation's goroutine).
 func (s *Sched) readLazy(nb *noteBatch) {
 	size := int(nb.hi - nb.lo)
 	if cap(nb.pay) < size {
 		nb.pay = make([]byte, size)
 	}
 	m, _ := s.rd.r.ReadAt(nb.pay[:size], nb.lo)
-	pay := nb.pay[:max(m, 0)]
-	for i := range nb.notes {
-		n := &nb.notes[i]
-		if !n.lazy {
-			continue
-		}
-		if off := n.a - nb.lo; off+n.b <= int64(len(pay)) {
-			s.fields(nb, &nb.kinds[n.e.Type], pay[off:off+n.b], n)
-		} else {
-			n.kind, n.lazy = schedOther, false // apply skips it
-		}
-	}
+	nb.pay = nb.pay[:max(m, 0)]
 }
 
 // keep copies b into nb.text.
@@ -629,7 +617,15 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 // while the reader reads on).
 func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
 	for i := range nb.notes {
-		s.apply(nb, &nb.notes[i], b)
+		n := &nb.notes[i]
+		if n.lazy { // its fields, from the payloads readLazy read
+			off := n.a - nb.lo
+			if off+n.b > int64(len(nb.pay)) {
+				continue // not read: dropped, as Note drops one
+			}
+			s.fields(nb, &nb.kinds[n.e.Type], nb.pay[off:off+n.b], n)
+		}
+		s.apply(nb, n, b)
 	}
 }
 
