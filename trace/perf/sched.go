@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"viewer/trace"
 	"viewer/trace/perf/tracefs"
@@ -59,13 +60,19 @@ type Sched struct {
 	// goroutine while the reader reads it (lazy notes); lazy says the
 	// run being noted is long enough to note lazily.
 	shared, lazy bool
-	lazied       int // notes noted lazily
+	lazied       int // notes noted lazily, counted at each Take
 
 	win window
 	// The events noted since the last Take (span.Split), and batches
-	// derived from, for Note to reuse.
+	// derived from, for Note to reuse: the latest given back first, whose
+	// memory the caches are likeliest to hold (the oldest of a queue of
+	// them would not be).
 	batch   *noteBatch
-	spent   chan *noteBatch
+	spentMu sync.Mutex
+	spent   []*noteBatch
+	// What Note writes and what derivations write lie in cache lines of
+	// their own: the goroutines write them at once.
+	_       [64]byte
 	cpus    []cpuRun
 	busy    int                  // CPUs running a task other than idle
 	busyCtr span.TrackID         // the "busy CPUs" counter, -1 before the first switch
@@ -99,6 +106,7 @@ type noteBatch struct {
 	// pay when the batch is derived from (none when lo == hi).
 	lo, hi int64
 	pay    []byte
+	lazy   int // lazy notes
 }
 
 // Lazy notes: a run of at least lazyRun events is noted lazily, the
@@ -128,7 +136,7 @@ const (
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
 	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{},
-		batch: &noteBatch{}, spent: make(chan *noteBatch, spentBatches)}
+		batch: &noteBatch{}}
 	s.big = rd.bo == binary.ByteOrder(binary.BigEndian)
 	switch rd.r.(type) {
 	case *os.File, *bytes.Reader: // ReadAt from two goroutines at once
@@ -522,7 +530,7 @@ func (s *Sched) note(e *trace.Event) {
 		if hi-lo <= maxLazySpan {
 			nb.lo, nb.hi = lo, hi
 			n.lazy, n.a, n.b = true, l.Off, int64(l.Len)
-			s.lazied++
+			nb.lazy++
 			nb.notes = append(nb.notes, n)
 			return
 		}
@@ -588,22 +596,26 @@ var _ span.BatchSplit = (*Sched)(nil)
 func (s *Sched) Take() func(b *span.Builder) {
 	nb := s.batch
 	nb.kinds, nb.table = s.kinds, s.table
-	select {
-	case s.batch = <-s.spent:
-	default:
+	s.lazied += nb.lazy
+	s.spentMu.Lock()
+	if k := len(s.spent) - 1; k >= 0 {
+		s.batch, s.spent = s.spent[k], s.spent[:k]
+	} else {
 		s.batch = &noteBatch{}
 	}
+	s.spentMu.Unlock()
 	return func(b *span.Builder) {
 		if nb.lo < nb.hi {
 			s.readLazy(nb)
 		}
 		s.derive(nb, b)
 		nb.notes, nb.switches, nb.text = nb.notes[:0], nb.switches[:0], nb.text[:0]
-		nb.lo, nb.hi = 0, 0
-		select {
-		case s.spent <- nb:
-		default:
+		nb.lo, nb.hi, nb.lazy = 0, 0, 0
+		s.spentMu.Lock()
+		if len(s.spent) < spentBatches {
+			s.spent = append(s.spent, nb)
 		}
+		s.spentMu.Unlock()
 	}
 }
 
@@ -623,7 +635,13 @@ func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
 			if off+n.b > int64(len(nb.pay)) {
 				continue // not read: dropped, as Note drops one
 			}
-			s.fields(nb, &nb.kinds[n.e.Type], nb.pay[off:off+n.b], n)
+			// Into a copy: the notes are only read here, so that their
+			// cache lines need not come back from this goroutine's core
+			// when Note writes the batch again.
+			m := *n
+			s.fields(nb, &nb.kinds[n.e.Type], nb.pay[off:off+n.b], &m)
+			s.apply(nb, &m, b)
+			continue
 		}
 		s.apply(nb, n, b)
 	}

@@ -55,7 +55,8 @@ func NewBuilder() *Builder {
 }
 
 // See records that the trace reached time t; the driver of derivation
-// calls it for every event before the derivers see it.
+// calls it with the first event's time, and with the latest before a
+// deriver on its goroutine is shown an event or finishes.
 func (b *Builder) See(t trace.Time) {
 	if !b.seen {
 		b.first, b.seen = t, true
@@ -218,7 +219,8 @@ type Driver struct {
 	r       trace.Reader
 	d       Deriver
 	b       *Builder
-	last    trace.Time
+	seen    bool       // an event was shown
+	last    trace.Time // the latest event's time (the Builder's Last only when told)
 	clamped int64
 	tracks  int // len(r.Meta().Tracks) when last asked: it only grows
 	route   router
@@ -287,18 +289,25 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 	for i := range evs {
 		p := &evs[i]
 		t, tr := p.Time, p.Track
-		if v.b.seen && t < v.last {
+		if v.seen && t < v.last {
 			t = v.last
 			v.clamped++
 		}
 		v.last = t
+		if !v.seen {
+			// The Builder learns the first time now, and the latest
+			// before a deriver on this goroutine uses it: written per
+			// event, it would share a cache line with what the
+			// derivations on other goroutines write.
+			v.seen = true
+			v.b.See(t)
+		}
 		if int(tr) >= v.tracks {
 			v.tracks = len(v.r.Meta().Tracks)
 		}
 		if tr < 0 || int(tr) >= v.tracks {
 			tr = trace.NoTrack
 		}
-		v.b.See(t)
 		rt := v.route.known(p.Type)
 		if rt == nil {
 			rt = v.route.ask(v.r, p.Type)
@@ -331,10 +340,12 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 			v.wait()
 			v.raise()
 			if noted {
+				v.b.See(t)
 				v.derive()
 				noted = false
 			}
 		}
+		v.b.See(t)
 		for _, d := range rt.ds {
 			d.Observe(v.r, e, v.b)
 		}
@@ -346,6 +357,7 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 	if len(evs) == 1 {
 		v.wait()
 		v.raise()
+		v.b.See(v.last)
 		v.derive()
 		return
 	}
@@ -436,6 +448,9 @@ func (v *Driver) Clamped() int64 { return v.clamped }
 func (v *Driver) Finish() *Set {
 	v.wait()
 	v.raise()
+	if v.seen {
+		v.b.See(v.last)
+	}
 	if v.d != nil {
 		v.d.Finish(v.r, v.b)
 	}

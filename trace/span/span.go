@@ -259,7 +259,8 @@ type Selective interface {
 // Takes returned run, so Take hands the notes over to its function, and
 // the two halves share nothing either changes; the functions run one at
 // a time, in the order of their Takes. Observe does both, on the reading
-// goroutine.
+// goroutine. A function that runs on another goroutine may find the
+// Builder's Last behind the events it derives from (First is right).
 type Split interface {
 	Selective
 	Note(r trace.Reader, e trace.Event)
