@@ -137,7 +137,9 @@ type counterIndex struct {
 }
 
 // laneFollower builds the lanes of derived tracks while they are derived
-// (span.Follower), on the goroutine that derives, so that a track whose
+// (span.Follower: a chunk of a track's slices at a time, while the
+// chunk just written is in the cache), on the goroutine that derives,
+// so that a track whose
 // slices come in start order at one depth (as CPU, state and syscall
 // tracks do) has its lane all but built when reading ends: what is left
 // (the coarser levels of its pyramid and its time cells) is one pass
@@ -147,25 +149,29 @@ type laneFollower struct {
 }
 
 // Follow implements span.Follower.
-func (f *laneFollower) Follow(t span.TrackID, start, end trace.Time, depth uint16) {
-	if t < 0 {
+func (f *laneFollower) Follow(t span.TrackID, c *span.Column, i, j int) {
+	if t < 0 || i >= j {
 		return
 	}
 	if int(t) >= len(f.lanes) {
 		f.lanes = append(f.lanes, make([]laneBuild, int(t)+1-len(f.lanes))...)
 	}
 	lb := &f.lanes[t]
-	switch {
-	case lb.broken:
-		return
-	case !lb.on:
-		*lb = newLaneBuild(depth, 0)
-		lb.on = true
-	case start < lb.prevStart || depth != lb.l.depth:
-		*lb = laneBuild{broken: true}
+	if lb.broken {
 		return
 	}
-	lb.add(start, end)
+	if !lb.on {
+		*lb = newLaneBuild(c.Depth(i), 0)
+		lb.on = true
+	}
+	for k := i; k < j; k++ {
+		s, e := c.Times(k)
+		if lb.l.n > 0 && s < lb.prevStart || c.Depth(k) != lb.l.depth {
+			*lb = laneBuild{broken: true}
+			return
+		}
+		lb.add(s, e)
+	}
 }
 
 // built returns the lane built of track t's n slices; nil when it was

@@ -139,7 +139,7 @@ func TestSpansFollowed(t *testing.T) {
 	for _, s := range shapes {
 		p.tracks = append(p.tracks, span.Track{Kind: span.KindSlices, Name: s.name, Of: trace.NoTrack, CPU: trace.NoCPU})
 	}
-	const n = 6000
+	const n = 20000 // a few chunks of a Column per track, and a rest
 	ts := make([]trace.Time, len(shapes))
 	for range n {
 		k := rng.IntN(len(shapes))

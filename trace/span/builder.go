@@ -28,12 +28,16 @@ type Builder struct {
 	follow  Follower // nil: none
 }
 
-// A Follower is told every slice a Builder adds, as it adds it (after
-// Add's corrections, and only those it keeps), on the goroutine that adds
-// it: render's interval index builds its lanes while a trace is derived
-// instead of after. Calls come one at a time, as the Builder's do.
+// A Follower is told of the slices a Builder adds (after Add's
+// corrections, and only those it keeps), a chunk of a track's Column at
+// a time: slices i to j-1 of c, in the order they were added, which it
+// may read during the call. It is told as each chunk fills, on the
+// goroutine that adds, and of the rest of each Column at Finish, before
+// any is sorted: render's interval index builds its lanes while a trace
+// is derived instead of after. Calls come one at a time, as the
+// Builder's do.
 type Follower interface {
-	Follow(t TrackID, start, end trace.Time, depth uint16)
+	Follow(t TrackID, c *Column, i, j int)
 }
 
 type perTrack struct {
@@ -129,8 +133,8 @@ func (b *Builder) Add(s Slice) {
 	p.lastStart, p.lastDepth = s.Start, s.Depth
 	p.slices.push(s)
 	b.nslices++
-	if b.follow != nil {
-		b.follow.Follow(s.Track, s.Start, s.End, s.Depth)
+	if n := p.slices.n; b.follow != nil && n&(1<<columnBits-1) == 0 {
+		b.follow.Follow(s.Track, &p.slices, n-1<<columnBits, n)
 	}
 }
 
@@ -155,6 +159,11 @@ func (b *Builder) Finish() *Set {
 	s.slices = make([]Column, len(b.per))
 	s.samples = make([][]Sample, len(b.per))
 	s.nslices = b.nslices
+	for i := range b.per {
+		if n := b.per[i].slices.n; b.follow != nil && n&(1<<columnBits-1) != 0 {
+			b.follow.Follow(TrackID(i), &b.per[i].slices, n&^(1<<columnBits-1), n)
+		}
+	}
 	for i := range b.per {
 		p := &b.per[i]
 		p.slices.finish()
