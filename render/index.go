@@ -243,7 +243,7 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	}
 	x.none = newTrack(x.store)
 	if opts.Derive != nil {
-		x.deriving = newDeriving(r, opts.Derive)
+		x.deriving = &deriving{v: span.NewDriver(r, opts.Derive)}
 	}
 	err = x.read(ctx, opts.Progress, opts.Live)
 	if err == nil {

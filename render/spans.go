@@ -47,12 +47,9 @@ import (
 // A lane holds, beside the slices themselves (in the span.Set), only
 // their starts and the prefix sums of their lengths (16 bytes per slice,
 // from which every end and length follows) and the pyramid: a query
-// touches two flat arrays. The index is built once, when reading ends,
-// from the finished span.Set; it is immutable and safe for concurrent
-// queries. In Build, the lanes of tracks whose slices are derived in
-// start order at one depth (CPU, state and syscall tracks) are built
-// while the trace is read (laneFollower, on the deriving goroutine),
-// which leaves their time cells to the end.
+// touches two flat arrays. The index is built once, after reading, from
+// the finished span.Set; it is immutable and safe for concurrent
+// queries.
 
 // Spans is the queryable index of a trace's derived tracks.
 type Spans struct {
@@ -136,62 +133,8 @@ type counterIndex struct {
 	max   [][]float64
 }
 
-// laneFollower builds the lanes of derived tracks while they are derived
-// (span.Follower: a chunk of a track's slices at a time, while the
-// chunk just written is in the cache), on the goroutine that derives,
-// so that a track whose
-// slices come in start order at one depth (as CPU, state and syscall
-// tracks do) has its lane all but built when reading ends: what is left
-// (the coarser levels of its pyramid and its time cells) is one pass
-// over its points.
-type laneFollower struct {
-	lanes []laneBuild // by track
-}
-
-// Follow implements span.Follower.
-func (f *laneFollower) Follow(t span.TrackID, c *span.Column, i, j int) {
-	if t < 0 || i >= j {
-		return
-	}
-	if int(t) >= len(f.lanes) {
-		f.lanes = append(f.lanes, make([]laneBuild, int(t)+1-len(f.lanes))...)
-	}
-	lb := &f.lanes[t]
-	if lb.broken {
-		return
-	}
-	if !lb.on {
-		*lb = newLaneBuild(c.Depth(i), 0)
-		lb.on = true
-	}
-	for k := i; k < j; k++ {
-		s, e := c.Times(k)
-		if lb.l.n > 0 && s < lb.prevStart || c.Depth(k) != lb.l.depth {
-			*lb = laneBuild{broken: true}
-			return
-		}
-		lb.add(s, e)
-	}
-}
-
-// built returns the lane built of track t's n slices; nil when it was
-// not built whole.
-func (f *laneFollower) built(t span.TrackID, n int) *laneBuild {
-	if f == nil || int(t) >= len(f.lanes) {
-		return nil
-	}
-	if lb := &f.lanes[t]; lb.on && !lb.broken && lb.l.n == n {
-		return lb
-	}
-	return nil
-}
-
 // NewSpans indexes a finished set of derived tracks.
-func NewSpans(set *span.Set) *Spans { return newSpans(set, nil) }
-
-// newSpans indexes a finished set of derived tracks, taking the lanes f
-// built (nil: none).
-func newSpans(set *span.Set, f *laneFollower) *Spans {
+func NewSpans(set *span.Set) *Spans {
 	s := &Spans{set: set, lanes: make([][]lane, len(set.Tracks)), counters: make([]*counterIndex, len(set.Tracks))}
 	// Largest first, on every core, as finishTracks does for instants.
 	ids := make([]span.TrackID, len(set.Tracks))
@@ -206,12 +149,7 @@ func newSpans(set *span.Set, f *laneFollower) *Spans {
 			var sc laneScratch
 			for k := next.Add(1) - 1; k < int64(len(ids)); k = next.Add(1) - 1 {
 				id := ids[k]
-				c := set.Column(id)
-				switch lb := f.built(id, c.Len()); {
-				case c.Len() == 0:
-				case lb != nil:
-					s.lanes[id] = []lane{lb.lane(&sc)}
-				default:
+				if c := set.Column(id); c.Len() > 0 {
 					s.lanes[id] = buildLanes(c, &sc)
 				}
 				if sm := set.TrackSamples(id); len(sm) > 0 {
@@ -233,138 +171,105 @@ type laneScratch struct {
 func buildLanes(c *span.Column, sc *laneScratch) []lane {
 	depths := c.Depths()
 	lanes := make([]lane, len(depths))
+	for i, d := range depths {
+		lanes[i] = lane{depth: d}
+	}
 	if len(depths) == 1 {
-		lb := newLaneBuild(depths[0], c.Len())
-		for i := range c.Len() {
-			lb.add(c.Times(i))
+		lanes[0].n = c.Len()
+	} else {
+		for i := range c.Len() { // c is in start order: each lane is too
+			k, _ := slices.BinarySearch(depths, c.Depth(i))
+			lanes[k].idx = append(lanes[k].idx, int32(i))
 		}
-		lanes[0] = lb.lane(sc)
-		return lanes
-	}
-	idx := make([][]int32, len(depths))
-	for i := range c.Len() { // c is in start order: each lane is too
-		k, _ := slices.BinarySearch(depths, c.Depth(i))
-		idx[k] = append(idx[k], int32(i))
-	}
-	for k, d := range depths {
-		lb := newLaneBuild(d, len(idx[k]))
-		for _, i := range idx[k] {
-			lb.add(c.Times(int(i)))
+		for i := range lanes {
+			lanes[i].n = len(lanes[i].idx)
 		}
-		lanes[k] = lb.lane(sc)
-		lanes[k].idx = idx[k]
+	}
+	for i := range lanes {
+		lanes[i].finish(c, sc)
 	}
 	return lanes
 }
 
-// laneBuild is a lane while its slices arrive in start order: its
-// coarse starts, points and the longest slice of each block of the
-// finest wide level grow with each; the rest (the coarser wide levels,
-// maxEnd, the time cells) follow from them at the end (lane).
-type laneBuild struct {
-	l lane // n, depth, coarse, cum0 (while compact), wide[0] so far
-	// The points so far, in cpts or pts (of the lane), grown in chunks
-	// that are never copied as they grow.
-	cpts    chunked[cpoint]
-	pts     chunked[point]
-	compact bool // the points fit cpts so far
-	overlap bool
-	// Following (laneFollower): on once the first slice came, broken
-	// once one came out of start order or at another depth (the lane is
-	// then built from the Set).
-	on, broken bool
-	prevStart  trace.Time
-	prevEnd    trace.Time
-	cum        int64 // the total length of the slices so far
-}
-
-// newLaneBuild returns an empty laneBuild of slices at one depth, with
-// room for n of them (0: unknown, grown as they come).
-func newLaneBuild(depth uint16, n int) laneBuild {
-	lb := laneBuild{
-		l: lane{
-			depth:  depth,
-			coarse: make([]trace.Time, 0, (n+1<<coarseBits-1)>>coarseBits),
-			cum0:   make([]int64, 0, n>>coarseBits+1),
-			wide:   [][]int64{make([]int64, 0, n>>wideBase+1)},
-		},
-		compact: true,
-	}
-	lb.cpts.reserve(n + 1)
-	return lb
-}
-
-// add adds the next slice, from s to e (s at or after the previous
-// slice's start).
-func (lb *laneBuild) add(s, e trace.Time) {
-	l := &lb.l
-	i := l.n
-	b := i >> coarseBits
-	if i&(1<<coarseBits-1) == 0 {
-		l.coarse = append(l.coarse, s)
-		if lb.compact {
-			l.cum0 = append(l.cum0, lb.cum)
-		}
-	}
-	if lb.compact && (uint64(s-l.coarse[b]) >= 1<<32 || uint64(lb.cum-l.cum0[b]) >= 1<<32) {
-		lb.widen()
-	}
-	if lb.compact {
-		lb.cpts.push(cpoint{start: uint32(s - l.coarse[b]), cum: uint32(lb.cum - l.cum0[b])})
-	} else {
-		lb.pts.push(point{start: s, cum: lb.cum})
-	}
-	if i > 0 && s < lb.prevEnd {
-		lb.overlap = true
-	}
-	w := &l.wide[0]
-	if i&(1<<wideBase-1) == 0 {
-		*w = append(*w, 0)
-	}
-	(*w)[i>>wideBase] = max((*w)[i>>wideBase], int64(e-s))
-	lb.prevStart, lb.prevEnd = s, e
-	lb.cum += int64(e - s)
-	l.n++
-}
-
-// widen moves the points from cpts to pts, once one does not fit.
-func (lb *laneBuild) widen() {
-	l := &lb.l
-	lb.pts.reserve(lb.cpts.n + 1)
-	i := 0
-	for _, ch := range lb.cpts.chunks {
-		for _, p := range ch {
-			lb.pts.push(point{start: l.coarse[i>>coarseBits] + trace.Time(p.start), cum: l.cum0[i>>coarseBits] + int64(p.cum)})
-			i++
-		}
-	}
-	lb.cpts, l.cum0, lb.compact = chunked[cpoint]{}, nil, false
-}
-
-// lane returns the finished lane; lb must not be used afterwards.
-func (lb *laneBuild) lane(sc *laneScratch) lane {
-	l := &lb.l
+func (l *lane) finish(c *span.Column, sc *laneScratch) {
 	n := l.n
-	if n&(1<<coarseBits-1) == 0 {
-		if lb.compact {
-			l.cum0 = append(l.cum0, lb.cum)
+	at := func(i int) int {
+		if l.idx != nil {
+			return int(l.idx[i])
 		}
-	} else if lb.compact && uint64(lb.cum-l.cum0[n>>coarseBits]) >= 1<<32 {
-		lb.widen()
+		return i
 	}
-	if lb.compact {
-		lb.cpts.push(cpoint{cum: uint32(lb.cum - l.cum0[n>>coarseBits])})
-		l.cpts = lb.cpts.flat()
-	} else {
-		lb.pts.push(point{cum: lb.cum})
-		l.pts = lb.pts.flat()
+	// One pass: the coarse starts, the block totals, whether the lane
+	// fits the compact points, and those points while it does, the
+	// longest slice of each block of the finest wide level, and the
+	// finest level's time cells; a second pass writes the wide points
+	// when the compact ones do not fit.
+	blocks := (n + 1<<coarseBits - 1) >> coarseBits
+	l.coarse = make([]trace.Time, blocks)
+	cum0 := make([]int64, n>>coarseBits+1)
+	cpts := make([]cpoint, n+1)
+	wide0 := make([]int64, n>>wideBase)
+	var cs cellStart
+	if n > 0 {
+		cs = newCellStart(c.Start(at(0)), c.Start(at(n-1)), n, sc)
 	}
-	// What grew by appending keeps no more than an eighth of room.
-	l.coarse, l.cum0 = fit(l.coarse), fit(l.cum0)
-	if wide0 := l.wide[0][:n>>wideBase]; len(wide0) > 0 {
-		l.wide[0] = fit(wide0)
+	compact, overlap := true, false
+	var prevStart, prevEnd trace.Time
+	var cum int64
+	for i := range n {
+		s, e := c.Times(at(i))
+		b := i >> coarseBits
+		if i&(1<<coarseBits-1) == 0 {
+			l.coarse[b], cum0[b] = s, cum
+		}
+		if uint64(s-l.coarse[b]) >= 1<<32 || uint64(cum-cum0[b]) >= 1<<32 {
+			compact = false
+		}
+		if compact {
+			cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
+		}
+		if i > 0 && s < prevEnd {
+			overlap = true
+		}
+		if w := i >> wideBase; w < len(wide0) {
+			wide0[w] = max(wide0[w], int64(e-s))
+		}
+		if cs.firsts != nil {
+			cs.add(i, s, prevStart, prevEnd, cum)
+		}
+		prevStart, prevEnd = s, e
+		cum += int64(e - s)
+	}
+	if n&(1<<coarseBits-1) == 0 {
+		cum0[n>>coarseBits] = cum
+	} else if uint64(cum-cum0[n>>coarseBits]) >= 1<<32 {
+		compact = false
+	}
+	if compact {
+		cpts[n].cum = uint32(cum - cum0[n>>coarseBits])
+		l.cpts, l.cum0 = cpts, cum0
 	} else {
-		l.wide = nil
+		l.pts = make([]point, n+1)
+		for i := range n {
+			s, e := c.Times(at(i))
+			l.pts[i].start = s
+			l.pts[i+1].cum = l.pts[i].cum + int64(e-s)
+		}
+	}
+	if overlap {
+		l.maxEnd = make([]trace.Time, n)
+		m := trace.Time(-1 << 63)
+		for i := range n {
+			m = max(m, l.end(i))
+			l.maxEnd[i] = m
+		}
+	}
+	if cs.firsts != nil {
+		cs.end(n, prevStart, prevEnd, cum)
+		l.startCells(cs, sc)
+	}
+	if len(wide0) > 0 {
+		l.wide = append(l.wide, wide0)
 	}
 	for k := wideBase + 1; n>>k > 0; k++ {
 		prev, blocks := l.wide[len(l.wide)-1], make([]int64, n>>k)
@@ -373,77 +278,6 @@ func (lb *laneBuild) lane(sc *laneScratch) lane {
 		}
 		l.wide = append(l.wide, blocks)
 	}
-	if lb.overlap {
-		l.maxEnd = make([]trace.Time, n)
-		m := trace.Time(-1 << 63)
-		for i := range n {
-			m = max(m, l.end(i))
-			l.maxEnd[i] = m
-		}
-	}
-	if n > 0 {
-		if cs := newCellStart(l.start(0), l.start(n-1), n, sc); cs.firsts != nil {
-			var prevStart, prevEnd trace.Time
-			for i := range n {
-				s, cum := l.start(i), l.cum(i)
-				cs.add(i, s, prevStart, prevEnd, cum)
-				prevStart, prevEnd = s, s+trace.Time(l.cum(i+1)-cum)
-			}
-			cs.end(n, prevStart, prevEnd, l.cum(n))
-			l.startCells(cs, sc)
-		}
-	}
-	return *l
-}
-
-// chunked is a slice grown in chunks that are never copied as it grows,
-// each twice as large as the one before, up to 1<<16 elements.
-type chunked[T any] struct {
-	chunks [][]T
-	n      int
-}
-
-// reserve makes room for n elements in one chunk; before the first push.
-func (c *chunked[T]) reserve(n int) {
-	if n > 0 {
-		c.chunks = [][]T{make([]T, 0, n)}
-	}
-}
-
-func (c *chunked[T]) push(v T) {
-	if k := len(c.chunks) - 1; k >= 0 && len(c.chunks[k]) < cap(c.chunks[k]) {
-		c.chunks[k] = append(c.chunks[k], v)
-		c.n++
-		return
-	}
-	size := 64
-	if k := len(c.chunks); k > 0 {
-		size = min(2*cap(c.chunks[k-1]), 1<<16)
-	}
-	c.chunks = append(c.chunks, append(make([]T, 0, size), v))
-	c.n++
-}
-
-// flat returns the elements in one slice (the chunk itself when there is
-// one, full).
-func (c *chunked[T]) flat() []T {
-	if len(c.chunks) == 1 && len(c.chunks[0]) == cap(c.chunks[0]) {
-		return c.chunks[0]
-	}
-	out := make([]T, 0, c.n)
-	for _, ch := range c.chunks {
-		out = append(out, ch...)
-	}
-	return out
-}
-
-// fit returns s, copied to fit when it holds more than an eighth of
-// room.
-func fit[T any](s []T) []T {
-	if cap(s)-len(s) > len(s)/8 {
-		return slices.Clone(s)
-	}
-	return s
 }
 
 // reach returns the first slice that ends after t (the first that can
@@ -1012,17 +846,8 @@ func (c *counterIndex) query(items []CounterItem, vs, ve trace.Time, res int64) 
 
 // deriving is Build's state of derivation.
 type deriving struct {
-	v      *span.Driver
-	follow *laneFollower
-	took   time.Duration
-}
-
-// newDeriving starts deriving r's tracks with d, building their lanes as
-// they are derived.
-func newDeriving(r trace.Reader, d span.Deriver) *deriving {
-	dv := &deriving{v: span.NewDriver(r, d), follow: &laneFollower{}}
-	dv.v.Follow(dv.follow)
-	return dv
+	v    *span.Driver
+	took time.Duration
 }
 
 // observe shows a batch of events to the deriver, on the reading
@@ -1047,7 +872,7 @@ func (x *Index) finishDerive() {
 	}
 	defer x.deriverPanic()
 	t0 := time.Now()
-	x.spans = newSpans(dv.v.Finish(), dv.follow)
+	x.spans = NewSpans(dv.v.Finish())
 	dv.took += time.Since(t0)
 	x.deriveTime = dv.took
 	x.deriving = nil

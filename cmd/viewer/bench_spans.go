@@ -16,12 +16,10 @@ type benchSpans struct {
 	// DeriveSeconds is the time Build spent deriving slice tracks and
 	// indexing them on its reading goroutine, the one the load waits for
 	// (span.Split derivers' notes, waits for the goroutines that derive
-	// from them, what is left of the interval index at the end: the
-	// lanes of in-order tracks are built on the deriving goroutines);
-	// DeriveFraction that time over the load's wall time: what deriving
-	// adds to the load. On a machine with no idle core those goroutines'
-	// work competes with the rest; load_seconds and load_cpu_seconds
-	// against a --no-derive run show that.
+	// from them, the interval index at the end); DeriveFraction that time
+	// over the load's wall time: what deriving adds to the load. On a
+	// machine with no idle core those goroutines' work competes with the
+	// rest; load_cpu_seconds against a --no-derive run shows that.
 	DeriveSeconds  float64 `json:"derive_seconds"`
 	DeriveFraction float64 `json:"derive_fraction_of_load"`
 	Tracks         int     `json:"tracks"`

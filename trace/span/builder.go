@@ -25,19 +25,6 @@ type Builder struct {
 	per     []perTrack
 	nslices int
 	nsample int
-	follow  Follower // nil: none
-}
-
-// A Follower is told of the slices a Builder adds (after Add's
-// corrections, and only those it keeps), a chunk of a track's Column at
-// a time: slices i to j-1 of c, in the order they were added, which it
-// may read during the call. It is told as each chunk fills, on the
-// goroutine that adds, and of the rest of each Column at Finish, before
-// any is sorted: render's interval index builds its lanes while a trace
-// is derived instead of after. Calls come one at a time, as the
-// Builder's do.
-type Follower interface {
-	Follow(t TrackID, c *Column, i, j int)
 }
 
 type perTrack struct {
@@ -133,9 +120,6 @@ func (b *Builder) Add(s Slice) {
 	p.lastStart, p.lastDepth = s.Start, s.Depth
 	p.slices.push(s)
 	b.nslices++
-	if n := p.slices.n; b.follow != nil && n&(1<<columnBits-1) == 0 {
-		b.follow.Follow(s.Track, &p.slices, n-1<<columnBits, n)
-	}
 }
 
 // AddSample adds a counter sample.
@@ -159,11 +143,6 @@ func (b *Builder) Finish() *Set {
 	s.slices = make([]Column, len(b.per))
 	s.samples = make([][]Sample, len(b.per))
 	s.nslices = b.nslices
-	for i := range b.per {
-		if n := b.per[i].slices.n; b.follow != nil && n&(1<<columnBits-1) != 0 {
-			b.follow.Follow(TrackID(i), &b.per[i].slices, n&^(1<<columnBits-1), n)
-		}
-	}
 	for i := range b.per {
 		p := &b.per[i]
 		p.slices.finish()
@@ -444,10 +423,6 @@ func (v *Driver) raise() {
 		panic(p)
 	}
 }
-
-// Follow makes every slice the Builder adds known to f as it is added;
-// call it before the first event.
-func (v *Driver) Follow(f Follower) { v.b.follow = f }
 
 // Clamped returns how many events Observe moved to a later time.
 func (v *Driver) Clamped() int64 { return v.clamped }
