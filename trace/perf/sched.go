@@ -499,7 +499,7 @@ func (s *Sched) note(e *trace.Event) {
 	if st.kind == schedOther || st.kind == sysEnter && !s.hasExit {
 		return
 	}
-	if st.kind >= sysEnter && !s.tabled { // a syscall kind (they come last) // the arch: pipe mode has it among the events
+	if st.kind >= sysEnter && !s.tabled { // a syscall (their kinds come last): the arch, which pipe mode has among the events
 		for _, kv := range s.rd.meta.Info {
 			if kv.Key == "arch" {
 				s.table = SyscallTable(kv.Value)
