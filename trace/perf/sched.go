@@ -6,9 +6,11 @@ import (
 	"maps"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"viewer/trace"
 	"viewer/trace/perf/tracefs"
@@ -32,12 +34,17 @@ import (
 //
 // It reads the fields it needs straight from the raw tracepoint data at
 // the offsets the format files give, without decoding the other fields.
-// It is a span.Split: Note reads them on the reading goroutine while the
-// reader's chunks still hold the payloads, into a batch of notes that
-// Take hands over; the slices are made from the notes on the Driver's
-// other goroutines while Note fills the next batch. What Note changes
-// (the batch being noted, kinds, table) and what the derivation changes
-// (everything from cpus on) are apart.
+// It is a span.Split: Note keeps what it needs of an event in a batch of
+// notes that Take hands over, and the slices are made from the notes on
+// the Driver's other goroutines while Note fills the next batch. A note
+// of a run of events (span.BatchSplit) whose payloads lie close together
+// in a file that can be read from two goroutines keeps only where the
+// payload lies: the derivation reads the batch's payloads with one read
+// and their fields from it, so that the reading goroutine never touches
+// the payload bytes (a cache miss each). Otherwise Note reads the fields
+// on the reading goroutine while the reader's chunks still hold the
+// payloads. What Note changes (the batch being noted, kinds, table) and
+// what the derivation changes (everything from cpus on) are apart.
 type Sched struct {
 	rd    *Reader
 	big   bool        // the recording is big-endian
@@ -49,12 +56,23 @@ type Sched struct {
 	// hasExit says the recording has an exit tracepoint to pair
 	// raw_syscalls:sys_enter with; without one enters stay instants.
 	hasExit bool
+	// shared says the reader's file may be read from the derivation's
+	// goroutine while the reader reads it (lazy notes); lazy says the
+	// run being noted is long enough to note lazily.
+	shared, lazy bool
+	lazied       int // notes noted lazily, counted at each Take
 
 	win window
 	// The events noted since the last Take (span.Split), and batches
-	// derived from, for Note to reuse.
+	// derived from, for Note to reuse: the latest given back first, whose
+	// memory the caches are likeliest to hold (the oldest of a queue of
+	// them would not be).
 	batch   *noteBatch
-	spent   chan *noteBatch
+	spentMu sync.Mutex
+	spent   []*noteBatch
+	// What Note writes and what derivations write lie in cache lines of
+	// their own: the goroutines write them at once.
+	_       [64]byte
 	cpus    []cpuRun
 	busy    int                  // CPUs running a task other than idle
 	busyCtr span.TrackID         // the "busy CPUs" counter, -1 before the first switch
@@ -84,7 +102,21 @@ type noteBatch struct {
 	text     []byte
 	kinds    []schedType
 	table    []string
+	// The lazy notes' payloads lie in [lo, hi) of the file, read into
+	// pay when the batch is derived from (none when lo == hi).
+	lo, hi int64
+	pay    []byte
+	lazy   int // lazy notes
 }
+
+// Lazy notes: a run of at least lazyRun events is noted lazily, the
+// payloads of a batch's lazy notes spanning at most maxLazySpan bytes of
+// the file (the others are noted at once): one read per batch, of
+// about what its events take in the file.
+const (
+	lazyRun     = 256
+	maxLazySpan = 1 << 20
+)
 
 // spentBatches is how many batches Sched keeps for reuse: as many as a
 // Driver can have waiting to be derived from, and the one being noted.
@@ -104,8 +136,12 @@ const (
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
 	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{},
-		batch: &noteBatch{}, spent: make(chan *noteBatch, spentBatches)}
+		batch: &noteBatch{}}
 	s.big = rd.bo == binary.ByteOrder(binary.BigEndian)
+	switch rd.r.(type) {
+	case *os.File, *bytes.Reader: // ReadAt from two goroutines at once
+		s.shared = true
+	}
 	return s
 }
 
@@ -177,6 +213,7 @@ const (
 	schedOther
 	schedSwitch
 	schedWakeup
+	// The syscall kinds, last.
 	sysEnter // raw_syscalls:sys_enter
 	sysExit  // raw_syscalls:sys_exit
 	sysEnterNamed
@@ -410,6 +447,9 @@ type schedNote struct {
 	}
 	sw   uint32 // a switch's switchNote in Sched.switches
 	kind schedKind
+	// lazy: the fields are not read yet; a and b are the payload's
+	// offset and length in the file.
+	lazy bool
 	// switch: prev_pid, prev_state; wakeup: pid; syscalls: id, ret.
 	a, b int64
 }
@@ -429,7 +469,24 @@ type textRef struct{ off, n uint32 }
 
 // Note implements span.Split: on the reading goroutine, it reads what
 // the event's payload says into a schedNote.
-func (s *Sched) Note(_ trace.Reader, e trace.Event) {
+func (s *Sched) Note(_ trace.Reader, e trace.Event) { s.note(&e) }
+
+// NoteEvents implements span.BatchSplit: Note for each of evs Sched
+// wants, in one call; a long run is noted lazily where it can be.
+func (s *Sched) NoteEvents(_ trace.Reader, evs []trace.Event) {
+	s.lazy = s.shared && len(evs) >= lazyRun
+	defer func() { s.lazy = false }()
+	for i := range evs {
+		e := &evs[i]
+		// The kinds of the types seen before, without a call.
+		if uint(e.Type) < uint(len(s.kinds)) && s.kinds[e.Type].kind == schedOther {
+			continue
+		}
+		s.note(e)
+	}
+}
+
+func (s *Sched) note(e *trace.Event) {
 	if e.Type < 0 {
 		return
 	}
@@ -442,11 +499,13 @@ func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 	if st.kind == schedOther || st.kind == sysEnter && !s.hasExit {
 		return
 	}
-	raw, ok := s.rd.buf.held(e.Payload)
-	if !ok || e.Payload.Off >= s.rd.size {
-		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
-			return
+	if st.kind >= sysEnter && !s.tabled { // a syscall (their kinds come last): the arch, which pipe mode has among the events
+		for _, kv := range s.rd.meta.Info {
+			if kv.Key == "arch" {
+				s.table = SyscallTable(kv.Value)
+			}
 		}
+		s.tabled = true
 	}
 	nb := s.batch
 	n := schedNote{kind: st.kind}
@@ -455,29 +514,53 @@ func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 	if e.Track < 0 || int(e.Track) >= len(tracks) {
 		n.e.Track = trace.NoTrack
 	}
-	switch st.kind {
-	case schedSwitch:
+	if st.kind == schedSwitch {
 		var x switchNote
-		x.comm[0] = nb.keep(strField(raw, st.f[0]))
-		n.a, n.b = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
-		x.comm[1] = nb.keep(strField(raw, st.f[3]))
-		x.next = s.intField(raw, st.f[4])
 		if n.e.Track >= 0 {
 			x.tid, x.pid = tracks[n.e.Track].TID, tracks[n.e.Track].PID
 		}
 		n.sw = uint32(len(nb.switches))
 		nb.switches = append(nb.switches, x)
-	case schedWakeup:
-		n.a = s.intField(raw, st.f[1])
-	case sysEnter, sysExit, sysEnterNamed, sysExitNamed:
-		if !s.tabled { // the arch: pipe mode has it among the events
-			for _, kv := range s.rd.meta.Info {
-				if kv.Key == "arch" {
-					s.table = SyscallTable(kv.Value)
-				}
-			}
-			s.tabled = true
+	}
+	if l := e.Payload; s.lazy && l.Off >= 0 && l.Len >= 0 && l.Off <= s.rd.size-int64(l.Len) {
+		lo, hi := l.Off, l.Off+int64(l.Len)
+		if nb.lo < nb.hi {
+			lo, hi = min(lo, nb.lo), max(hi, nb.hi)
 		}
+		if hi-lo <= maxLazySpan {
+			nb.lo, nb.hi = lo, hi
+			n.lazy, n.a, n.b = true, l.Off, int64(l.Len)
+			nb.lazy++
+			nb.notes = append(nb.notes, n)
+			return
+		}
+	}
+	raw, ok := s.rd.buf.held(e.Payload)
+	if !ok || e.Payload.Off >= s.rd.size {
+		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
+			if st.kind == schedSwitch {
+				nb.switches = nb.switches[:n.sw]
+			}
+			return
+		}
+	}
+	s.fields(nb, st, raw, &n)
+	nb.notes = append(nb.notes, n)
+}
+
+// fields reads the fields of a note's event from its payload.
+func (s *Sched) fields(nb *noteBatch, st *schedType, raw []byte, n *schedNote) {
+	switch st.kind {
+	case schedSwitch:
+		x := &nb.switches[n.sw]
+		x.comm[0] = nb.keep(strField(raw, st.f[0]))
+		n.a, n.b = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
+		x.comm[1] = nb.keep(strField(raw, st.f[3]))
+		x.next = s.intField(raw, st.f[4])
+	case schedWakeup:
+		n.a, n.b = s.intField(raw, st.f[1]), 0
+	default: // syscalls
+		n.a, n.b = 0, 0
 		if st.kind == sysEnter || st.kind == sysExit {
 			n.a = s.intField(raw, st.f[0])
 		}
@@ -485,7 +568,18 @@ func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 			n.b = s.intField(raw, st.f[1])
 		}
 	}
-	nb.notes = append(nb.notes, n)
+	n.lazy = false
+}
+
+// readLazy reads the payloads of a batch's lazy notes into nb.pay (on
+// the derivation's goroutine).
+func (s *Sched) readLazy(nb *noteBatch) {
+	size := int(nb.hi - nb.lo)
+	if cap(nb.pay) < size {
+		nb.pay = make([]byte, size)
+	}
+	m, _ := s.rd.r.ReadAt(nb.pay[:size], nb.lo)
+	nb.pay = nb.pay[:max(m, 0)]
 }
 
 // keep copies b into nb.text.
@@ -495,25 +589,33 @@ func (nb *noteBatch) keep(b []byte) textRef {
 	return r
 }
 
-var _ span.Split = (*Sched)(nil)
+var _ span.BatchSplit = (*Sched)(nil)
 
 // Take implements span.Split: the function derives from the batch noted
 // so far, which Note no longer touches, and gives it back for reuse.
 func (s *Sched) Take() func(b *span.Builder) {
 	nb := s.batch
 	nb.kinds, nb.table = s.kinds, s.table
-	select {
-	case s.batch = <-s.spent:
-	default:
+	s.lazied += nb.lazy
+	s.spentMu.Lock()
+	if k := len(s.spent) - 1; k >= 0 {
+		s.batch, s.spent = s.spent[k], s.spent[:k]
+	} else {
 		s.batch = &noteBatch{}
 	}
+	s.spentMu.Unlock()
 	return func(b *span.Builder) {
+		if nb.lo < nb.hi {
+			s.readLazy(nb)
+		}
 		s.derive(nb, b)
 		nb.notes, nb.switches, nb.text = nb.notes[:0], nb.switches[:0], nb.text[:0]
-		select {
-		case s.spent <- nb:
-		default:
+		nb.lo, nb.hi, nb.lazy = 0, 0, 0
+		s.spentMu.Lock()
+		if len(s.spent) < spentBatches {
+			s.spent = append(s.spent, nb)
 		}
+		s.spentMu.Unlock()
 	}
 }
 
@@ -527,7 +629,21 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 // while the reader reads on).
 func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
 	for i := range nb.notes {
-		s.apply(nb, &nb.notes[i], b)
+		n := &nb.notes[i]
+		if n.lazy { // its fields, from the payloads readLazy read
+			off := n.a - nb.lo
+			if off+n.b > int64(len(nb.pay)) {
+				continue // not read: dropped, as Note drops one
+			}
+			// Into a copy: the notes are only read here, so that their
+			// cache lines need not come back from this goroutine's core
+			// when Note writes the batch again.
+			m := *n
+			s.fields(nb, &nb.kinds[n.e.Type], nb.pay[off:off+n.b], &m)
+			s.apply(nb, &m, b)
+			continue
+		}
+		s.apply(nb, n, b)
 	}
 }
 

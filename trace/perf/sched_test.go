@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"slices"
 	"testing"
 
@@ -214,7 +215,8 @@ func slicesSortFunc(s []gotSlice) {
 }
 
 // FuzzSched derives scheduling and EventHeader activity tracks from
-// arbitrary perf.data bytes: no panic, and every slice well formed.
+// arbitrary perf.data bytes: no panic, every slice well formed, and the
+// same slices whether Sched reads fields lazily or not (TestSchedLazy).
 func FuzzSched(f *testing.F) {
 	var a, b memFile
 	if err := perftest.GenerateSched(&a, 300, 2, 3); err == nil {
@@ -247,6 +249,17 @@ func FuzzSched(f *testing.F) {
 					t.Fatalf("track %d slice %d: %+v", id, i, s)
 				}
 			}
+		}
+		schedOnly := func(ra io.ReaderAt) string {
+			r, err := NewReader(ra, int64(len(data)), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, _ := span.Derive(r, NewSched(r))
+			return fmt.Sprint(set.Tracks, set.Names, set.All())
+		}
+		if schedOnly(bytes.NewReader(data)) != schedOnly(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))) {
+			t.Fatal("lazy notes derive other slices")
 		}
 	})
 }
@@ -309,5 +322,87 @@ func TestSchedBusyCounter(t *testing.T) {
 	}
 	if want := []string{"10:1", "20:2", "40:1", "50:0", "60:1"}; !slices.Equal(got, want) {
 		t.Errorf("busy CPUs %v, want %v", got, want)
+	}
+}
+
+// TestSchedLazy: Sched derives the same Set whether it reads the fields
+// of a run of events lazily, on the derivation's goroutine from one read
+// of the batch's payloads (a file two goroutines may read, long runs),
+// or at once while the reader holds the payloads (any other file, single
+// events), on recordings plain, piped, compressed and big-endian, with
+// EventHeader events between the scheduling ones.
+func TestSchedLazy(t *testing.T) {
+	var inputs []memFile
+	var f memFile
+	if err := perftest.GenerateSched(&f, 20000, 3, 4); err != nil {
+		t.Fatal(err)
+	}
+	inputs = append(inputs, f)
+	for _, o := range []perftest.GenerateOptions{
+		{SchedEvery: 3},
+		{SchedEvery: 1000}, // runs of EventHeader events, few switches
+		{SchedEvery: 2, Pipe: true},
+		{SchedEvery: 2, Compress: true},
+		{SchedEvery: 2, BigEndian: true},
+	} {
+		var g memFile
+		if err := perftest.Generate(&g, 6000, o); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, g)
+	}
+	derive := func(ra io.ReaderAt, size int, single, withEH bool) (string, int) {
+		r, err := NewReader(ra, int64(size), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewSched(r)
+		eh := eventheader.NewActivities()
+		eh.Only = r.IsEventHeader
+		var d span.Deriver = s
+		if withEH { // EventHeader events end the runs of scheduling ones
+			d = span.Join(s, span.Only(r.IsEventHeader, eh))
+		}
+		var set *span.Set
+		if single {
+			v := span.NewDriver(r, d)
+			for {
+				e, err := r.ReadEvent()
+				if err != nil {
+					break
+				}
+				v.Observe(e)
+			}
+			set = v.Finish()
+		} else if set, err = span.Derive(r, d); err != nil {
+			t.Fatal(err)
+		}
+		out := fmt.Sprint(set.Tracks, set.Names, set.Dropped, set.All())
+		for id := range set.Tracks {
+			out += fmt.Sprint(set.TrackSamples(span.TrackID(id)))
+		}
+		for id := range set.Args {
+			out += fmt.Sprint(set.ArgList(span.ArgsID(id)))
+		}
+		return out, s.lazied
+	}
+	for i, in := range inputs {
+		for _, withEH := range []bool{false, true} {
+			lazy, n := derive(bytes.NewReader(in.b), len(in.b), false, withEH)
+			if !withEH && i != 4 && n == 0 { // compressed payloads are not in the file
+				t.Fatalf("input %d: no note was lazy", i)
+			}
+			now, n := derive(io.NewSectionReader(bytes.NewReader(in.b), 0, int64(len(in.b))), len(in.b), false, withEH)
+			if n != 0 {
+				t.Fatalf("input %d: %d notes lazy reading a file only one goroutine may read", i, n)
+			}
+			single, n := derive(bytes.NewReader(in.b), len(in.b), true, withEH)
+			if n != 0 {
+				t.Fatalf("input %d: %d notes of single events lazy", i, n)
+			}
+			if lazy != now || single != now {
+				t.Errorf("input %d, EventHeader %v: lazy notes derive the same %v, single events %v", i, withEH, lazy == now, single == now)
+			}
+		}
 	}
 }

@@ -46,7 +46,8 @@ func NewBuilder() *Builder {
 }
 
 // See records that the trace reached time t; the driver of derivation
-// calls it for every event before the derivers see it.
+// calls it with the first event's time, and with the latest before a
+// deriver on its goroutine is shown an event or finishes.
 func (b *Builder) See(t trace.Time) {
 	if !b.seen {
 		b.first, b.seen = t, true
@@ -206,11 +207,17 @@ type Driver struct {
 	r       trace.Reader
 	d       Deriver
 	b       *Builder
-	last    trace.Time
+	seen    bool       // an event was shown
+	last    trace.Time // the latest event's time (the Builder's Last only when told)
 	clamped int64
 	tracks  int // len(r.Meta().Tracks) when last asked: it only grows
 	route   router
 	splits  []Split // the Split derivers
+	// batch holds the Split derivers as BatchSplits when all of them are
+	// and none is behind Only (whose filter NoteEvents would not apply);
+	// nil otherwise.
+	batch []BatchSplit
+	one   [1]trace.Event // an event ObserveEvents changed, noted alone
 	// done receives the end of the newest derivation running on another
 	// goroutine (nil when none runs): nil, or what it or one before it
 	// panicked with. Each derivation starts when the one before it has
@@ -229,13 +236,21 @@ const maxRunning = 16
 // Set is empty).
 func NewDriver(r trace.Reader, d Deriver) *Driver {
 	v := &Driver{r: r, d: d, b: NewBuilder(), route: newRouter(d), slots: make(chan struct{}, maxRunning)}
+	batched := true
 	for _, d := range v.route.ds {
-		if o, ok := d.(only); ok {
+		o, wrapped := d.(only)
+		if wrapped {
 			d = o.d
 		}
 		if s, ok := d.(Split); ok {
 			v.splits = append(v.splits, s)
+			bs, ok := d.(BatchSplit)
+			batched = batched && ok && !wrapped
+			v.batch = append(v.batch, bs)
 		}
+	}
+	if !batched {
+		v.batch = nil
 	}
 	return v
 }
@@ -256,49 +271,81 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 	v.poll()
 	v.raise()
 	noted := false
+	// With v.batch, the events evs[run:i] are to be noted as one run:
+	// those only Split derivers want (or none), shown as they are.
+	run := 0
 	for i := range evs {
-		e := evs[i]
-		if v.b.seen && e.Time < v.last {
-			e.Time = v.last
+		p := &evs[i]
+		t, tr := p.Time, p.Track
+		if v.seen && t < v.last {
+			t = v.last
 			v.clamped++
 		}
-		v.last = e.Time
-		if int(e.Track) >= v.tracks {
+		v.last = t
+		if !v.seen {
+			// The Builder learns the first time now, and the latest
+			// before a deriver on this goroutine uses it: written per
+			// event, it would share a cache line with what the
+			// derivations on other goroutines write.
+			v.seen = true
+			v.b.See(t)
+		}
+		if int(tr) >= v.tracks {
 			v.tracks = len(v.r.Meta().Tracks)
 		}
-		if e.Track < 0 || int(e.Track) >= v.tracks {
-			e.Track = trace.NoTrack
+		if tr < 0 || int(tr) >= v.tracks {
+			tr = trace.NoTrack
 		}
-		v.b.See(e.Time)
-		rt := v.route.known(e.Type)
+		rt := v.route.known(p.Type)
 		if rt == nil {
-			rt = v.route.ask(v.r, e.Type)
+			rt = v.route.ask(v.r, p.Type)
 		}
 		if rt.split != nil {
-			for _, d := range rt.split {
-				d.Note(v.r, e)
-			}
 			noted = noted || len(rt.split) > 0
+			switch {
+			case v.batch == nil:
+				e := *p
+				e.Time, e.Track = t, tr
+				for _, d := range rt.split {
+					d.Note(v.r, e)
+				}
+			case t != p.Time || tr != p.Track:
+				// Shown changed: the run ends before it, and it is
+				// noted alone.
+				v.noteRun(evs[run:i])
+				v.one[0] = *p
+				v.one[0].Time, v.one[0].Track = t, tr
+				v.noteRun(v.one[:])
+				run = i + 1
+			}
 			continue
 		}
+		v.noteRun(evs[run:i])
+		run = i + 1
+		e := *p
+		e.Time, e.Track = t, tr
 		if noted || v.done != nil {
 			v.wait()
 			v.raise()
 			if noted {
+				v.b.See(t)
 				v.derive()
 				noted = false
 			}
 		}
+		v.b.See(t)
 		for _, d := range rt.ds {
 			d.Observe(v.r, e, v.b)
 		}
 	}
+	v.noteRun(evs[run:])
 	if !noted {
 		return
 	}
 	if len(evs) == 1 {
 		v.wait()
 		v.raise()
+		v.b.See(v.last)
 		v.derive()
 		return
 	}
@@ -322,6 +369,16 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 			f(b)
 		}
 	}(v.b)
+}
+
+// noteRun shows a run of events to the BatchSplit derivers (v.batch).
+func (v *Driver) noteRun(evs []trace.Event) {
+	if len(evs) == 0 || v.batch == nil {
+		return
+	}
+	for _, d := range v.batch {
+		d.NoteEvents(v.r, evs)
+	}
 }
 
 // derive derives from the notes taken so far, on the caller's goroutine.
@@ -375,6 +432,9 @@ func (v *Driver) Clamped() int64 { return v.clamped }
 func (v *Driver) Finish() *Set {
 	v.wait()
 	v.raise()
+	if v.seen {
+		v.b.See(v.last)
+	}
 	if v.d != nil {
 		v.d.Finish(v.r, v.b)
 	}

@@ -18,7 +18,7 @@ func (a *adder) Observe(_ trace.Reader, e trace.Event, b *Builder) {
 	out := b.Track(Track{Kind: KindSlices, Name: "out of order"})
 	in := b.Track(Track{Kind: KindSlices, Name: "in order"})
 	c := b.Track(Track{Kind: KindCounter, Name: "c"})
-	b.Add(Slice{Start: e.Time - trace.Time(a.rng.IntN(1000)), End: e.Time, Track: out, Name: b.Name(fmt.Sprint(e.Time % 5)), Depth: uint16(e.Time % 3)})
+	b.Add(Slice{Start: e.Time - trace.Time(a.rng.IntN(1000)), End: e.Time, Track: out, Name: b.Name(fmt.Sprint(e.Time % 5)), Thread: e.Track, Depth: uint16(e.Time % 3)})
 	if e.Time%100 == 0 {
 		b.Add(Slice{Start: e.Time, End: e.Time + 1<<33, Track: in})
 	}

@@ -259,11 +259,22 @@ type Selective interface {
 // Takes returned run, so Take hands the notes over to its function, and
 // the two halves share nothing either changes; the functions run one at
 // a time, in the order of their Takes. Observe does both, on the reading
-// goroutine.
+// goroutine. A function that runs on another goroutine may find the
+// Builder's Last behind the events it derives from (First is right).
 type Split interface {
 	Selective
 	Note(r trace.Reader, e trace.Event)
 	Take() func(b *Builder)
+}
+
+// BatchSplit is a Split that notes a run of events in one call: a
+// Driver hands it the runs of events between those another kind of
+// deriver wants, sparing a call per event. NoteEvents notes, in order,
+// the events of evs it wants (Wants) as Note would one by one, and
+// skips the others; it must not keep evs.
+type BatchSplit interface {
+	Split
+	NoteEvents(r trace.Reader, evs []trace.Event)
 }
 
 // Only returns a Selective that shows d the events of the types want

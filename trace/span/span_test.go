@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"viewer/trace"
@@ -223,4 +224,25 @@ func TestColumnCompact(t *testing.T) {
 	if n, most := set.Bytes(), int64(len(want))*40; n <= 0 || n > most {
 		t.Fatalf("Bytes %d, want in (0, %d]", n, most)
 	}
+}
+
+// BenchmarkBuilderAdd adds slices as a scheduling deriver does: to many
+// tracks in turn, each in start order, their attributes repeating a few
+// threads and names.
+func BenchmarkBuilderAdd(b *testing.B) {
+	const tracks, n = 132, 1 << 20
+	for b.Loop() {
+		bl := NewBuilder()
+		ids := make([]TrackID, tracks)
+		for i := range ids {
+			ids[i] = bl.Track(Track{Kind: KindState, Name: "t" + strconv.Itoa(i)})
+		}
+		names := [...]NameID{bl.Name("running"), bl.Name("sleeping"), bl.Name("runnable")}
+		for i := range n {
+			t := trace.Time(i) * 100
+			bl.Add(Slice{Start: t, End: t + 250, Track: ids[i%tracks], Name: names[i%3], Thread: trace.TrackID(i % 7)})
+		}
+		bl.Finish()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/slice")
 }

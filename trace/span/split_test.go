@@ -36,9 +36,22 @@ func (a *splitAdder) Observe(r trace.Reader, e trace.Event, b *Builder) {
 	a.Take()(b)
 }
 
+// batchAdder is splitAdder noting runs of events (BatchSplit).
+type batchAdder struct{ *splitAdder }
+
+func (a batchAdder) NoteEvents(r trace.Reader, evs []trace.Event) {
+	for _, e := range evs {
+		if a.Wants(r, e.Type) {
+			a.Note(r, e)
+		}
+	}
+}
+
 // splitEvents returns n events of types 0 to 2, those of type 2 rare
-// (a few per batch) or absent.
-func splitEvents(n int, withPlain bool) []trace.Event {
+// (a few per batch) or absent, on the reader's track 0 or none; with
+// damaged, some are out of time order or on a track the reader does not
+// have, which a Driver shows changed.
+func splitEvents(n int, withPlain, damaged bool) []trace.Event {
 	rng := rand.New(rand.NewPCG(5, 6))
 	evs := make([]trace.Event, n)
 	for i := range evs {
@@ -46,7 +59,14 @@ func splitEvents(n int, withPlain bool) []trace.Event {
 		if withPlain && rng.IntN(300) == 0 {
 			typ = 2
 		}
-		evs[i] = trace.Event{Time: trace.Time(10 * i), Type: typ, Track: trace.NoTrack}
+		e := trace.Event{Time: trace.Time(10 * i), Type: typ, Track: trace.TrackID(rng.IntN(2)) - 1}
+		if damaged && rng.IntN(50) == 0 {
+			e.Time -= trace.Time(rng.IntN(100))
+		}
+		if damaged && rng.IntN(70) == 0 {
+			e.Track = 5
+		}
+		evs[i] = e
 	}
 	return evs
 }
@@ -57,14 +77,24 @@ func splitEvents(n int, withPlain bool) []trace.Event {
 // finishes with the same Set, in the same order of tracks and names. The
 // plain deriver (adder, through Only) shares the Split one's tracks, so
 // any reordering of their Builder calls shows.
+//
+// A BatchSplit deriver, shown runs of events, derives the same again,
+// also from events the Driver shows changed (out of time order, on a
+// track the reader does not have).
 func TestDriverSplit(t *testing.T) {
-	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3)}}
-	for _, withPlain := range []bool{false, true} {
-		evs := splitEvents(20000, withPlain)
-		derive := func(batched bool) string {
-			d := Join(&splitAdder{adder: adder{rand.New(rand.NewPCG(1, 2))}},
-				Only(func(t trace.TypeID) bool { return t == 2 }, &adder{rand.New(rand.NewPCG(3, 4))}))
+	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3), Tracks: make([]trace.Track, 1)}}
+	for _, c := range []struct{ withPlain, damaged bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		evs := splitEvents(20000, c.withPlain, c.damaged)
+		derive := func(batched, runs bool) string {
+			var sd Deriver = &splitAdder{adder: adder{rand.New(rand.NewPCG(1, 2))}}
+			if runs {
+				sd = batchAdder{sd.(*splitAdder)}
+			}
+			d := Join(sd, Only(func(t trace.TypeID) bool { return t == 2 }, &adder{rand.New(rand.NewPCG(3, 4))}))
 			v := NewDriver(r, d)
+			if (v.batch != nil) != runs {
+				t.Fatalf("a Driver of BatchSplit derivers %v notes runs: %v", runs, v.batch != nil)
+			}
 			rng := rand.New(rand.NewPCG(7, 8))
 			for rest := evs; len(rest) > 0; {
 				k := 1
@@ -79,8 +109,15 @@ func TestDriverSplit(t *testing.T) {
 			}
 			return dump(v.Finish())
 		}
-		if one, batched := derive(false), derive(true); one != batched {
-			t.Errorf("with plain events %v: batches derive another Set than single events", withPlain)
+		one := derive(false, false)
+		if batched := derive(true, false); one != batched {
+			t.Errorf("%+v: batches derive another Set than single events", c)
+		}
+		if runs := derive(true, true); one != runs {
+			t.Errorf("%+v: runs noted by a BatchSplit derive another Set than single events", c)
+		}
+		if runs := derive(false, true); one != runs {
+			t.Errorf("%+v: single events noted by a BatchSplit derive another Set", c)
 		}
 	}
 }
@@ -89,7 +126,7 @@ func TestDriverSplit(t *testing.T) {
 // is raised by the Driver's next call, on the caller's.
 func TestDriverSplitPanic(t *testing.T) {
 	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3)}}
-	evs := splitEvents(100, false)
+	evs := splitEvents(100, false, false)
 	for _, next := range []string{"observe", "finish", "batches"} {
 		v := NewDriver(r, &splitAdder{adder: adder{rand.New(rand.NewPCG(1, 2))}, panic: 500})
 		v.ObserveEvents(evs[:60]) // returns: the panic is on the other goroutine
@@ -121,7 +158,7 @@ func TestDriverSplitPanic(t *testing.T) {
 // joined or driven alone.
 func TestOnly(t *testing.T) {
 	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3)}}
-	evs := splitEvents(3000, true)
+	evs := splitEvents(3000, true, false)
 	want := 0
 	for _, e := range evs {
 		if e.Type == 1 {
