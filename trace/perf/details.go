@@ -61,6 +61,51 @@ func (rd *Reader) Fields(ev trace.Event, dst []trace.Field) ([]trace.Field, erro
 	return rd.decode(&rd.types[ev.Type], raw, dst)
 }
 
+// DecodeFields stores in vals[i] the value of the top-level field idx[i]
+// of e's type (trace.FieldsDecoder), so that a query on one field of a
+// tracepoint (\`sched_switch and prev_pid = 1\`) reads that field alone
+// instead of decoding every field and formatting the print fmt's label.
+// A plain tracepoint's fields are read at the offsets its format gives;
+// EventHeader and .NET payloads are decoded whole and the field found by
+// its name, as Details gives it. It is safe for concurrent use once
+// reading has finished.
+func (rd *Reader) DecodeFields(ev trace.Event, idx []int, vals []trace.Value) error {
+	clear(vals)
+	if ev.Type < 0 || int(ev.Type) >= len(rd.types) {
+		return &trace.FormatError{Format: "perf", Off: ev.Payload.Off, Msg: "event of unknown type"}
+	}
+	if ev.Payload.Len == 0 {
+		return nil
+	}
+	raw, err := rd.rawAt(ev.Payload, nil)
+	if err != nil {
+		return err
+	}
+	ti := &rd.types[ev.Type]
+	if tp := ti.attr.tp; tp != nil && ti.schema == nil && ti.dotnet == nil {
+		for i, k := range idx {
+			if k >= 0 && k < len(tp.Fields)-tp.Common {
+				vals[i] = tp.Fields[tp.Common+k].Value(raw, rd.bo)
+			}
+		}
+		return nil
+	}
+	fields, err := rd.decode(ti, raw, nil)
+	specs := rd.meta.Types[ev.Type].Fields
+	for i, k := range idx {
+		if k < 0 || k >= len(specs) {
+			continue
+		}
+		for _, f := range fields {
+			if f.Name == specs[k].Name {
+				vals[i] = f.Value
+				break
+			}
+		}
+	}
+	return err
+}
+
 // decode appends the fields of a sample's raw data to dst.
 func (rd *Reader) decode(ti *typeInfo, raw []byte, dst []trace.Field) ([]trace.Field, error) {
 	tp := ti.attr.tp
