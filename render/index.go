@@ -175,6 +175,10 @@ type track struct {
 	// trace without stacks (stacks.go).
 	stacked   column[int32]
 	stackedID column[trace.StackID]
+	// gen is the last batch with events of the track and group its group
+	// in that batch (build.go); gen is 0 before its first.
+	gen   uint64
+	group int32
 }
 
 // Index is the searchable, queryable index of one trace. It is built by
@@ -193,14 +197,9 @@ type Index struct {
 	last    trace.Time
 	readErr error
 	clamped int64
-	// spills and spillAll are the reading goroutine's spill tracks (by
-	// track id + 1, and in order of appearance) until Build links them to
-	// the tracks.
-	spills   []*spillTrack
-	spillAll []*spillTrack
-	counter  export.Counter // written by the reading goroutine
-	symbols  SymbolSource   // fed by the reading goroutine; nil without one
-	frames   *export.FrameCount
+	counter export.Counter // written by the reading goroutine
+	symbols SymbolSource   // fed by the reading goroutine; nil without one
+	frames  *export.FrameCount
 	// stackTypes counts the events that carry a stack, by TypeID (index
 	// 0 holds OtherType and events without a type).
 	stackTypes []int64
@@ -267,37 +266,27 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	return x, nil
 }
 
-// entry is what indexing needs of an event; the reading goroutine keeps
-// the rest (the spill file).
-type entry struct {
-	time  trace.Time
-	track trace.TrackID // trace.NoTrack for ids that do not resolve
-	typ   trace.TypeID
-	stack trace.StackID
-}
-
 // batch is a run of events read ahead by the reading goroutine.
 type batch struct {
-	evs   []entry
-	bytes int64        // furthest payload end up to the batch's last event
-	err   error        // the error that ended reading, with the last batch
-	pub   *publication // with Options.Live: publish a snapshot after this batch
+	evs   []trace.Event // capacity batchEvents, but for a batch that only publishes
+	bytes int64         // furthest payload end up to the batch's last event
+	err   error         // the error that ended reading, with the last batch
+	pub   *publication  // with Options.Live: publish a snapshot after this batch
 }
 
 // batchEvents is how many events the reading goroutine hands over at once.
 const batchEvents = 4096
 
-// readAhead is the reading goroutine: it calls ReadEvent, writes each
-// event's spill record and hands the rest over in batches, so that
-// decoding and spilling use one core and indexing another. It is the
-// only user of the reader and the spill file until it returns (with
-// Options.Live, snapshots share the reader under the reader mutex, see
-// live.go); stop makes it return early, and done is closed when it has.
-// It leaves the spill tracks, by track id + 1, in x.spills.
+// readAhead is the reading goroutine: it reads events into batches,
+// counts them and shows them to the symbol source and the deriver, and
+// hands the batches over, so that decoding uses one core while the
+// indexers (index, on the cores left) spill and index the batch before.
+// It is the only user of the reader until it returns (with Options.Live,
+// snapshots share the reader under the reader mutex, see live.go); stop
+// makes it return early, and done is closed when it has.
 func (x *Index) readAhead(rs *reading, done chan<- struct{}) {
 	defer close(done)
 	defer close(rs.out)
-	defer func() { x.spills, x.spillAll = rs.spills, rs.all }()
 	if rs.live != nil {
 		rs.live.l.build.Store(rs)
 		defer rs.live.l.build.Store(nil)
@@ -315,17 +304,15 @@ func (x *Index) readAhead(rs *reading, done chan<- struct{}) {
 
 // reading is the reading goroutine's state.
 type reading struct {
-	x      *Index
-	out    chan<- *batch
-	free   <-chan *batch
-	stop   <-chan struct{}
-	spills []*spillTrack // by track id + 1
-	all    []*spillTrack // in order of appearance
-	bytes  int64         // furthest payload end
-	b      *batch        // the batch being filled
-	evs    []trace.Event // the events being read into it
-	n      int           // events read into evs
-	live   *liveRead     // nil without Options.Live
+	x     *Index
+	out   chan<- *batch
+	free  <-chan *batch
+	stop  <-chan struct{}
+	bytes int64         // furthest payload end
+	b     *batch        // the batch being filled
+	evs   []trace.Event // the unused rest of b.evs, being read into
+	n     int           // events read into evs
+	live  *liveRead     // nil without Options.Live
 }
 
 // next returns an empty batch, recycled when one is free.
@@ -335,8 +322,13 @@ func (rs *reading) next() *batch {
 		b.evs, b.pub = b.evs[:0], nil
 		return b
 	default:
-		return &batch{evs: make([]entry, 0, batchEvents)}
+		return &batch{evs: make([]trace.Event, 0, batchEvents)}
 	}
+}
+
+// rest points rs.evs at the unused rest of the batch being filled.
+func (rs *reading) rest() {
+	rs.evs, rs.n = rs.b.evs[len(rs.b.evs):cap(rs.b.evs)], 0
 }
 
 // send hands b to the indexer; false when Build stopped.
@@ -377,10 +369,7 @@ func (x *Index) fill(rs *reading) (err error) {
 			err = fmt.Errorf("internal error: the %s reader panicked: %v", x.meta.Format, p)
 		}
 	}()
-	if rs.evs == nil {
-		rs.evs = make([]trace.Event, batchEvents)
-	}
-	rs.n = 0
+	rs.rest()
 	if br, ok := x.r.(batchReader); ok && (lr == nil || !lr.perEvent) {
 		if lr != nil {
 			lr.inBatch = true
@@ -392,7 +381,7 @@ func (x *Index) fill(rs *reading) (err error) {
 		rs.n, err = min(max(n, 0), len(rs.evs)), rerr
 	} else {
 		for rs.n < len(rs.evs) {
-			e, rerr := x.r.ReadEvent() // may hand rs.evs[:rs.n] over (Live.AroundWait)
+			e, rerr := x.r.ReadEvent() // may hand rs.evs[:rs.n] over and move on to another batch (Live.AroundWait)
 			if rerr != nil {
 				err = rerr
 				break
@@ -401,17 +390,18 @@ func (x *Index) fill(rs *reading) (err error) {
 			rs.n++
 		}
 	}
-	x.add(rs.b, rs, rs.evs[:rs.n])
-	rs.n = 0
+	x.add(rs.b, rs, rs.n)
+	rs.rest()
 	if lr != nil && err == nil && lr.unpub > 0 && time.Since(lr.last) >= lr.l.every {
 		rs.b.pub = x.prepare(rs)
 	}
 	return err
 }
 
-// add spills and counts events and appends what indexing needs of them
-// to b.
-func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
+// add counts the n events read into the rest of b.evs (rs.evs), shows
+// them to the symbol source and the deriver, and adds them to the batch.
+func (x *Index) add(b *batch, rs *reading, n int) {
+	evs := b.evs[len(b.evs) : len(b.evs)+n]
 	tracks := trace.TrackID(len(x.meta.Tracks))
 	for i := range evs {
 		e := &evs[i]
@@ -423,27 +413,12 @@ func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
 		if end := e.Payload.Off + int64(e.Payload.Len); end > rs.bytes {
 			rs.bytes = end
 		}
-		k := int(e.Track) + 1
-		for k >= len(rs.spills) {
-			rs.spills = append(rs.spills, nil)
-		}
-		st := rs.spills[k]
-		if st == nil {
-			st = &spillTrack{}
-			rs.spills[k] = st
-			rs.all = append(rs.all, st)
-		}
-		if x.spill.add(st, e) {
-			for _, st := range rs.all {
-				x.spill.flush(st)
-			}
-		}
 		x.counter.Add(*e)
 		if x.symbols != nil {
 			x.symbols.Observe(x.r, *e)
 		}
-		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type, stack: e.Stack})
 	}
+	b.evs = b.evs[:len(b.evs)+n]
 	if rs.live != nil {
 		rs.live.unpub += len(evs)
 	}
@@ -461,15 +436,17 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 	go x.readAhead(rs, done)
 	defer func() {
 		close(stop)
-		<-done // the reader and the spill file are ours again
+		<-done // the reader is ours again
 	}()
-	var all []*track
-	last := trace.Time(-1 << 63)
+	ix := newIndexers(x)
+	defer ix.stop()
 	for b := range batches {
-		if err := x.index(ctx, progress, b, &all, &last); err != nil {
+		if err := ix.index(ctx, progress, b); err != nil {
 			return err
 		}
 		if b.pub != nil {
+			x.flushSpill(ix.all)
+			b.pub.spillEnd = x.spill.off
 			live.publish(x.snapshot(b.pub, &li, rs.live), false)
 		}
 		if err := b.err; err != nil {
@@ -479,7 +456,7 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 					return fmt.Errorf("render: reading event %d: %w", x.events, err)
 				}
 				x.readErr = err
-				x.addMarker(Marker{Kind: MarkerTruncated, Time: last, Track: trace.NoTrack, Off: fe.Off})
+				x.addMarker(Marker{Kind: MarkerTruncated, Time: ix.last, Track: trace.NoTrack, Off: fe.Off})
 			}
 			break
 		}
@@ -491,22 +468,21 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 		}
 	}
 	<-done
-	if err := x.spill.finish(x.spillAll); err != nil {
+	ix.stop()
+	spills := make([]*spillTrack, len(ix.all))
+	for i, t := range ix.all {
+		spills[i] = &t.spill
+	}
+	if err := x.spill.finish(spills); err != nil {
 		return err
 	}
-	for k, st := range x.spills {
-		if t := x.track(trace.TrackID(k - 1)); st != nil && t != nil {
-			t.spill = *st
-		}
-	}
-	x.spills, x.spillAll = nil, nil
 	if x.symbols != nil {
 		if frames, resolved := x.symbols.Finish(x.r); frames > 0 {
 			x.frames = &export.FrameCount{Total: frames, Resolved: resolved}
 		}
 	}
 	x.finishDerive()
-	finishTracks(all)
+	finishTracks(ix.all)
 	x.collectMarkers()
 	if progress != nil {
 		progress(Progress{Events: x.events, Bytes: x.bytes, Done: true})
@@ -514,58 +490,13 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 	return nil
 }
 
-// index adds a batch of events; all collects the tracks with events and
-// last is the time of the previous event.
-func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, all *[]*track, last *trace.Time) error {
-	for i := range b.evs {
-		e := &b.evs[i]
-		if x.events&(ProgressEvery-1) == 0 && x.events > 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := x.store.failed(); err != nil {
-				return err
-			}
-			if progress != nil {
-				progress(Progress{Events: x.events, Bytes: x.bytes})
-			}
-		}
-		if e.time < *last {
-			// Readers promise time order; keep the index sorted if one
-			// breaks it, and say so.
-			e.time = *last
-			x.clamped++
-		}
-		*last = e.time
-		if x.events == 0 {
-			x.first = e.time
-		}
-		x.last = e.time
-		t := x.none
-		if e.track != trace.NoTrack {
-			for int(e.track) >= len(x.tracks) {
-				x.tracks = append(x.tracks, nil)
-			}
-			t = x.tracks[e.track]
-			if t == nil {
-				t = newTrack(x.store)
-				x.tracks[e.track] = t
-				*all = append(*all, t)
-			}
-		} else if t.times.len() == 0 {
-			*all = append(*all, t)
-		}
-		if t.times.len() >= MaxTrackEvents {
-			return fmt.Errorf("render: track %d has more than %d events", e.track, MaxTrackEvents)
-		}
-		if e.stack != trace.NoStack {
-			x.addStacked(t, e)
-		}
-		t.push(e.time, e.typ)
-		x.events++
+// flushSpill writes every track's buffered spill records as runs, so
+// that the run tables cover every event indexed (for a snapshot), or so
+// that the buffers shrink back under maxBuffered.
+func (x *Index) flushSpill(all []*track) {
+	for _, t := range all {
+		x.spill.flush(&t.spill)
 	}
-	x.bytes = b.bytes
-	return nil
 }
 
 // finishTracks clips the tracks' columns and builds their time cells,

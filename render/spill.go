@@ -210,11 +210,15 @@ type run struct {
 
 // spillTrack is one track's part of the spill file.
 type spillTrack struct {
-	runs []run
-	buf  []byte     // records not yet written
-	k    int        // records in buf
-	w    *runWriter // the writer's state (nil once the file is complete)
-	n    int        // records written
+	runs    []run
+	buf     []byte     // records not yet written
+	k       int        // records in buf
+	w       *runWriter // the writer's state (nil once the file is complete)
+	n       int        // records written
+	counted int        // bytes of buf counted in spill.buffered
+	// pending are the runs ended but not yet placed in the file (their
+	// offsets in runs not set yet): the last len(pending) runs.
+	pending [][]byte
 }
 
 // runWriter is what the writer keeps of the run a track is filling.
@@ -278,8 +282,14 @@ type spill struct {
 	readers  readers
 	checked  chan struct{}
 	checkErr error
-	off      int64 // bytes written or queued
-	buffered int   // bytes in the tracks' buffers
+	// Tracks are spilled on several goroutines at once (build.go), each
+	// track by one at a time: there a run that ends waits in its track
+	// (end) until the indexing goroutine places it in the file after the
+	// batch (place), in the order of the batch's tracks, so that the file
+	// is the same whatever the goroutines' timing. The bytes buffered
+	// over all tracks are counted by track (account).
+	off      int64        // bytes written or queued
+	buffered atomic.Int64 // bytes in the tracks' buffers, as last counted
 	jobs     chan []byte
 	free     chan []byte // full-size buffers the writer is done with
 	done     chan error
@@ -377,12 +387,13 @@ func (s *spill) write(jobs <-chan []byte) {
 	s.done <- err
 }
 
-// add buffers e's record for track st; all reports whether the caller must
-// flush every track's buffer.
-func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
+// add buffers e's record for track st. Once the records buffered over
+// all tracks, as account counts them, pass maxBuffered, the caller
+// flushes every track.
+func (s *spill) add(st *spillTrack, e *trace.Event) {
 	if len(st.buf)+maxRecordSize+blockTableSize(st.k+1) > cap(st.buf) {
 		if cap(st.buf) == runBuffer {
-			s.flush(st) // leaves an empty full-size buffer
+			s.end(st) // leaves an empty full-size buffer
 		} else {
 			st.buf = s.grow(st.buf)
 		}
@@ -399,12 +410,17 @@ func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
 	st.buf = appendRecord(st.buf, &base, e)
 	st.w.slots.put(code, e)
 	st.k++
-	s.buffered += len(st.buf) - n
 	if st.k == runRecords {
-		s.flush(st)
-		return false
+		s.end(st)
 	}
-	return s.buffered >= maxBuffered
+}
+
+// account counts st's buffered bytes in s.buffered.
+func (s *spill) account(st *spillTrack) {
+	if d := len(st.buf) - st.counted; d != 0 {
+		s.buffered.Add(int64(d))
+		st.counted = len(st.buf)
+	}
 }
 
 // grow returns b with room for more records: small buffers double, so a
@@ -428,26 +444,49 @@ func (s *spill) full() []byte {
 	}
 }
 
-// flush queues the track's buffered records as one run.
+// flush queues the track's buffered records as one run, after its runs
+// that wait to be placed.
 func (s *spill) flush(st *spillTrack) {
+	s.end(st)
+	s.place(st)
+}
+
+// end ends the track's run: its buffered records wait in st.pending for
+// place.
+func (s *spill) end(st *spillTrack) {
 	if st.k == 0 {
 		return
 	}
-	s.buffered -= len(st.buf)
+	if st.counted != 0 {
+		s.buffered.Add(-int64(st.counted))
+		st.counted = 0
+	}
 	for _, off := range st.w.blocks[:(st.k-1)/spillBlock] { // add kept room for them
 		st.buf = binary.LittleEndian.AppendUint16(st.buf, off)
 	}
-	st.runs = append(st.runs, run{first: st.n, off: s.off, size: int32(len(st.buf))})
+	st.runs = append(st.runs, run{first: st.n, off: -1, size: int32(len(st.buf))})
+	st.pending = append(st.pending, st.buf)
 	st.n += st.k
 	st.k = 0
 	st.w.slots.set = 0
-	s.off += int64(len(st.buf))
 	full := cap(st.buf) == runBuffer
-	s.jobs <- st.buf
 	st.buf = nil
 	if full {
 		st.buf = s.full() // the track fills runs: give it a full-size buffer at once
 	}
+}
+
+// place gives the track's ended runs their places in the file and
+// queues them for the writer.
+func (s *spill) place(st *spillTrack) {
+	runs := st.runs[len(st.runs)-len(st.pending):]
+	for i, b := range st.pending {
+		runs[i].off = s.off
+		s.off += int64(len(b))
+		s.jobs <- b
+		st.pending[i] = nil
+	}
+	st.pending = st.pending[:0]
 }
 
 // finish writes every buffer, waits for the writer and makes the file
