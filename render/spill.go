@@ -22,12 +22,15 @@ import (
 // place in the mapped file once Build has written it, else read with one
 // ReadAt.
 //
-// A record is eight zigzag varints, each the difference from the same
-// field of the record it is based on: Type, Seq, Capture, CPU, Stack,
-// Labels, Payload.Off, Payload.Len. Within a thread most fields repeat
-// or step by small amounts, so a record takes about 8–13 bytes instead
-// of 36, which is what writing 100 million of them costs in memory
-// bandwidth and disk.
+// A record holds the differences from the same fields of the record it
+// is based on of Type, Seq, Capture, CPU, Stack, Labels, Payload.Off and
+// Payload.Len: a mask byte whose bit k says field k differs, then the
+// differences of those fields, in that order, as zigzag varints. Within
+// a thread most fields repeat or step by small amounts, so a record
+// takes about 2–10 bytes instead of 36 (a CPEL event, whose payload
+// offset alone changes, 3–4), which is what writing 100 million of them
+// costs in memory bandwidth and disk. Steps over a record are the mask's
+// bit count plus one: the bytes are the mask and varint terminators.
 //
 // A record is based on the previous record of the run in the same type
 // slot: the slot of an event is its code in the resident type column
@@ -35,8 +38,8 @@ import (
 // slot's last record when that record has the same code, else the zero
 // Event (as for the first record of a slot in a run). So a reader that
 // wants the events of one type decodes only the records of that type's
-// slot and steps over the others by their varint terminators, without
-// summing their deltas (runReader): a field search of one type costs
+// slot and steps over the others by their masks and varint terminators,
+// without summing their deltas (runReader): a field search of one type costs
 // what that type's records do, not the whole run's.
 //
 // A run ends with its block table: the byte offsets (uint16, from the
@@ -46,7 +49,18 @@ import (
 // type then touches the bytes around its records, not the whole run.
 
 // maxRecordSize bounds the encoding of one record.
-const maxRecordSize = 8 * binary.MaxVarintLen64
+const maxRecordSize = 1 + nFields*binary.MaxVarintLen64
+
+// nFields is the number of fields of a record.
+const nFields = 8
+
+// recordFields are the fields of an event that its record holds, in the
+// record's order.
+type recordFields [nFields]int64
+
+func fieldsOf(e *trace.Event) recordFields {
+	return recordFields{int64(e.Type), int64(e.Seq), int64(e.Capture), int64(e.CPU), int64(e.Stack), int64(e.Labels), e.Payload.Off, int64(e.Payload.Len)}
+}
 
 // spillBlock is how many records one entry of a run's block table
 // stands for: a reader steps over at most spillBlock-1 records to reach
@@ -96,20 +110,27 @@ const (
 	maxBuffered = 4 << 20
 )
 
-// appendRecord appends e's record; b must have room for maxRecordSize
-// more bytes.
+// appendRecord appends e's record based on prev; b must have room for
+// maxRecordSize more bytes.
 func appendRecord(b []byte, prev, e *trace.Event) []byte {
+	p, f := fieldsOf(prev), fieldsOf(e)
+	return appendDeltas(b, &p, &f)
+}
+
+// appendDeltas appends the record of fields f based on base; b must have
+// room for maxRecordSize more bytes.
+func appendDeltas(b []byte, base, f *recordFields) []byte {
 	n := len(b)
 	b = b[:n+maxRecordSize]
-	n = putVarint(b, n, int64(e.Type)-int64(prev.Type))
-	n = putVarint(b, n, int64(e.Seq)-int64(prev.Seq))
-	n = putVarint(b, n, int64(e.Capture)-int64(prev.Capture))
-	n = putVarint(b, n, int64(e.CPU)-int64(prev.CPU))
-	n = putVarint(b, n, int64(e.Stack)-int64(prev.Stack))
-	n = putVarint(b, n, int64(e.Labels)-int64(prev.Labels))
-	n = putVarint(b, n, e.Payload.Off-prev.Payload.Off)
-	n = putVarint(b, n, int64(e.Payload.Len)-int64(prev.Payload.Len))
-	return b[:n]
+	i, m := n+1, byte(0)
+	for k := range f {
+		if d := f[k] - base[k]; d != 0 {
+			m |= 1 << k
+			i = putVarint(b, i, d)
+		}
+	}
+	b[n] = m
+	return b[:i]
 }
 
 // putVarint writes v as binary.AppendVarint would, at b[i:], and returns
@@ -144,51 +165,62 @@ func decodeRun(dst []trace.Event, b []byte, n int, codes func(int) uint16) ([]tr
 }
 
 // skipRecords returns the index after the n records at b[i:] without
-// decoding them: after their 8n-th varint terminator (a byte below 0x80),
-// counted eight bytes at a time.
+// decoding them: past each record's mask and as many varint terminators
+// (bytes below 0x80) as the mask has bits; len(b)+1 when b ends first.
 func skipRecords(b []byte, i, n int) int {
-	need := 8 * n
-	if need == 0 {
-		return i
-	}
-	for i+8 <= len(b) {
-		m := ^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
-		if c := bits.OnesCount64(m); c < need {
-			need -= c
-			i += 8
-			continue
+	for ; n > 0; n-- {
+		if i >= len(b) {
+			return len(b) + 1 // damaged: decodeRecord will say so
 		}
-		for ; need > 1; need-- {
-			m &= m - 1
+		need := bits.OnesCount8(b[i])
+		i++
+		for need > 0 && i+8 <= len(b) {
+			m := ^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
+			if c := bits.OnesCount64(m); c < need {
+				need -= c
+				i += 8
+				continue
+			}
+			for ; need > 1; need-- {
+				m &= m - 1
+			}
+			i += bits.TrailingZeros64(m)/8 + 1
+			need = 0
 		}
-		return i + bits.TrailingZeros64(m)/8 + 1
-	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x80 {
-			if need--; need == 0 {
-				return i + 1
+		for ; need > 0; i++ {
+			if i >= len(b) {
+				return len(b) + 1
+			}
+			if b[i] < 0x80 {
+				need--
 			}
 		}
 	}
-	return len(b) + 1 // damaged: decodeRecord will say so
+	return i
 }
 
 // decodeRecord adds the deltas of the record at b[i:] to *e and returns
 // the index after it.
 func decodeRecord(e *trace.Event, b []byte, i int) (int, error) {
-	var d [8]int64
-	for k := range d {
+	if i >= len(b) {
+		return i, errDamagedRecord
+	}
+	var d recordFields
+	m := b[i]
+	i++
+	for ; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros8(m)
 		if i < len(b) && b[i] < 0x80 {
 			c := int64(b[i])
 			d[k] = c>>1 ^ -(c & 1)
 			i++
 			continue
 		}
-		v, m := binary.Varint(b[min(i, len(b)):])
-		if m <= 0 {
-			return i, fmt.Errorf("render: internal error: damaged record in the spill file")
+		v, w := binary.Varint(b[min(i, len(b)):])
+		if w <= 0 {
+			return i, errDamagedRecord
 		}
-		d[k], i = v, i+m
+		d[k], i = v, i+w
 	}
 	e.Type = trace.TypeID(int64(e.Type) + d[0])
 	e.Seq = uint32(int64(e.Seq) + d[1])
@@ -200,6 +232,8 @@ func decodeRecord(e *trace.Event, b []byte, i int) (int, error) {
 	e.Payload.Len = int32(int64(e.Payload.Len) + d[7])
 	return i, nil
 }
+
+var errDamagedRecord = errors.New("render: internal error: damaged record in the spill file")
 
 // run is a stretch of consecutive records of one track in the spill file.
 type run struct {
@@ -223,8 +257,27 @@ type spillTrack struct {
 
 // runWriter is what the writer keeps of the run a track is filling.
 type runWriter struct {
-	slots  slotRecords                     // the bases of its records
+	// the last record of each type slot, its code and whether the slot
+	// has one in this run (bit s of set)
+	fields [nSlots]recordFields
+	code   [nSlots]uint16
+	set    uint64
 	blocks [runRecords / spillBlock]uint16 // its block table, as far as it goes
+}
+
+// appendRecord appends the record of e, of type code, based on its
+// slot's last record, and makes it that.
+func (w *runWriter) appendRecord(b []byte, code uint16, e *trace.Event) []byte {
+	s := code % nSlots
+	base, f := &w.fields[s], fieldsOf(e)
+	if w.set>>s&1 == 0 || w.code[s] != code {
+		*base = recordFields{}
+		w.code[s] = code
+		w.set |= 1 << s
+	}
+	b = appendDeltas(b, base, &f)
+	*base = f
+	return b
 }
 
 // nSlots is the number of type slots of a run (see the file comment).
@@ -405,10 +458,7 @@ func (s *spill) add(st *spillTrack, e *trace.Event) {
 	if st.k > 0 && st.k%spillBlock == 0 {
 		st.w.blocks[st.k/spillBlock-1] = uint16(n) // n < runBuffer
 	}
-	code := typeCode(e.Type)
-	base := st.w.slots.base(code)
-	st.buf = appendRecord(st.buf, &base, e)
-	st.w.slots.put(code, e)
+	st.buf = st.w.appendRecord(st.buf, typeCode(e.Type), e)
 	st.k++
 	if st.k == runRecords {
 		s.end(st)
@@ -468,7 +518,7 @@ func (s *spill) end(st *spillTrack) {
 	st.pending = append(st.pending, st.buf)
 	st.n += st.k
 	st.k = 0
-	st.w.slots.set = 0
+	st.w.set = 0
 	full := cap(st.buf) == runBuffer
 	st.buf = nil
 	if full {
