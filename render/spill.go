@@ -266,18 +266,46 @@ type runWriter struct {
 }
 
 // appendRecord appends the record of e, of type code, based on its
-// slot's last record, and makes it that.
+// slot's last record, and makes it that; b must have room for
+// maxRecordSize more bytes. It is appendDeltas written out, in place
+// (the copies of the fields cost as much as the encoding).
 func (w *runWriter) appendRecord(b []byte, code uint16, e *trace.Event) []byte {
 	s := code % nSlots
-	base, f := &w.fields[s], fieldsOf(e)
+	p := &w.fields[s]
 	if w.set>>s&1 == 0 || w.code[s] != code {
-		*base = recordFields{}
+		*p = recordFields{}
 		w.code[s] = code
 		w.set |= 1 << s
 	}
-	b = appendDeltas(b, base, &f)
-	*base = f
-	return b
+	n := len(b)
+	b = b[:n+maxRecordSize]
+	i, m := n+1, byte(0)
+	if v := int64(e.Type); v != p[0] {
+		m, i, p[0] = m|1<<0, putVarint(b, i, v-p[0]), v
+	}
+	if v := int64(e.Seq); v != p[1] {
+		m, i, p[1] = m|1<<1, putVarint(b, i, v-p[1]), v
+	}
+	if v := int64(e.Capture); v != p[2] {
+		m, i, p[2] = m|1<<2, putVarint(b, i, v-p[2]), v
+	}
+	if v := int64(e.CPU); v != p[3] {
+		m, i, p[3] = m|1<<3, putVarint(b, i, v-p[3]), v
+	}
+	if v := int64(e.Stack); v != p[4] {
+		m, i, p[4] = m|1<<4, putVarint(b, i, v-p[4]), v
+	}
+	if v := int64(e.Labels); v != p[5] {
+		m, i, p[5] = m|1<<5, putVarint(b, i, v-p[5]), v
+	}
+	if v := e.Payload.Off; v != p[6] {
+		m, i, p[6] = m|1<<6, putVarint(b, i, v-p[6]), v
+	}
+	if v := int64(e.Payload.Len); v != p[7] {
+		m, i, p[7] = m|1<<7, putVarint(b, i, v-p[7]), v
+	}
+	b[n] = m
+	return b[:i]
 }
 
 // nSlots is the number of type slots of a run (see the file comment).
