@@ -239,6 +239,7 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	x := &Index{r: r, meta: r.Meta(), spill: sp, symbols: opts.Symbols}
 	if !opts.inMemory {
 		x.store = newStore(opts.SpillDir)
+		x.store.reuse = opts.Live == nil
 	}
 	x.none = newTrack(x.store)
 	if opts.Derive != nil {
