@@ -41,17 +41,17 @@ type indexers struct {
 	nextCheck int64      // x.events at which to check ctx and the store and report progress
 	gen       uint64     // the batch being grouped (track.gen)
 	// The batch being indexed, grouped: tracks[k] has the events
-	// b.evs[order[start[k]:start[k+1]]], in batch order; ids[k] is its
-	// id; take lists the groups, largest first, and next is the next
-	// entry of take to index.
-	b      *batch
-	tracks []*track
-	ids    []trace.TrackID
-	start  []int32
-	order  []int32
-	group  []int32 // per event of the batch, its group
-	take   []int32
-	next   atomic.Int64
+	// grouped[start[k]:start[k+1]], in batch order (copies, so that a
+	// group's events are read in the order they lie in memory); ids[k]
+	// is its id; take lists the groups, largest first, and next is the
+	// next entry of take to index.
+	tracks  []*track
+	ids     []trace.TrackID
+	start   []int32
+	grouped []trace.Event
+	group   []int32 // per event of the batch, its group
+	take    []int32
+	next    atomic.Int64
 	// Helpers: one token on jobs per helper per batch, wg counts the
 	// helpers at work.
 	helpers int
@@ -106,7 +106,6 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 	if err := ix.groupBatch(b); err != nil {
 		return err
 	}
-	ix.b = b
 	ix.next.Store(0)
 	h := 0
 	if len(b.evs) >= groupMin {
@@ -123,7 +122,6 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 	}
 	ix.work()
 	ix.wg.Wait()
-	ix.b = nil
 	for _, t := range ix.tracks {
 		x.spill.place(&t.spill)
 	}
@@ -195,12 +193,12 @@ func (ix *indexers) groupBatch(b *batch) error {
 		ix.take = append(ix.take, int32(k))
 	}
 	ix.start = append(ix.start, at)
-	order := slices.Grow(ix.order[:0], n)[:n]
-	ix.order = order
+	grouped := slices.Grow(ix.grouped[:0], n)[:n]
+	ix.grouped = grouped
 	// Place each event after the ones of its group before it: the
 	// starts serve as cursors, and end up one group late.
 	for i, k := range group {
-		order[ix.start[k]] = int32(i)
+		grouped[ix.start[k]] = b.evs[i]
 		ix.start[k]++
 	}
 	copy(ix.start[1:], ix.start[:len(ix.start)-1])
@@ -222,8 +220,9 @@ func (ix *indexers) work() {
 // indexGroup indexes the events of group k: their spill records, their
 // columns and their stacks.
 func (ix *indexers) indexGroup(k int) {
-	t, evs, sp := ix.tracks[k], ix.b.evs, ix.x.spill
-	for _, i := range ix.order[ix.start[k]:ix.start[k+1]] {
+	t, sp := ix.tracks[k], ix.x.spill
+	evs := ix.grouped[ix.start[k]:ix.start[k+1]]
+	for i := range evs {
 		e := &evs[i]
 		sp.add(&t.spill, e)
 		if e.Stack != trace.NoStack {
