@@ -35,7 +35,7 @@
 //
 // Everything else an event carries (sequence number, CPU, stack, labels,
 // payload location) goes once to a temporary spill file as delta-encoded
-// runs per track, about 10 bytes per event on disk, read back when
+// runs per track, 3–10 bytes per event on disk, read back when
 // details, a hit's header or a field search need it (spill.go; mapped
 // read-only once complete, so that a search reads runs in place and
 // Close waits for the reads in progress); the payload stays in the
@@ -56,9 +56,10 @@
 //
 // Build reads the trace in a goroutine of its own, a batch ahead of the
 // indexing (a reader with a ReadEvents method fills the batch in one call
-// instead of one ReadEvent per event), and builds the time cells on every
-// core once reading has ended. An Index is immutable once Build returns and all its methods
-// are safe for concurrent use, except Close, which must come last.
+// instead of one ReadEvent per event), indexes each batch track by track
+// on every core (build.go), and builds the time cells on every core once
+// reading has ended. An Index is immutable once Build returns and all its
+// methods are safe for concurrent use, except Close, which must come last.
 //
 // While Build reads, it can publish snapshots to a [Live]
 // (Options.Live): each is an immutable *Index over a prefix of whole
