@@ -116,6 +116,10 @@ func BenchmarkIndexBatches(b *testing.B) {
 		bt := &batch{evs: make([]trace.Event, batchEvents)}
 		n, err := g.ReadEvents(bt.evs)
 		bt.evs = bt.evs[:n]
+		var gr grouper
+		for i := range bt.evs {
+			gr.add(bt, bt.evs[i].Track)
+		}
 		batches = append(batches, bt)
 		if err != nil {
 			break

@@ -16,10 +16,12 @@ import (
 // What Build does per event beyond reading it (its spill record, its
 // time and type in the columns, the index pyramid, the stacked columns)
 // is per track, so a batch is indexed track by track, on every core: the
-// indexing goroutine first makes one pass over the batch in order (the
-// work that depends on the order of all events: clamping times, the
-// first and last times, counting stacked types, finding each event's
-// track) and groups the events by track (a counting sort, stable); then
+// reading goroutine numbers each event's track in the batch as it reads
+// it (grouper); the indexing goroutine copies the events into track
+// order (a counting sort, stable), making on the way the pass over the
+// batch in order that the work depending on the order of all events
+// needs (clamping times, the first and last times, counting stacked
+// types); then
 // it and GOMAXPROCS-1 helpers take the groups, largest first, one at a
 // time, until none is left. A track is thus written by one goroutine at a
 // time, and by the indexing goroutine alone between batches, when the
@@ -39,17 +41,14 @@ type indexers struct {
 	all       []*track   // the tracks with events, in order of appearance
 	last      trace.Time // the time of the previous event
 	nextCheck int64      // x.events at which to check ctx and the store and report progress
-	gen       uint64     // the batch being grouped (track.gen)
 	// The batch being indexed, grouped: tracks[k] has the events
 	// grouped[start[k]:start[k+1]], in batch order (copies, so that a
-	// group's events are read in the order they lie in memory); ids[k]
-	// is its id; take lists the groups, largest first, and next is the
-	// next entry of take to index.
+	// group's events are read in the order they lie in memory); take
+	// lists the groups, largest first, and next is the next entry of
+	// take to index.
 	tracks  []*track
-	ids     []trace.TrackID
 	start   []int32
 	grouped []trace.Event
-	group   []int32 // per event of the batch, its group
 	take    []int32
 	next    atomic.Int64
 	// Helpers: one token on jobs per helper per batch, wg counts the
@@ -133,18 +132,55 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 	return nil
 }
 
-// groupBatch makes the pass over b in order and groups its events by
-// track.
+// groupBatch finds or makes the tracks of b's groups (numbered by the
+// reading goroutine, see grouper) and copies b's events into group
+// order, making the pass over the events in order on the way.
 func (ix *indexers) groupBatch(b *batch) error {
 	x := ix.x
-	ix.gen++
-	ix.tracks, ix.ids, ix.start = ix.tracks[:0], ix.ids[:0], ix.start[:0]
 	n := len(b.evs)
-	group := slices.Grow(ix.group[:0], n)[:n]
-	ix.group = group
+	if len(b.gid) != n || len(b.gtrack) != len(b.gcount) {
+		return fmt.Errorf("render: internal error: a batch of %d events has %d group ids", n, len(b.gid))
+	}
+	ix.tracks, ix.start, ix.take = ix.tracks[:0], ix.start[:0], ix.take[:0]
+	at := int32(0)
+	for k, id := range b.gtrack {
+		t := x.none
+		if id != trace.NoTrack {
+			for int(id) >= len(x.tracks) {
+				x.tracks = append(x.tracks, nil)
+			}
+			if t = x.tracks[id]; t == nil {
+				t = newTrack(x.store)
+				x.tracks[id] = t
+			}
+		}
+		if !t.listed {
+			t.listed = true
+			ix.all = append(ix.all, t)
+		}
+		c := b.gcount[k]
+		if t.times.len()+int(c) > MaxTrackEvents {
+			return fmt.Errorf("render: track %d has more than %d events", id, MaxTrackEvents)
+		}
+		ix.tracks = append(ix.tracks, t)
+		ix.start = append(ix.start, at)
+		ix.take = append(ix.take, int32(k))
+		at += c
+	}
+	if int(at) != n {
+		return fmt.Errorf("render: internal error: a batch of %d events has groups of %d", n, at)
+	}
+	ix.start = append(ix.start, at)
+	grouped := slices.Grow(ix.grouped[:0], n)[:n]
+	ix.grouped = grouped
+	// Place each event after the ones of its group before it: the
+	// starts serve as cursors, and end up one group late.
 	last := ix.last
-	for i := range b.evs {
-		e := &b.evs[i]
+	for i, k := range b.gid {
+		j := ix.start[k]
+		ix.start[k]++
+		e := &grouped[j]
+		*e = b.evs[i]
 		if e.Time < last {
 			// Readers promise time order; keep the index sorted if one
 			// breaks it, and say so.
@@ -152,57 +188,16 @@ func (ix *indexers) groupBatch(b *batch) error {
 			x.clamped++
 		}
 		last = e.Time
-		t := x.none
-		if e.Track != trace.NoTrack {
-			for int(e.Track) >= len(x.tracks) {
-				x.tracks = append(x.tracks, nil)
-			}
-			if t = x.tracks[e.Track]; t == nil {
-				t = newTrack(x.store)
-				x.tracks[e.Track] = t
-			}
-		}
-		if t.gen != ix.gen {
-			if t.gen == 0 {
-				ix.all = append(ix.all, t)
-			}
-			t.gen, t.group = ix.gen, int32(len(ix.tracks))
-			ix.tracks = append(ix.tracks, t)
-			ix.ids = append(ix.ids, e.Track)
-			ix.start = append(ix.start, 0)
-		}
-		ix.start[t.group]++
-		group[i] = t.group
 		if e.Stack != trace.NoStack {
 			x.countStacked(e.Type)
 		}
 	}
-	if x.events == 0 {
-		x.first = b.evs[0].Time
-	}
-	ix.last, x.last = last, last
-	// start holds the counts: check them, then make them starts.
-	ix.take = ix.take[:0]
-	at := int32(0)
-	for k, c := range ix.start {
-		if ix.tracks[k].times.len()+int(c) > MaxTrackEvents {
-			return fmt.Errorf("render: track %d has more than %d events", ix.ids[k], MaxTrackEvents)
-		}
-		ix.start[k] = at
-		at += c
-		ix.take = append(ix.take, int32(k))
-	}
-	ix.start = append(ix.start, at)
-	grouped := slices.Grow(ix.grouped[:0], n)[:n]
-	ix.grouped = grouped
-	// Place each event after the ones of its group before it: the
-	// starts serve as cursors, and end up one group late.
-	for i, k := range group {
-		grouped[ix.start[k]] = b.evs[i]
-		ix.start[k]++
-	}
 	copy(ix.start[1:], ix.start[:len(ix.start)-1])
 	ix.start[0] = 0
+	if x.events == 0 {
+		x.first = grouped[0].Time // the batch's first event is its group's first
+	}
+	ix.last, x.last = last, last
 	return nil
 }
 

@@ -176,10 +176,9 @@ type track struct {
 	// trace without stacks (stacks.go).
 	stacked   column[int32]
 	stackedID column[trace.StackID]
-	// gen is the last batch with events of the track and group its group
-	// in that batch (build.go); gen is 0 before its first.
-	gen   uint64
-	group int32
+	// listed says that the indexers listed the track among those with
+	// events (build.go).
+	listed bool
 }
 
 // Index is the searchable, queryable index of one trace. It is built by
@@ -274,6 +273,44 @@ type batch struct {
 	bytes int64         // furthest payload end up to the batch's last event
 	err   error         // the error that ended reading, with the last batch
 	pub   *publication  // with Options.Live: publish a snapshot after this batch
+	// The events' groups (build.go): evs[i] is of group gid[i], the
+	// gcount[k] events of group k are those of track gtrack[k], groups
+	// numbered in the order of their first events.
+	gid    []int32
+	gtrack []trace.TrackID
+	gcount []int32
+}
+
+// grouper numbers the tracks of a batch as the reading goroutine fills
+// it.
+type grouper struct {
+	group   []int32 // by track id + 1: its group in the batch + 1, 0 for none
+	touched []int32 // the entries of group that are set
+}
+
+// add records an event of track id as the next of b.
+func (g *grouper) add(b *batch, id trace.TrackID) {
+	k := int(id) + 1
+	for k >= len(g.group) {
+		g.group = append(g.group, 0)
+	}
+	n := g.group[k]
+	if n == 0 {
+		b.gtrack, b.gcount = append(b.gtrack, id), append(b.gcount, 0)
+		n = int32(len(b.gtrack))
+		g.group[k] = n
+		g.touched = append(g.touched, int32(k))
+	}
+	b.gcount[n-1]++
+	b.gid = append(b.gid, n-1)
+}
+
+// reset starts a new batch.
+func (g *grouper) reset() {
+	for _, k := range g.touched {
+		g.group[k] = 0
+	}
+	g.touched = g.touched[:0]
 }
 
 // batchEvents is how many events the reading goroutine hands over at once.
@@ -314,17 +351,20 @@ type reading struct {
 	b     *batch        // the batch being filled
 	evs   []trace.Event // the unused rest of b.evs, being read into
 	n     int           // events read into evs
+	g     grouper       // the tracks of b
 	live  *liveRead     // nil without Options.Live
 }
 
 // next returns an empty batch, recycled when one is free.
 func (rs *reading) next() *batch {
+	rs.g.reset()
 	select {
 	case b := <-rs.free:
 		b.evs, b.pub = b.evs[:0], nil
+		b.gid, b.gtrack, b.gcount = b.gid[:0], b.gtrack[:0], b.gcount[:0]
 		return b
 	default:
-		return &batch{evs: make([]trace.Event, 0, batchEvents)}
+		return &batch{evs: make([]trace.Event, 0, batchEvents), gid: make([]int32, 0, batchEvents)}
 	}
 }
 
@@ -400,8 +440,9 @@ func (x *Index) fill(rs *reading) (err error) {
 	return err
 }
 
-// add counts the n events read into the rest of b.evs (rs.evs), shows
-// them to the symbol source and the deriver, and adds them to the batch.
+// add counts and groups the n events read into the rest of b.evs
+// (rs.evs), shows them to the symbol source and the deriver, and adds
+// them to the batch.
 func (x *Index) add(b *batch, rs *reading, n int) {
 	evs := b.evs[len(b.evs) : len(b.evs)+n]
 	tracks := trace.TrackID(len(x.meta.Tracks))
@@ -415,6 +456,7 @@ func (x *Index) add(b *batch, rs *reading, n int) {
 		if end := e.Payload.Off + int64(e.Payload.Len); end > rs.bytes {
 			rs.bytes = end
 		}
+		rs.g.add(b, e.Track)
 		x.counter.Add(*e)
 		if x.symbols != nil {
 			x.symbols.Observe(x.r, *e)
