@@ -61,7 +61,10 @@ type indexers struct {
 func newIndexers(x *Index) *indexers {
 	ix := &indexers{x: x, last: -1 << 63, nextCheck: ProgressEvery, helpers: runtime.GOMAXPROCS(0) - 1}
 	if ix.helpers > 0 {
-		jobs := make(chan struct{})
+		// Buffered: handing out a batch's tokens never waits for a
+		// helper still on its way back from the last batch (a token it
+		// takes late finds the groups taken, and it is done).
+		jobs := make(chan struct{}, ix.helpers)
 		ix.jobs = jobs
 		for range ix.helpers {
 			go func() {
