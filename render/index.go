@@ -290,19 +290,25 @@ type grouper struct {
 
 // add records an event of track id as the next of b.
 func (g *grouper) add(b *batch, id trace.TrackID) {
+	b.gid, b.gcount = g.addTo(b, id, b.gid, b.gcount)
+}
+
+// addTo is add for a caller that holds b.gid and b.gcount in gid and
+// gcount (add's loop in Index.add), and returns them.
+func (g *grouper) addTo(b *batch, id trace.TrackID, gid, gcount []int32) ([]int32, []int32) {
 	k := int(id) + 1
 	for k >= len(g.group) {
 		g.group = append(g.group, 0)
 	}
 	n := g.group[k]
 	if n == 0 {
-		b.gtrack, b.gcount = append(b.gtrack, id), append(b.gcount, 0)
+		b.gtrack, gcount = append(b.gtrack, id), append(gcount, 0)
 		n = int32(len(b.gtrack))
 		g.group[k] = n
 		g.touched = append(g.touched, int32(k))
 	}
-	b.gcount[n-1]++
-	b.gid = append(b.gid, n-1)
+	gcount[n-1]++
+	return append(gid, n-1), gcount
 }
 
 // reset starts a new batch.
@@ -446,6 +452,7 @@ func (x *Index) fill(rs *reading) (err error) {
 func (x *Index) add(b *batch, rs *reading, n int) {
 	evs := b.evs[len(b.evs) : len(b.evs)+n]
 	tracks := trace.TrackID(len(x.meta.Tracks))
+	gid, gcount := b.gid, b.gcount
 	for i := range evs {
 		e := &evs[i]
 		if e.Track < 0 || e.Track >= tracks {
@@ -456,12 +463,13 @@ func (x *Index) add(b *batch, rs *reading, n int) {
 		if end := e.Payload.Off + int64(e.Payload.Len); end > rs.bytes {
 			rs.bytes = end
 		}
-		rs.g.add(b, e.Track)
+		gid, gcount = rs.g.addTo(b, e.Track, gid, gcount)
 		x.counter.Add(*e)
 		if x.symbols != nil {
 			x.symbols.Observe(x.r, *e)
 		}
 	}
+	b.gid, b.gcount = gid, gcount
 	b.evs = b.evs[:len(b.evs)+n]
 	if rs.live != nil {
 		rs.live.unpub += len(evs)
