@@ -18,14 +18,14 @@ import (
 // is per track, so a batch is indexed track by track, on every core: the
 // reading goroutine numbers each event's track in the batch as it reads
 // it (grouper); the indexing goroutine copies the events into track
-// order (a counting sort, stable), making on the way the pass over the
-// batch in order that the work depending on the order of all events
-// needs (clamping times, the first and last times, counting stacked
-// types); then
-// it and GOMAXPROCS-1 helpers take the groups, largest first, one at a
-// time, until none is left. A track is thus written by one goroutine at a
+// order (a counting sort, stable), making on the way the one pass in
+// order that what depends on the order of all events needs (clamping
+// times, the first and last times, counting stacked types); then it and
+// GOMAXPROCS-1 helpers take the groups, largest first, one at a time,
+// until none is left. A track is thus written by one goroutine at a
 // time, and by the indexing goroutine alone between batches, when the
-// snapshots (live.go) and the spill flushes that need every track happen.
+// snapshots (live.go), the placing of spill runs in the file and the
+// spill flushes that need every track happen.
 // Grouping also keeps a track's state (the chunks being filled, the
 // spill buffer and its per-slot bases) in one core's cache for the run
 // of its events, where taking events in file order moves from track to
