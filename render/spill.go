@@ -29,8 +29,8 @@ import (
 // a thread most fields repeat or step by small amounts, so a record
 // takes about 2–10 bytes instead of 36 (a CPEL event, whose payload
 // offset alone changes, 3–4), which is what writing 100 million of them
-// costs in memory bandwidth and disk. Steps over a record are the mask's
-// bit count plus one: the bytes are the mask and varint terminators.
+// costs in memory bandwidth and disk. A reader steps over a record by
+// its mask and as many varint terminators as the mask has bits.
 //
 // A record is based on the previous record of the run in the same type
 // slot: the slot of an event is its code in the resident type column
@@ -38,9 +38,9 @@ import (
 // slot's last record when that record has the same code, else the zero
 // Event (as for the first record of a slot in a run). So a reader that
 // wants the events of one type decodes only the records of that type's
-// slot and steps over the others by their masks and varint terminators,
-// without summing their deltas (runReader): a field search of one type costs
-// what that type's records do, not the whole run's.
+// slot and steps over the others by their masks and varint
+// terminators, without summing their deltas (runReader): a field search
+// of one type costs what that type's records do, not the whole run's.
 //
 // A run ends with its block table: the byte offsets (uint16, from the
 // run's start) of its records spillBlock, 2·spillBlock, …, so that a
@@ -111,7 +111,8 @@ const (
 )
 
 // appendRecord appends e's record based on prev; b must have room for
-// maxRecordSize more bytes.
+// maxRecordSize more bytes. It defines the encoding that the writer's
+// runWriter.appendRecord writes out in place (TestRunWriterRecords).
 func appendRecord(b []byte, prev, e *trace.Event) []byte {
 	p, f := fieldsOf(prev), fieldsOf(e)
 	return appendDeltas(b, &p, &f)
