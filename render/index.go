@@ -549,6 +549,7 @@ func (x *Index) flushSpill(all []*track) {
 	for _, t := range all {
 		x.spill.flush(&t.spill)
 	}
+	x.spill.ship()
 }
 
 // finishTracks clips the tracks' columns and builds their time cells,

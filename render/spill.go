@@ -368,11 +368,14 @@ type spill struct {
 	// track by one at a time: there a run that ends waits in its track
 	// (end) until the indexing goroutine places it in the file after the
 	// batch (place), in the order of the batch's tracks, so that the file
-	// is the same whatever the goroutines' timing. The bytes buffered
-	// over all tracks are counted by track (account).
+	// is the same whatever the goroutines' timing, and hands them to the
+	// writer a batch at a time (ship), which wakes it once per batch
+	// rather than once per run. The bytes buffered over all tracks are
+	// counted by track (account).
 	off      int64        // bytes written or queued
 	buffered atomic.Int64 // bytes in the tracks' buffers, as last counted
-	jobs     chan []byte
+	out      [][]byte     // runs placed, not yet shipped
+	jobs     chan [][]byte
 	free     chan []byte // full-size buffers the writer is done with
 	done     chan error
 	// written is how many bytes the writer has written (or failed to),
@@ -430,7 +433,7 @@ func (r *readers) close() {
 	}
 }
 
-// spillQueue is how many runs may wait for the writer.
+// spillQueue is how many shipments of runs may wait for the writer.
 const spillQueue = 16
 
 func newSpill(dir string) (*spill, error) {
@@ -441,30 +444,34 @@ func newSpill(dir string) (*spill, error) {
 	// The file lives until Close; removing the name now means a crash
 	// leaves nothing behind on systems that allow it.
 	os.Remove(f.Name())
-	s := &spill{f: f, jobs: make(chan []byte, spillQueue), free: make(chan []byte, spillQueue+2), done: make(chan error, 1)}
+	s := &spill{f: f, jobs: make(chan [][]byte, spillQueue), free: make(chan []byte, 2*spillQueue), done: make(chan error, 1)}
 	s.wcond.L = &s.wmu
 	go s.write(s.jobs)
 	return s, nil
 }
 
-func (s *spill) write(jobs <-chan []byte) {
+func (s *spill) write(jobs <-chan [][]byte) {
 	var err error
-	for b := range jobs {
-		if err == nil {
-			if _, werr := s.f.Write(b); werr != nil {
-				err = fmt.Errorf("render: writing the index spill file: %w", werr)
+	for bs := range jobs {
+		n := 0
+		for _, b := range bs {
+			if err == nil {
+				if _, werr := s.f.Write(b); werr != nil {
+					err = fmt.Errorf("render: writing the index spill file: %w", werr)
+				}
+			}
+			n += len(b)
+			if cap(b) == runBuffer {
+				select {
+				case s.free <- b[:0]:
+				default:
+				}
 			}
 		}
 		s.wmu.Lock()
-		s.written += int64(len(b))
+		s.written += int64(n)
 		s.wcond.Broadcast()
 		s.wmu.Unlock()
-		if cap(b) == runBuffer {
-			select {
-			case s.free <- b[:0]:
-			default:
-			}
-		}
 	}
 	s.done <- err
 }
@@ -523,8 +530,8 @@ func (s *spill) full() []byte {
 	}
 }
 
-// flush queues the track's buffered records as one run, after its runs
-// that wait to be placed.
+// flush places the track's buffered records as one run, after its runs
+// that wait to be placed; ship hands them to the writer.
 func (s *spill) flush(st *spillTrack) {
 	s.end(st)
 	s.place(st)
@@ -555,17 +562,25 @@ func (s *spill) end(st *spillTrack) {
 	}
 }
 
-// place gives the track's ended runs their places in the file and
-// queues them for the writer.
+// place gives the track's ended runs their places in the file, in
+// s.out for ship.
 func (s *spill) place(st *spillTrack) {
 	runs := st.runs[len(st.runs)-len(st.pending):]
 	for i, b := range st.pending {
 		runs[i].off = s.off
 		s.off += int64(len(b))
-		s.jobs <- b
+		s.out = append(s.out, b)
 		st.pending[i] = nil
 	}
 	st.pending = st.pending[:0]
+}
+
+// ship hands the runs placed to the writer.
+func (s *spill) ship() {
+	if len(s.out) > 0 {
+		s.jobs <- s.out
+		s.out = nil
+	}
 }
 
 // finish writes every buffer, waits for the writer and makes the file
@@ -576,6 +591,7 @@ func (s *spill) finish(tracks []*spillTrack) error {
 		st.buf, st.w = nil, nil
 		st.runs = slices.Clip(st.runs)
 	}
+	s.ship()
 	if err := s.stop(); err != nil {
 		return err
 	}
