@@ -112,13 +112,18 @@ func BenchmarkQueryMid(b *testing.B) {
 func BenchmarkIndexBatches(b *testing.B) {
 	g := synth.New(synth.Config{Events: 1_000_000, Tracks: 64, Seed: 1})
 	var batches []*batch
+	rs := &reading{scratch: make([]trace.Event, 0, batchEvents), last: -1 << 63}
 	for {
-		bt := &batch{evs: make([]trace.Event, batchEvents)}
-		n, err := g.ReadEvents(bt.evs)
-		bt.evs = bt.evs[:n]
+		rs.scratch = rs.scratch[:batchEvents]
+		n, err := g.ReadEvents(rs.scratch)
+		rs.scratch = rs.scratch[:n]
+		bt := &batch{}
 		var gr grouper
-		for i := range bt.evs {
-			gr.add(bt, bt.evs[i].Track)
+		for i := range rs.scratch {
+			gr.add(bt, rs.scratch[i].Track)
+		}
+		if err := rs.seal(bt); err != nil {
+			b.Fatal(err)
 		}
 		batches = append(batches, bt)
 		if err != nil {

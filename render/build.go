@@ -17,11 +17,13 @@ import (
 // time and type in the columns, the index pyramid, the stacked columns)
 // is per track, so a batch is indexed track by track, on every core: the
 // reading goroutine numbers each event's track in the batch as it reads
-// it (grouper); the indexing goroutine copies the events into track
-// order (a counting sort, stable), making on the way the one pass in
-// order that what depends on the order of all events needs (clamping
-// times, the first and last times, counting stacked types); then it and
-// GOMAXPROCS-1 helpers take the groups, largest first, one at a time,
+// it (grouper) and, once the batch is full, copies its events into
+// track order (reading.seal, a counting sort, stable), making on the way
+// the one pass in order that what depends on the order of all events
+// needs (clamping times, the first and last times, the types of the
+// events with stacks); the indexing goroutine finds the groups' tracks,
+// then it and GOMAXPROCS-1 helpers take the groups, largest first, one
+// at a time,
 // until none is left. A track is thus written by one goroutine at a
 // time, and by the indexing goroutine alone between batches, when the
 // snapshots (live.go), the placing of spill runs in the file and the
@@ -41,16 +43,15 @@ type indexers struct {
 	all       []*track   // the tracks with events, in order of appearance
 	last      trace.Time // the time of the previous event
 	nextCheck int64      // x.events at which to check ctx and the store and report progress
-	// The batch being indexed, grouped: tracks[k] has the events
-	// grouped[start[k]:start[k+1]], in batch order (copies, so that a
-	// group's events are read in the order they lie in memory); take
-	// lists the groups, largest first, and next is the next entry of
-	// take to index.
-	tracks  []*track
-	start   []int32
-	grouped []trace.Event
-	take    []int32
-	next    atomic.Int64
+	// The batch being indexed, b: tracks[k] has the events
+	// b.evs[start[k]:start[k+1]], in reading order; take lists the
+	// groups, largest first, and next is the next entry of take to
+	// index.
+	b      *batch
+	tracks []*track
+	start  []int32
+	take   []int32
+	next   atomic.Int64
 	// Helpers: one token on jobs per helper per batch, wg counts the
 	// helpers at work.
 	helpers int
@@ -108,6 +109,7 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 	if err := ix.groupBatch(b); err != nil {
 		return err
 	}
+	ix.b = b
 	ix.next.Store(0)
 	h := 0
 	if len(b.evs) >= groupMin {
@@ -124,6 +126,7 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 	}
 	ix.work()
 	ix.wg.Wait()
+	ix.b = nil
 	for _, t := range ix.tracks {
 		x.spill.place(&t.spill)
 	}
@@ -136,15 +139,12 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 	return nil
 }
 
-// groupBatch finds or makes the tracks of b's groups (numbered by the
-// reading goroutine, see grouper) and copies b's events into group
-// order, making the pass over the events in order on the way.
+// groupBatch finds or makes the tracks of b's groups (sealed by the
+// reading goroutine, see reading.seal) and takes b's order-dependent
+// results.
 func (ix *indexers) groupBatch(b *batch) error {
 	x := ix.x
 	n := len(b.evs)
-	if len(b.gid) != n || len(b.gtrack) != len(b.gcount) {
-		return fmt.Errorf("render: internal error: a batch of %d events has %d group ids", n, len(b.gid))
-	}
 	ix.tracks, ix.start, ix.take = ix.tracks[:0], ix.start[:0], ix.take[:0]
 	at := int32(0)
 	for k, id := range b.gtrack {
@@ -171,37 +171,18 @@ func (ix *indexers) groupBatch(b *batch) error {
 		ix.take = append(ix.take, int32(k))
 		at += c
 	}
-	if int(at) != n {
+	if int(at) != n || len(b.gtrack) != len(b.gcount) {
 		return fmt.Errorf("render: internal error: a batch of %d events has groups of %d", n, at)
 	}
 	ix.start = append(ix.start, at)
-	grouped := slices.Grow(ix.grouped[:0], n)[:n]
-	ix.grouped = grouped
-	// Place each event after the ones of its group before it: the
-	// starts serve as cursors, and end up one group late.
-	last := ix.last
-	for i, k := range b.gid {
-		j := ix.start[k]
-		ix.start[k]++
-		e := &grouped[j]
-		*e = b.evs[i]
-		if e.Time < last {
-			// Readers promise time order; keep the index sorted if one
-			// breaks it, and say so.
-			e.Time = last
-			x.clamped++
-		}
-		last = e.Time
-		if e.Stack != trace.NoStack {
-			x.countStacked(e.Type)
-		}
+	for _, ty := range b.stacked {
+		x.countStacked(ty)
 	}
-	copy(ix.start[1:], ix.start[:len(ix.start)-1])
-	ix.start[0] = 0
+	x.clamped += b.clamped
 	if x.events == 0 {
-		x.first = grouped[0].Time // the batch's first event is its group's first
+		x.first = b.first
 	}
-	ix.last, x.last = last, last
+	ix.last, x.last = b.last, b.last
 	return nil
 }
 
@@ -220,7 +201,7 @@ func (ix *indexers) work() {
 // columns and their stacks.
 func (ix *indexers) indexGroup(k int) {
 	t, sp := ix.tracks[k], ix.x.spill
-	evs := ix.grouped[ix.start[k]:ix.start[k+1]]
+	evs := ix.b.evs[ix.start[k]:ix.start[k+1]]
 	for i := range evs {
 		e := &evs[i]
 		sp.add(&t.spill, e)

@@ -273,12 +273,20 @@ type batch struct {
 	bytes int64         // furthest payload end up to the batch's last event
 	err   error         // the error that ended reading, with the last batch
 	pub   *publication  // with Options.Live: publish a snapshot after this batch
-	// The events' groups (build.go): evs[i] is of group gid[i], the
-	// gcount[k] events of group k are those of track gtrack[k], groups
-	// numbered in the order of their first events.
-	gid    []int32
-	gtrack []trace.TrackID
-	gcount []int32
+	// The events' groups (build.go): the gcount[k] events of group k
+	// are those of track gtrack[k], groups numbered in the order of their
+	// first events; gid[i] is the group of the batch's i-th event read.
+	// Once sealed (reading.seal), evs holds the events in group order,
+	// their times clamped (clamped of them), and first, last and stacked
+	// are the first and last times and the types of the events that
+	// carry a stack.
+	gid     []int32
+	gtrack  []trace.TrackID
+	gcount  []int32
+	clamped int64
+	first   trace.Time
+	last    trace.Time
+	stacked []trace.TypeID
 }
 
 // grouper numbers the tracks of a batch as the reading goroutine fills
@@ -340,6 +348,9 @@ func (x *Index) readAhead(rs *reading, done chan<- struct{}) {
 		rs.b = rs.next()
 		err := x.fill(rs)
 		b := rs.b
+		if serr := rs.seal(b); err == nil {
+			err = serr
+		}
 		b.err, b.bytes = err, rs.bytes
 		if !rs.send(b) || err != nil {
 			return
@@ -353,12 +364,17 @@ type reading struct {
 	out   chan<- *batch
 	free  <-chan *batch
 	stop  <-chan struct{}
-	bytes int64         // furthest payload end
-	b     *batch        // the batch being filled
-	evs   []trace.Event // the unused rest of b.evs, being read into
-	n     int           // events read into evs
-	g     grouper       // the tracks of b
-	live  *liveRead     // nil without Options.Live
+	bytes int64  // furthest payload end
+	b     *batch // the batch being filled
+	// scratch holds the events read for b, in reading order, until seal
+	// moves them into b.evs; evs is its unused rest, being read into.
+	scratch []trace.Event
+	evs     []trace.Event
+	n       int        // events read into evs
+	g       grouper    // the tracks of b
+	last    trace.Time // the time of the last event sealed
+	starts  []int32    // seal's cursors
+	live    *liveRead  // nil without Options.Live
 }
 
 // next returns an empty batch, recycled when one is free.
@@ -368,15 +384,59 @@ func (rs *reading) next() *batch {
 	case b := <-rs.free:
 		b.evs, b.pub = b.evs[:0], nil
 		b.gid, b.gtrack, b.gcount = b.gid[:0], b.gtrack[:0], b.gcount[:0]
+		b.clamped, b.stacked = 0, b.stacked[:0]
 		return b
 	default:
 		return &batch{evs: make([]trace.Event, 0, batchEvents), gid: make([]int32, 0, batchEvents)}
 	}
 }
 
-// rest points rs.evs at the unused rest of the batch being filled.
+// rest points rs.evs at the unused rest of the scratch.
 func (rs *reading) rest() {
-	rs.evs, rs.n = rs.b.evs[len(rs.b.evs):cap(rs.b.evs)], 0
+	rs.evs, rs.n = rs.scratch[len(rs.scratch):cap(rs.scratch)], 0
+}
+
+// seal moves the events read for b from the scratch into b.evs, in group
+// order (a counting sort, stable), making on the way the one pass in
+// reading order that what depends on the order of all events needs:
+// clamping times, the first and last times, the types of the events
+// with stacks (build.go).
+func (rs *reading) seal(b *batch) error {
+	n := len(rs.scratch)
+	b.evs = slices.Grow(b.evs[:0], n)[:n]
+	starts, at := rs.starts[:0], int32(0)
+	for _, c := range b.gcount {
+		starts = append(starts, at)
+		at += c
+	}
+	rs.starts = starts
+	if len(b.gid) != n || int(at) != n {
+		rs.scratch = rs.scratch[:0]
+		return fmt.Errorf("render: internal error: a batch of %d events has %d group ids and groups of %d", n, len(b.gid), at)
+	}
+	last := rs.last
+	for i := range rs.scratch {
+		e := &rs.scratch[i]
+		if e.Time < last {
+			// Readers promise time order; keep the index sorted if one
+			// breaks it, and say so.
+			e.Time = last
+			b.clamped++
+		}
+		last = e.Time
+		if e.Stack != trace.NoStack {
+			b.stacked = append(b.stacked, e.Type)
+		}
+		k := b.gid[i]
+		b.evs[starts[k]] = *e
+		starts[k]++
+	}
+	if n > 0 {
+		b.first, b.last = rs.scratch[0].Time, last
+	}
+	rs.last = last
+	rs.scratch = rs.scratch[:0]
+	return nil
 }
 
 // send hands b to the indexer; false when Build stopped.
@@ -446,11 +506,11 @@ func (x *Index) fill(rs *reading) (err error) {
 	return err
 }
 
-// add counts and groups the n events read into the rest of b.evs
+// add counts and groups the n events read into the rest of the scratch
 // (rs.evs), shows them to the symbol source and the deriver, and adds
-// them to the batch.
+// them to the batch's.
 func (x *Index) add(b *batch, rs *reading, n int) {
-	evs := b.evs[len(b.evs) : len(b.evs)+n]
+	evs := rs.scratch[len(rs.scratch) : len(rs.scratch)+n]
 	tracks := trace.TrackID(len(x.meta.Tracks))
 	gid, gcount := b.gid, b.gcount
 	for i := range evs {
@@ -470,7 +530,7 @@ func (x *Index) add(b *batch, rs *reading, n int) {
 		}
 	}
 	b.gid, b.gcount = gid, gcount
-	b.evs = b.evs[:len(b.evs)+n]
+	rs.scratch = rs.scratch[:len(rs.scratch)+n]
 	if rs.live != nil {
 		rs.live.unpub += len(evs)
 	}
@@ -480,7 +540,7 @@ func (x *Index) add(b *batch, rs *reading, n int) {
 func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) error {
 	batches, free := make(chan *batch, 2), make(chan *batch, 4)
 	stop, done := make(chan struct{}), make(chan struct{})
-	rs := &reading{x: x, out: batches, free: free, stop: stop}
+	rs := &reading{x: x, out: batches, free: free, stop: stop, scratch: make([]trace.Event, 0, batchEvents), last: -1 << 63}
 	var li liveIndex
 	if live != nil {
 		rs.live = &liveRead{l: live, mu: new(sync.Mutex), last: time.Now()}

@@ -197,8 +197,11 @@ func (x *Index) aroundWait(rs *reading, wait func()) {
 	if due && lr.unpub > 0 {
 		rs.b.pub = x.prepare(rs)
 	}
-	if len(rs.b.evs) > 0 || rs.b.pub != nil {
+	if len(rs.scratch) > 0 || rs.b.pub != nil {
 		rs.b.bytes = rs.bytes
+		if err := rs.seal(rs.b); err != nil {
+			rs.b.err = err // the indexer fails with it
+		}
 		if !rs.send(rs.b) {
 			rs.b = &batch{} // stopping: what comes is dropped
 		} else {
