@@ -23,11 +23,11 @@ import (
 // needs (clamping times, the first and last times, the types of the
 // events with stacks); the indexing goroutine finds the groups' tracks,
 // then it and GOMAXPROCS-1 helpers take the groups, largest first, one
-// at a time,
-// until none is left. A track is thus written by one goroutine at a
-// time, and by the indexing goroutine alone between batches, when the
-// snapshots (live.go), the placing of spill runs in the file and the
-// spill flushes that need every track happen.
+// at a time, until none is left. A track is thus written by one
+// goroutine at a time, and by the indexing goroutine alone between
+// batches, when the snapshots (live.go), the placing of spill runs in
+// the file and the spill flushes that need every track happen.
+//
 // Grouping also keeps a track's state (the chunks being filled, the
 // spill buffer and its per-slot bases) in one core's cache for the run
 // of its events, where taking events in file order moves from track to
