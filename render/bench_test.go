@@ -106,20 +106,24 @@ func BenchmarkQueryMid(b *testing.B) {
 	b.ReportMetric(float64(items), "items")
 }
 
-// BenchmarkIndexBatches is the indexing goroutine's share of Build alone
-// (columns and pyramids, then time cells) on 1M events read beforehand,
-// without the reader, the spill file or a second goroutine.
+// BenchmarkIndexBatches is the indexers' share of Build alone (spill
+// records, columns and pyramids on every core, then time cells) on 1M
+// events read beforehand, without the reader.
 func BenchmarkIndexBatches(b *testing.B) {
 	g := synth.New(synth.Config{Events: 1_000_000, Tracks: 64, Seed: 1})
 	var batches []*batch
+	rs := &reading{scratch: make([]trace.Event, 0, batchEvents), last: -1 << 63}
 	for {
-		bt := &batch{evs: make([]entry, 0, batchEvents)}
-		var err error
-		for len(bt.evs) < batchEvents && err == nil {
-			var e trace.Event
-			if e, err = g.ReadEvent(); err == nil {
-				bt.evs = append(bt.evs, entry{time: e.Time, track: e.Track, typ: e.Type})
-			}
+		rs.scratch = rs.scratch[:batchEvents]
+		n, err := g.ReadEvents(rs.scratch)
+		rs.scratch = rs.scratch[:n]
+		bt := &batch{}
+		var gr grouper
+		for i := range rs.scratch {
+			gr.add(bt, rs.scratch[i].Track)
+		}
+		if err := rs.seal(bt); err != nil {
+			b.Fatal(err)
 		}
 		batches = append(batches, bt)
 		if err != nil {
@@ -128,15 +132,20 @@ func BenchmarkIndexBatches(b *testing.B) {
 	}
 	cpu := startCPU()
 	for b.Loop() {
-		x := &Index{none: &track{}}
-		var all []*track
-		last := trace.Time(-1 << 63)
+		sp, err := newSpill(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := &Index{none: &track{}, spill: sp}
+		ix := newIndexers(x)
 		for _, bt := range batches {
-			if err := x.index(context.Background(), nil, bt, &all, &last); err != nil {
+			if err := ix.index(context.Background(), nil, bt); err != nil {
 				b.Fatal(err)
 			}
 		}
-		finishTracks(all)
+		ix.stop()
+		finishTracks(ix.all)
+		sp.close()
 	}
 	cpu.report(b, 1_000_000)
 }

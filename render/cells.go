@@ -94,14 +94,16 @@ func (t *track) buildCells(sc *cellScratch) {
 				cur++
 				lv.firsts[cur] = int32(i)
 			}
-			switch x := ty[j]; {
-			case weights[c] == 0:
-				lv.types[c], weights[c] = x, 1
-			case lv.types[c] == x:
-				weights[c]++
-			default:
-				weights[c]--
+			// The vote as in the pyramid's grow, without branches.
+			x, y, w := ty[j], lv.types[c], weights[c]
+			if w == 0 {
+				y = x
 			}
+			d := uint32(1)
+			if x != y {
+				d = 1<<32 - 1
+			}
+			lv.types[c], weights[c] = y, w+d
 			i++
 		}
 	}

@@ -44,7 +44,14 @@ func (c *column[T]) pushSlow(v T) {
 	case k == len(c.chunks) && k == 0:
 		c.chunks = append(c.chunks, make([]T, 16)) // small tracks stay small
 	case k == len(c.chunks):
-		c.seal(k - 1)
+		full := c.chunks[k-1]
+		if c.seal(k-1) && c.store.reuse {
+			// Nothing else holds the sealed chunk's heap copy: fill it
+			// again, rather than zeroing a new one and collecting the
+			// old.
+			c.chunks = append(c.chunks, full)
+			break
+		}
 		c.chunks = append(c.chunks, make([]T, chunkLen))
 	default: // the first chunk is full but shorter than chunkLen: double it
 		ch := make([]T, min(2*len(c.chunks[k]), chunkLen))
@@ -56,16 +63,20 @@ func (c *column[T]) pushSlow(v T) {
 }
 
 // seal moves the full chunk k to the store, when k is the first chunk
-// not yet sealed and the store takes it. The heap copy is left to the
-// collector, not reused: a snapshot (live.go) may still hold it.
-func (c *column[T]) seal(k int) {
+// not yet sealed and the store takes it, and reports whether it did. The
+// heap copy is then the caller's to reuse when the store says so
+// (store.reuse), else the collector's: a snapshot (live.go) may still
+// hold it.
+func (c *column[T]) seal(k int) bool {
 	if c.store == nil || k != c.sealed || len(c.chunks[k]) != chunkLen {
-		return
+		return false
 	}
 	if s := storeSlice(c.store, c.chunks[k]); &s[0] != &c.chunks[k][0] {
 		c.chunks[k] = s
 		c.sealed++
+		return true
 	}
+	return false
 }
 
 func (c *column[T]) at(i int) T { return c.chunks[i>>chunkBits][i&chunkMask] }

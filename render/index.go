@@ -35,7 +35,7 @@
 //
 // Everything else an event carries (sequence number, CPU, stack, labels,
 // payload location) goes once to a temporary spill file as delta-encoded
-// runs per track, about 10 bytes per event on disk, read back when
+// runs per track, 3–10 bytes per event on disk, read back when
 // details, a hit's header or a field search need it (spill.go; mapped
 // read-only once complete, so that a search reads runs in place and
 // Close waits for the reads in progress); the payload stays in the
@@ -56,9 +56,10 @@
 //
 // Build reads the trace in a goroutine of its own, a batch ahead of the
 // indexing (a reader with a ReadEvents method fills the batch in one call
-// instead of one ReadEvent per event), and builds the time cells on every
-// core once reading has ended. An Index is immutable once Build returns and all its methods
-// are safe for concurrent use, except Close, which must come last.
+// instead of one ReadEvent per event), indexes each batch track by track
+// on every core (build.go), and builds the time cells on every core once
+// reading has ended. An Index is immutable once Build returns and all its
+// methods are safe for concurrent use, except Close, which must come last.
 //
 // While Build reads, it can publish snapshots to a [Live]
 // (Options.Live): each is an immutable *Index over a prefix of whole
@@ -175,6 +176,9 @@ type track struct {
 	// trace without stacks (stacks.go).
 	stacked   column[int32]
 	stackedID column[trace.StackID]
+	// listed says that the indexers listed the track among those with
+	// events (build.go).
+	listed bool
 }
 
 // Index is the searchable, queryable index of one trace. It is built by
@@ -193,14 +197,9 @@ type Index struct {
 	last    trace.Time
 	readErr error
 	clamped int64
-	// spills and spillAll are the reading goroutine's spill tracks (by
-	// track id + 1, and in order of appearance) until Build links them to
-	// the tracks.
-	spills   []*spillTrack
-	spillAll []*spillTrack
-	counter  export.Counter // written by the reading goroutine
-	symbols  SymbolSource   // fed by the reading goroutine; nil without one
-	frames   *export.FrameCount
+	counter export.Counter // written by the reading goroutine
+	symbols SymbolSource   // fed by the reading goroutine; nil without one
+	frames  *export.FrameCount
 	// stackTypes counts the events that carry a stack, by TypeID (index
 	// 0 holds OtherType and events without a type).
 	stackTypes []int64
@@ -240,6 +239,7 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	x := &Index{r: r, meta: r.Meta(), spill: sp, symbols: opts.Symbols}
 	if !opts.inMemory {
 		x.store = newStore(opts.SpillDir)
+		x.store.reuse = opts.Live == nil
 	}
 	x.none = newTrack(x.store)
 	if opts.Derive != nil {
@@ -267,37 +267,79 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	return x, nil
 }
 
-// entry is what indexing needs of an event; the reading goroutine keeps
-// the rest (the spill file).
-type entry struct {
-	time  trace.Time
-	track trace.TrackID // trace.NoTrack for ids that do not resolve
-	typ   trace.TypeID
-	stack trace.StackID
-}
-
 // batch is a run of events read ahead by the reading goroutine.
 type batch struct {
-	evs   []entry
-	bytes int64        // furthest payload end up to the batch's last event
-	err   error        // the error that ended reading, with the last batch
-	pub   *publication // with Options.Live: publish a snapshot after this batch
+	evs   []trace.Event // capacity batchEvents, but for a batch that only publishes
+	bytes int64         // furthest payload end up to the batch's last event
+	err   error         // the error that ended reading, with the last batch
+	pub   *publication  // with Options.Live: publish a snapshot after this batch
+	// The events' groups (build.go): the gcount[k] events of group k
+	// are those of track gtrack[k], groups numbered in the order of their
+	// first events; gid[i] is the group of the batch's i-th event read.
+	// Once sealed (reading.seal), evs holds the events in group order,
+	// their times clamped (clamped of them), and first, last and stacked
+	// are the first and last times and the types of the events that
+	// carry a stack.
+	gid     []int32
+	gtrack  []trace.TrackID
+	gcount  []int32
+	clamped int64
+	first   trace.Time
+	last    trace.Time
+	stacked []trace.TypeID
+}
+
+// grouper numbers the tracks of a batch as the reading goroutine fills
+// it.
+type grouper struct {
+	group   []int32 // by track id + 1: its group in the batch + 1, 0 for none
+	touched []int32 // the entries of group that are set
+}
+
+// add records an event of track id as the next of b.
+func (g *grouper) add(b *batch, id trace.TrackID) {
+	b.gid, b.gcount = g.addTo(b, id, b.gid, b.gcount)
+}
+
+// addTo is add for a caller that holds b.gid and b.gcount in gid and
+// gcount (add's loop in Index.add), and returns them.
+func (g *grouper) addTo(b *batch, id trace.TrackID, gid, gcount []int32) ([]int32, []int32) {
+	k := int(id) + 1
+	for k >= len(g.group) {
+		g.group = append(g.group, 0)
+	}
+	n := g.group[k]
+	if n == 0 {
+		b.gtrack, gcount = append(b.gtrack, id), append(gcount, 0)
+		n = int32(len(b.gtrack))
+		g.group[k] = n
+		g.touched = append(g.touched, int32(k))
+	}
+	gcount[n-1]++
+	return append(gid, n-1), gcount
+}
+
+// reset starts a new batch.
+func (g *grouper) reset() {
+	for _, k := range g.touched {
+		g.group[k] = 0
+	}
+	g.touched = g.touched[:0]
 }
 
 // batchEvents is how many events the reading goroutine hands over at once.
 const batchEvents = 4096
 
-// readAhead is the reading goroutine: it calls ReadEvent, writes each
-// event's spill record and hands the rest over in batches, so that
-// decoding and spilling use one core and indexing another. It is the
-// only user of the reader and the spill file until it returns (with
-// Options.Live, snapshots share the reader under the reader mutex, see
-// live.go); stop makes it return early, and done is closed when it has.
-// It leaves the spill tracks, by track id + 1, in x.spills.
+// readAhead is the reading goroutine: it reads events into batches,
+// counts them and shows them to the symbol source and the deriver, and
+// hands the batches over, so that decoding uses one core while the
+// indexers (index, on the cores left) spill and index the batch before.
+// It is the only user of the reader until it returns (with Options.Live,
+// snapshots share the reader under the reader mutex, see live.go); stop
+// makes it return early, and done is closed when it has.
 func (x *Index) readAhead(rs *reading, done chan<- struct{}) {
 	defer close(done)
 	defer close(rs.out)
-	defer func() { x.spills, x.spillAll = rs.spills, rs.all }()
 	if rs.live != nil {
 		rs.live.l.build.Store(rs)
 		defer rs.live.l.build.Store(nil)
@@ -306,6 +348,9 @@ func (x *Index) readAhead(rs *reading, done chan<- struct{}) {
 		rs.b = rs.next()
 		err := x.fill(rs)
 		b := rs.b
+		if serr := rs.seal(b); err == nil {
+			err = serr
+		}
 		b.err, b.bytes = err, rs.bytes
 		if !rs.send(b) || err != nil {
 			return
@@ -315,28 +360,83 @@ func (x *Index) readAhead(rs *reading, done chan<- struct{}) {
 
 // reading is the reading goroutine's state.
 type reading struct {
-	x      *Index
-	out    chan<- *batch
-	free   <-chan *batch
-	stop   <-chan struct{}
-	spills []*spillTrack // by track id + 1
-	all    []*spillTrack // in order of appearance
-	bytes  int64         // furthest payload end
-	b      *batch        // the batch being filled
-	evs    []trace.Event // the events being read into it
-	n      int           // events read into evs
-	live   *liveRead     // nil without Options.Live
+	x     *Index
+	out   chan<- *batch
+	free  <-chan *batch
+	stop  <-chan struct{}
+	bytes int64  // furthest payload end
+	b     *batch // the batch being filled
+	// scratch holds the events read for b, in reading order, until seal
+	// moves them into b.evs; evs is its unused rest, being read into.
+	scratch []trace.Event
+	evs     []trace.Event
+	n       int        // events read into evs
+	g       grouper    // the tracks of b
+	last    trace.Time // the time of the last event sealed
+	starts  []int32    // seal's cursors
+	live    *liveRead  // nil without Options.Live
 }
 
 // next returns an empty batch, recycled when one is free.
 func (rs *reading) next() *batch {
+	rs.g.reset()
 	select {
 	case b := <-rs.free:
 		b.evs, b.pub = b.evs[:0], nil
+		b.gid, b.gtrack, b.gcount = b.gid[:0], b.gtrack[:0], b.gcount[:0]
+		b.clamped, b.stacked = 0, b.stacked[:0]
 		return b
 	default:
-		return &batch{evs: make([]entry, 0, batchEvents)}
+		return &batch{evs: make([]trace.Event, 0, batchEvents), gid: make([]int32, 0, batchEvents)}
 	}
+}
+
+// rest points rs.evs at the unused rest of the scratch.
+func (rs *reading) rest() {
+	rs.evs, rs.n = rs.scratch[len(rs.scratch):cap(rs.scratch)], 0
+}
+
+// seal moves the events read for b from the scratch into b.evs, in group
+// order (a counting sort, stable), making on the way the one pass in
+// reading order that what depends on the order of all events needs:
+// clamping times, the first and last times, the types of the events
+// with stacks (build.go).
+func (rs *reading) seal(b *batch) error {
+	n := len(rs.scratch)
+	b.evs = slices.Grow(b.evs[:0], n)[:n]
+	starts, at := rs.starts[:0], int32(0)
+	for _, c := range b.gcount {
+		starts = append(starts, at)
+		at += c
+	}
+	rs.starts = starts
+	if len(b.gid) != n || int(at) != n {
+		rs.scratch = rs.scratch[:0]
+		return fmt.Errorf("render: internal error: a batch of %d events has %d group ids and groups of %d", n, len(b.gid), at)
+	}
+	last := rs.last
+	for i := range rs.scratch {
+		e := &rs.scratch[i]
+		if e.Time < last {
+			// Readers promise time order; keep the index sorted if one
+			// breaks it, and say so.
+			e.Time = last
+			b.clamped++
+		}
+		last = e.Time
+		if e.Stack != trace.NoStack {
+			b.stacked = append(b.stacked, e.Type)
+		}
+		k := b.gid[i]
+		b.evs[starts[k]] = *e
+		starts[k]++
+	}
+	if n > 0 {
+		b.first, b.last = rs.scratch[0].Time, last
+	}
+	rs.last = last
+	rs.scratch = rs.scratch[:0]
+	return nil
 }
 
 // send hands b to the indexer; false when Build stopped.
@@ -377,10 +477,7 @@ func (x *Index) fill(rs *reading) (err error) {
 			err = fmt.Errorf("internal error: the %s reader panicked: %v", x.meta.Format, p)
 		}
 	}()
-	if rs.evs == nil {
-		rs.evs = make([]trace.Event, batchEvents)
-	}
-	rs.n = 0
+	rs.rest()
 	if br, ok := x.r.(batchReader); ok && (lr == nil || !lr.perEvent) {
 		if lr != nil {
 			lr.inBatch = true
@@ -392,7 +489,7 @@ func (x *Index) fill(rs *reading) (err error) {
 		rs.n, err = min(max(n, 0), len(rs.evs)), rerr
 	} else {
 		for rs.n < len(rs.evs) {
-			e, rerr := x.r.ReadEvent() // may hand rs.evs[:rs.n] over (Live.AroundWait)
+			e, rerr := x.r.ReadEvent() // may hand rs.evs[:rs.n] over and move on to another batch (Live.AroundWait)
 			if rerr != nil {
 				err = rerr
 				break
@@ -401,18 +498,21 @@ func (x *Index) fill(rs *reading) (err error) {
 			rs.n++
 		}
 	}
-	x.add(rs.b, rs, rs.evs[:rs.n])
-	rs.n = 0
+	x.add(rs.b, rs, rs.n)
+	rs.rest()
 	if lr != nil && err == nil && lr.unpub > 0 && time.Since(lr.last) >= lr.l.every {
 		rs.b.pub = x.prepare(rs)
 	}
 	return err
 }
 
-// add spills and counts events and appends what indexing needs of them
-// to b.
-func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
+// add counts and groups the n events read into the rest of the scratch
+// (rs.evs), shows them to the symbol source and the deriver, and adds
+// them to the batch's.
+func (x *Index) add(b *batch, rs *reading, n int) {
+	evs := rs.scratch[len(rs.scratch) : len(rs.scratch)+n]
 	tracks := trace.TrackID(len(x.meta.Tracks))
+	gid, gcount := b.gid, b.gcount
 	for i := range evs {
 		e := &evs[i]
 		if e.Track < 0 || e.Track >= tracks {
@@ -423,27 +523,14 @@ func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
 		if end := e.Payload.Off + int64(e.Payload.Len); end > rs.bytes {
 			rs.bytes = end
 		}
-		k := int(e.Track) + 1
-		for k >= len(rs.spills) {
-			rs.spills = append(rs.spills, nil)
-		}
-		st := rs.spills[k]
-		if st == nil {
-			st = &spillTrack{}
-			rs.spills[k] = st
-			rs.all = append(rs.all, st)
-		}
-		if x.spill.add(st, e) {
-			for _, st := range rs.all {
-				x.spill.flush(st)
-			}
-		}
+		gid, gcount = rs.g.addTo(b, e.Track, gid, gcount)
 		x.counter.Add(*e)
 		if x.symbols != nil {
 			x.symbols.Observe(x.r, *e)
 		}
-		b.evs = append(b.evs, entry{time: e.Time, track: e.Track, typ: e.Type, stack: e.Stack})
 	}
+	b.gid, b.gcount = gid, gcount
+	rs.scratch = rs.scratch[:len(rs.scratch)+n]
 	if rs.live != nil {
 		rs.live.unpub += len(evs)
 	}
@@ -453,7 +540,7 @@ func (x *Index) add(b *batch, rs *reading, evs []trace.Event) {
 func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) error {
 	batches, free := make(chan *batch, 2), make(chan *batch, 4)
 	stop, done := make(chan struct{}), make(chan struct{})
-	rs := &reading{x: x, out: batches, free: free, stop: stop}
+	rs := &reading{x: x, out: batches, free: free, stop: stop, scratch: make([]trace.Event, 0, batchEvents), last: -1 << 63}
 	var li liveIndex
 	if live != nil {
 		rs.live = &liveRead{l: live, mu: new(sync.Mutex), last: time.Now()}
@@ -461,15 +548,17 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 	go x.readAhead(rs, done)
 	defer func() {
 		close(stop)
-		<-done // the reader and the spill file are ours again
+		<-done // the reader is ours again
 	}()
-	var all []*track
-	last := trace.Time(-1 << 63)
+	ix := newIndexers(x)
+	defer ix.stop()
 	for b := range batches {
-		if err := x.index(ctx, progress, b, &all, &last); err != nil {
+		if err := ix.index(ctx, progress, b); err != nil {
 			return err
 		}
 		if b.pub != nil {
+			x.flushSpill(ix.all)
+			b.pub.spillEnd = x.spill.off
 			live.publish(x.snapshot(b.pub, &li, rs.live), false)
 		}
 		if err := b.err; err != nil {
@@ -479,7 +568,7 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 					return fmt.Errorf("render: reading event %d: %w", x.events, err)
 				}
 				x.readErr = err
-				x.addMarker(Marker{Kind: MarkerTruncated, Time: last, Track: trace.NoTrack, Off: fe.Off})
+				x.addMarker(Marker{Kind: MarkerTruncated, Time: ix.last, Track: trace.NoTrack, Off: fe.Off})
 			}
 			break
 		}
@@ -491,22 +580,21 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 		}
 	}
 	<-done
-	if err := x.spill.finish(x.spillAll); err != nil {
+	ix.stop()
+	spills := make([]*spillTrack, len(ix.all))
+	for i, t := range ix.all {
+		spills[i] = &t.spill
+	}
+	if err := x.spill.finish(spills); err != nil {
 		return err
 	}
-	for k, st := range x.spills {
-		if t := x.track(trace.TrackID(k - 1)); st != nil && t != nil {
-			t.spill = *st
-		}
-	}
-	x.spills, x.spillAll = nil, nil
 	if x.symbols != nil {
 		if frames, resolved := x.symbols.Finish(x.r); frames > 0 {
 			x.frames = &export.FrameCount{Total: frames, Resolved: resolved}
 		}
 	}
 	x.finishDerive()
-	finishTracks(all)
+	finishTracks(ix.all)
 	x.collectMarkers()
 	if progress != nil {
 		progress(Progress{Events: x.events, Bytes: x.bytes, Done: true})
@@ -514,58 +602,14 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 	return nil
 }
 
-// index adds a batch of events; all collects the tracks with events and
-// last is the time of the previous event.
-func (x *Index) index(ctx context.Context, progress func(Progress), b *batch, all *[]*track, last *trace.Time) error {
-	for i := range b.evs {
-		e := &b.evs[i]
-		if x.events&(ProgressEvery-1) == 0 && x.events > 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := x.store.failed(); err != nil {
-				return err
-			}
-			if progress != nil {
-				progress(Progress{Events: x.events, Bytes: x.bytes})
-			}
-		}
-		if e.time < *last {
-			// Readers promise time order; keep the index sorted if one
-			// breaks it, and say so.
-			e.time = *last
-			x.clamped++
-		}
-		*last = e.time
-		if x.events == 0 {
-			x.first = e.time
-		}
-		x.last = e.time
-		t := x.none
-		if e.track != trace.NoTrack {
-			for int(e.track) >= len(x.tracks) {
-				x.tracks = append(x.tracks, nil)
-			}
-			t = x.tracks[e.track]
-			if t == nil {
-				t = newTrack(x.store)
-				x.tracks[e.track] = t
-				*all = append(*all, t)
-			}
-		} else if t.times.len() == 0 {
-			*all = append(*all, t)
-		}
-		if t.times.len() >= MaxTrackEvents {
-			return fmt.Errorf("render: track %d has more than %d events", e.track, MaxTrackEvents)
-		}
-		if e.stack != trace.NoStack {
-			x.addStacked(t, e)
-		}
-		t.push(e.time, e.typ)
-		x.events++
+// flushSpill writes every track's buffered spill records as runs, so
+// that the run tables cover every event indexed (for a snapshot), or so
+// that the buffers shrink back under maxBuffered.
+func (x *Index) flushSpill(all []*track) {
+	for _, t := range all {
+		x.spill.flush(&t.spill)
 	}
-	x.bytes = b.bytes
-	return nil
+	x.spill.ship()
 }
 
 // finishTracks clips the tracks' columns and builds their time cells,

@@ -25,17 +25,18 @@ import (
 // indexer's own lists, which snapshots hold copies of). A track with no
 // new events since the previous snapshot is shared with it.
 //
-// The reading goroutine owns the spill writer and the tracks' run tables.
-// At a publication point it flushes every track's buffered records and
-// hands over, with the batch, copies of the run table headers (runs are
-// appended, never changed), a copy of the reader's Meta (its tables'
-// elements copied: readers edit tracks in place when they rename them),
-// the statistics so far and, with Options.Derive, a snapshot of the
-// derived tracks (span.Driver.Snapshot). The indexer makes the snapshot
-// once it has indexed that batch and the spill writer has written the
-// runs, and stores it in the Live (an atomic pointer: the happens-before
-// edge). Flushing cuts runs short, so publication is rate-limited to
-// Live's interval (by time, checked once per batch).
+// At a publication point the reading goroutine hands over, with the
+// batch, a copy of the reader's Meta (its tables' elements copied:
+// readers edit tracks in place when they rename them), the statistics so
+// far and, with Options.Derive, a snapshot of the derived tracks
+// (span.Driver.Snapshot). The indexer, which owns the tracks and their
+// spill run tables between batches, indexes that batch, flushes every
+// track's buffered spill records, takes copies of the run table headers
+// (runs are appended, never changed), makes the snapshot once the spill
+// writer has written the runs, and stores it in the Live (an atomic
+// pointer: the happens-before edge). Flushing cuts runs short, so
+// publication is rate-limited to Live's interval (by time, checked once
+// per batch).
 //
 // Snapshot methods that call the trace.Reader (Details, Stack, Labels,
 // Payload, the matchers of search and filters) hold the build's reader
@@ -160,10 +161,9 @@ type liveRead struct {
 type publication struct {
 	meta     *trace.Meta
 	stats    export.Stats
-	types    []int64      // events per TypeID
-	spills   []spillTrack // by track id + 1; runs only
-	spillEnd int64        // spill bytes the runs need written
-	derived  *span.Set    // nil: keep the previous snapshot's
+	types    []int64   // events per TypeID
+	spillEnd int64     // spill bytes the runs need written (set by the indexer)
+	derived  *span.Set // nil: keep the previous snapshot's
 	took     time.Duration
 	deriveEr error
 }
@@ -190,20 +190,24 @@ func (x *Index) aroundWait(rs *reading, wait func()) {
 		return
 	}
 	lr.adding = true
-	x.add(rs.b, rs, rs.evs[:rs.n])
+	x.add(rs.b, rs, rs.n)
 	lr.adding = false
-	rs.n = 0
+	rs.rest()
 	due := time.Since(lr.last) >= lr.l.every
 	if due && lr.unpub > 0 {
 		rs.b.pub = x.prepare(rs)
 	}
-	if len(rs.b.evs) > 0 || rs.b.pub != nil {
+	if len(rs.scratch) > 0 || rs.b.pub != nil {
 		rs.b.bytes = rs.bytes
+		if err := rs.seal(rs.b); err != nil {
+			rs.b.err = err // the indexer fails with it
+		}
 		if !rs.send(rs.b) {
 			rs.b = &batch{} // stopping: what comes is dropped
 		} else {
 			rs.b = rs.next()
 		}
+		rs.rest()
 	}
 	var timer *time.Timer
 	if lr.unpub > 0 {
@@ -232,15 +236,7 @@ func (x *Index) aroundWait(rs *reading, wait func()) {
 // goroutine, or under the reader mutex while it waits.
 func (x *Index) prepare(rs *reading) *publication {
 	lr := rs.live
-	for _, st := range rs.all {
-		x.spill.flush(st)
-	}
-	p := &publication{spills: make([]spillTrack, len(rs.spills)), spillEnd: x.spill.off}
-	for k, st := range rs.spills {
-		if st != nil {
-			p.spills[k] = spillTrack{runs: slices.Clip(st.runs), n: st.n}
-		}
-	}
+	p := &publication{}
 	p.meta = lr.copyMeta(x.meta)
 	p.stats = x.counter.Stats(p.meta, nil)
 	p.types = x.counter.PerType()
@@ -311,17 +307,11 @@ func (x *Index) snapshot(p *publication, li *liveIndex, lr *liveRead) *Index {
 		growing:    true,
 	}
 	prev := li.prev
-	spillOf := func(id trace.TrackID) spillTrack {
-		if k := int(id) + 1; k < len(p.spills) {
-			return p.spills[k]
-		}
-		return spillTrack{}
-	}
-	s.none = x.none.snapshot(prevTrack(prev, trace.NoTrack), spillOf(trace.NoTrack))
+	s.none = x.none.snapshot(prevTrack(prev, trace.NoTrack))
 	s.tracks = make([]*track, len(x.tracks))
 	for i, t := range x.tracks {
 		if t != nil {
-			s.tracks[i] = t.snapshot(prevTrack(prev, trace.TrackID(i)), spillOf(trace.TrackID(i)))
+			s.tracks[i] = t.snapshot(prevTrack(prev, trace.TrackID(i)))
 		}
 	}
 	s.collectMarkers()
@@ -346,10 +336,11 @@ func prevTrack(prev *Index, id trace.TrackID) *track {
 	return prev.track(id)
 }
 
-// snapshot returns a copy of t that t's growth does not change; prev is
-// the previous snapshot's copy (nil if none), returned when t has not
-// grown since.
-func (t *track) snapshot(prev *track, sp spillTrack) *track {
+// snapshot returns a copy of t that t's growth does not change, with its
+// spill run table as far as it has been flushed (all of it at a
+// publication point); prev is the previous snapshot's copy (nil if none),
+// returned when t has not grown since.
+func (t *track) snapshot(prev *track) *track {
 	if prev != nil && prev.times.n == t.times.n {
 		return prev
 	}
@@ -358,7 +349,7 @@ func (t *track) snapshot(prev *track, sp spillTrack) *track {
 		types:     t.types.snapshot(),
 		stacked:   t.stacked.snapshot(),
 		stackedID: t.stackedID.snapshot(),
-		spill:     sp,
+		spill:     spillTrack{runs: slices.Clip(t.spill.runs), n: t.spill.n},
 		nodes:     make([]column[node], len(t.nodes)),
 	}
 	for i := range t.nodes {

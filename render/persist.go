@@ -64,8 +64,10 @@ import (
 // never opened.
 
 const (
-	fileMagic   = "viewerix"
-	fileVersion = 1
+	fileMagic = "viewerix"
+	// fileVersion 2: spill records begin with a mask of the fields that
+	// differ from their base (spill.go).
+	fileVersion = 2
 	// fileLayout records the constants the arrays' meaning depends on;
 	// a file written with other values is rebuilt.
 	fileLayout = chunkBits | minLevel<<8 | nSlots<<16 | spillBlock<<24

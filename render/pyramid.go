@@ -48,14 +48,17 @@ func (t *track) grow(n int) {
 	ty := t.types.chunks[lo>>chunkBits][lo&chunkMask:][:1<<minLevel]
 	c, w := ty[0], uint32(1)
 	for _, x := range ty[1:] {
-		switch {
-		case x == c:
-			w++
-		case w == 0:
-			c, w = x, 1
-		default:
-			w--
+		// The vote without branches (types in a block are often mixed):
+		// an empty vote takes x, then x adds to its candidate or takes
+		// from it.
+		if w == 0 {
+			c = x
 		}
+		d := uint32(1)
+		if x != c {
+			d = 1<<32 - 1
+		}
+		w += d
 	}
 	s := makeNode(c, w)
 	for k := 0; ; k++ {

@@ -22,12 +22,15 @@ import (
 // place in the mapped file once Build has written it, else read with one
 // ReadAt.
 //
-// A record is eight zigzag varints, each the difference from the same
-// field of the record it is based on: Type, Seq, Capture, CPU, Stack,
-// Labels, Payload.Off, Payload.Len. Within a thread most fields repeat
-// or step by small amounts, so a record takes about 8–13 bytes instead
-// of 36, which is what writing 100 million of them costs in memory
-// bandwidth and disk.
+// A record holds the differences from the same fields of the record it
+// is based on of Type, Seq, Capture, CPU, Stack, Labels, Payload.Off and
+// Payload.Len: a mask byte whose bit k says field k differs, then the
+// differences of those fields, in that order, as zigzag varints. Within
+// a thread most fields repeat or step by small amounts, so a record
+// takes about 2–10 bytes instead of 36 (a CPEL event, whose payload
+// offset alone changes, 3–4), which is what writing 100 million of them
+// costs in memory bandwidth and disk. A reader steps over a record by
+// its mask and as many varint terminators as the mask has bits.
 //
 // A record is based on the previous record of the run in the same type
 // slot: the slot of an event is its code in the resident type column
@@ -35,9 +38,9 @@ import (
 // slot's last record when that record has the same code, else the zero
 // Event (as for the first record of a slot in a run). So a reader that
 // wants the events of one type decodes only the records of that type's
-// slot and steps over the others by their varint terminators, without
-// summing their deltas (runReader): a field search of one type costs
-// what that type's records do, not the whole run's.
+// slot and steps over the others by their masks and varint
+// terminators, without summing their deltas (runReader): a field search
+// of one type costs what that type's records do, not the whole run's.
 //
 // A run ends with its block table: the byte offsets (uint16, from the
 // run's start) of its records spillBlock, 2·spillBlock, …, so that a
@@ -46,7 +49,18 @@ import (
 // type then touches the bytes around its records, not the whole run.
 
 // maxRecordSize bounds the encoding of one record.
-const maxRecordSize = 8 * binary.MaxVarintLen64
+const maxRecordSize = 1 + nFields*binary.MaxVarintLen64
+
+// nFields is the number of fields of a record.
+const nFields = 8
+
+// recordFields are the fields of an event that its record holds, in the
+// record's order.
+type recordFields [nFields]int64
+
+func fieldsOf(e *trace.Event) recordFields {
+	return recordFields{int64(e.Type), int64(e.Seq), int64(e.Capture), int64(e.CPU), int64(e.Stack), int64(e.Labels), e.Payload.Off, int64(e.Payload.Len)}
+}
 
 // spillBlock is how many records one entry of a run's block table
 // stands for: a reader steps over at most spillBlock-1 records to reach
@@ -96,20 +110,28 @@ const (
 	maxBuffered = 4 << 20
 )
 
-// appendRecord appends e's record; b must have room for maxRecordSize
-// more bytes.
+// appendRecord appends e's record based on prev; b must have room for
+// maxRecordSize more bytes. It defines the encoding that the writer's
+// runWriter.appendRecord writes out in place (TestRunWriterRecords).
 func appendRecord(b []byte, prev, e *trace.Event) []byte {
+	p, f := fieldsOf(prev), fieldsOf(e)
+	return appendDeltas(b, &p, &f)
+}
+
+// appendDeltas appends the record of fields f based on base; b must have
+// room for maxRecordSize more bytes.
+func appendDeltas(b []byte, base, f *recordFields) []byte {
 	n := len(b)
 	b = b[:n+maxRecordSize]
-	n = putVarint(b, n, int64(e.Type)-int64(prev.Type))
-	n = putVarint(b, n, int64(e.Seq)-int64(prev.Seq))
-	n = putVarint(b, n, int64(e.Capture)-int64(prev.Capture))
-	n = putVarint(b, n, int64(e.CPU)-int64(prev.CPU))
-	n = putVarint(b, n, int64(e.Stack)-int64(prev.Stack))
-	n = putVarint(b, n, int64(e.Labels)-int64(prev.Labels))
-	n = putVarint(b, n, e.Payload.Off-prev.Payload.Off)
-	n = putVarint(b, n, int64(e.Payload.Len)-int64(prev.Payload.Len))
-	return b[:n]
+	i, m := n+1, byte(0)
+	for k := range f {
+		if d := f[k] - base[k]; d != 0 {
+			m |= 1 << k
+			i = putVarint(b, i, d)
+		}
+	}
+	b[n] = m
+	return b[:i]
 }
 
 // putVarint writes v as binary.AppendVarint would, at b[i:], and returns
@@ -144,51 +166,62 @@ func decodeRun(dst []trace.Event, b []byte, n int, codes func(int) uint16) ([]tr
 }
 
 // skipRecords returns the index after the n records at b[i:] without
-// decoding them: after their 8n-th varint terminator (a byte below 0x80),
-// counted eight bytes at a time.
+// decoding them: past each record's mask and as many varint terminators
+// (bytes below 0x80) as the mask has bits; len(b)+1 when b ends first.
 func skipRecords(b []byte, i, n int) int {
-	need := 8 * n
-	if need == 0 {
-		return i
-	}
-	for i+8 <= len(b) {
-		m := ^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
-		if c := bits.OnesCount64(m); c < need {
-			need -= c
-			i += 8
-			continue
+	for ; n > 0; n-- {
+		if i >= len(b) {
+			return len(b) + 1 // damaged: decodeRecord will say so
 		}
-		for ; need > 1; need-- {
-			m &= m - 1
+		need := bits.OnesCount8(b[i])
+		i++
+		for need > 0 && i+8 <= len(b) {
+			m := ^binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
+			if c := bits.OnesCount64(m); c < need {
+				need -= c
+				i += 8
+				continue
+			}
+			for ; need > 1; need-- {
+				m &= m - 1
+			}
+			i += bits.TrailingZeros64(m)/8 + 1
+			need = 0
 		}
-		return i + bits.TrailingZeros64(m)/8 + 1
-	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x80 {
-			if need--; need == 0 {
-				return i + 1
+		for ; need > 0; i++ {
+			if i >= len(b) {
+				return len(b) + 1
+			}
+			if b[i] < 0x80 {
+				need--
 			}
 		}
 	}
-	return len(b) + 1 // damaged: decodeRecord will say so
+	return i
 }
 
 // decodeRecord adds the deltas of the record at b[i:] to *e and returns
 // the index after it.
 func decodeRecord(e *trace.Event, b []byte, i int) (int, error) {
-	var d [8]int64
-	for k := range d {
+	if i >= len(b) {
+		return i, errDamagedRecord
+	}
+	var d recordFields
+	m := b[i]
+	i++
+	for ; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros8(m)
 		if i < len(b) && b[i] < 0x80 {
 			c := int64(b[i])
 			d[k] = c>>1 ^ -(c & 1)
 			i++
 			continue
 		}
-		v, m := binary.Varint(b[min(i, len(b)):])
-		if m <= 0 {
-			return i, fmt.Errorf("render: internal error: damaged record in the spill file")
+		v, w := binary.Varint(b[min(i, len(b)):])
+		if w <= 0 {
+			return i, errDamagedRecord
 		}
-		d[k], i = v, i+m
+		d[k], i = v, i+w
 	}
 	e.Type = trace.TypeID(int64(e.Type) + d[0])
 	e.Seq = uint32(int64(e.Seq) + d[1])
@@ -201,6 +234,8 @@ func decodeRecord(e *trace.Event, b []byte, i int) (int, error) {
 	return i, nil
 }
 
+var errDamagedRecord = errors.New("render: internal error: damaged record in the spill file")
+
 // run is a stretch of consecutive records of one track in the spill file.
 type run struct {
 	first int   // index in the track of the run's first record
@@ -210,17 +245,68 @@ type run struct {
 
 // spillTrack is one track's part of the spill file.
 type spillTrack struct {
-	runs []run
-	buf  []byte     // records not yet written
-	k    int        // records in buf
-	w    *runWriter // the writer's state (nil once the file is complete)
-	n    int        // records written
+	runs    []run
+	buf     []byte     // records not yet written
+	k       int        // records in buf
+	w       *runWriter // the writer's state (nil once the file is complete)
+	n       int        // records written
+	counted int        // bytes of buf counted in spill.buffered
+	// pending are the runs ended but not yet placed in the file (their
+	// offsets in runs not set yet): the last len(pending) runs.
+	pending [][]byte
 }
 
 // runWriter is what the writer keeps of the run a track is filling.
 type runWriter struct {
-	slots  slotRecords                     // the bases of its records
+	// the last record of each type slot, its code and whether the slot
+	// has one in this run (bit s of set)
+	fields [nSlots]recordFields
+	code   [nSlots]uint16
+	set    uint64
 	blocks [runRecords / spillBlock]uint16 // its block table, as far as it goes
+}
+
+// appendRecord appends the record of e, of type code, based on its
+// slot's last record, and makes it that; b must have room for
+// maxRecordSize more bytes. It is appendDeltas written out, in place
+// (the copies of the fields cost as much as the encoding).
+func (w *runWriter) appendRecord(b []byte, code uint16, e *trace.Event) []byte {
+	s := code % nSlots
+	p := &w.fields[s]
+	if w.set>>s&1 == 0 || w.code[s] != code {
+		*p = recordFields{}
+		w.code[s] = code
+		w.set |= 1 << s
+	}
+	n := len(b)
+	b = b[:n+maxRecordSize]
+	i, m := n+1, byte(0)
+	if v := int64(e.Type); v != p[0] {
+		m, i, p[0] = m|1<<0, putVarint(b, i, v-p[0]), v
+	}
+	if v := int64(e.Seq); v != p[1] {
+		m, i, p[1] = m|1<<1, putVarint(b, i, v-p[1]), v
+	}
+	if v := int64(e.Capture); v != p[2] {
+		m, i, p[2] = m|1<<2, putVarint(b, i, v-p[2]), v
+	}
+	if v := int64(e.CPU); v != p[3] {
+		m, i, p[3] = m|1<<3, putVarint(b, i, v-p[3]), v
+	}
+	if v := int64(e.Stack); v != p[4] {
+		m, i, p[4] = m|1<<4, putVarint(b, i, v-p[4]), v
+	}
+	if v := int64(e.Labels); v != p[5] {
+		m, i, p[5] = m|1<<5, putVarint(b, i, v-p[5]), v
+	}
+	if v := e.Payload.Off; v != p[6] {
+		m, i, p[6] = m|1<<6, putVarint(b, i, v-p[6]), v
+	}
+	if v := int64(e.Payload.Len); v != p[7] {
+		m, i, p[7] = m|1<<7, putVarint(b, i, v-p[7]), v
+	}
+	b[n] = m
+	return b[:i]
 }
 
 // nSlots is the number of type slots of a run (see the file comment).
@@ -278,9 +364,18 @@ type spill struct {
 	readers  readers
 	checked  chan struct{}
 	checkErr error
-	off      int64 // bytes written or queued
-	buffered int   // bytes in the tracks' buffers
-	jobs     chan []byte
+	// Tracks are spilled on several goroutines at once (build.go), each
+	// track by one at a time: there a run that ends waits in its track
+	// (end) until the indexing goroutine places it in the file after the
+	// batch (place), in the order of the batch's tracks, so that the file
+	// is the same whatever the goroutines' timing, and hands them to the
+	// writer a batch at a time (ship), which wakes it once per batch
+	// rather than once per run. The bytes buffered over all tracks are
+	// counted by track (account).
+	off      int64        // bytes written or queued
+	buffered atomic.Int64 // bytes in the tracks' buffers, as last counted
+	out      [][]byte     // runs placed, not yet shipped
+	jobs     chan [][]byte
 	free     chan []byte // full-size buffers the writer is done with
 	done     chan error
 	// written is how many bytes the writer has written (or failed to),
@@ -338,7 +433,7 @@ func (r *readers) close() {
 	}
 }
 
-// spillQueue is how many runs may wait for the writer.
+// spillQueue is how many shipments of runs may wait for the writer.
 const spillQueue = 16
 
 func newSpill(dir string) (*spill, error) {
@@ -349,40 +444,45 @@ func newSpill(dir string) (*spill, error) {
 	// The file lives until Close; removing the name now means a crash
 	// leaves nothing behind on systems that allow it.
 	os.Remove(f.Name())
-	s := &spill{f: f, jobs: make(chan []byte, spillQueue), free: make(chan []byte, spillQueue+2), done: make(chan error, 1)}
+	s := &spill{f: f, jobs: make(chan [][]byte, spillQueue), free: make(chan []byte, 2*spillQueue), done: make(chan error, 1)}
 	s.wcond.L = &s.wmu
 	go s.write(s.jobs)
 	return s, nil
 }
 
-func (s *spill) write(jobs <-chan []byte) {
+func (s *spill) write(jobs <-chan [][]byte) {
 	var err error
-	for b := range jobs {
-		if err == nil {
-			if _, werr := s.f.Write(b); werr != nil {
-				err = fmt.Errorf("render: writing the index spill file: %w", werr)
+	for bs := range jobs {
+		n := 0
+		for _, b := range bs {
+			if err == nil {
+				if _, werr := s.f.Write(b); werr != nil {
+					err = fmt.Errorf("render: writing the index spill file: %w", werr)
+				}
+			}
+			n += len(b)
+			if cap(b) == runBuffer {
+				select {
+				case s.free <- b[:0]:
+				default:
+				}
 			}
 		}
 		s.wmu.Lock()
-		s.written += int64(len(b))
+		s.written += int64(n)
 		s.wcond.Broadcast()
 		s.wmu.Unlock()
-		if cap(b) == runBuffer {
-			select {
-			case s.free <- b[:0]:
-			default:
-			}
-		}
 	}
 	s.done <- err
 }
 
-// add buffers e's record for track st; all reports whether the caller must
-// flush every track's buffer.
-func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
+// add buffers e's record for track st. Once the records buffered over
+// all tracks, as account counts them, pass maxBuffered, the caller
+// flushes every track.
+func (s *spill) add(st *spillTrack, e *trace.Event) {
 	if len(st.buf)+maxRecordSize+blockTableSize(st.k+1) > cap(st.buf) {
 		if cap(st.buf) == runBuffer {
-			s.flush(st) // leaves an empty full-size buffer
+			s.end(st) // leaves an empty full-size buffer
 		} else {
 			st.buf = s.grow(st.buf)
 		}
@@ -394,17 +494,19 @@ func (s *spill) add(st *spillTrack, e *trace.Event) (all bool) {
 	if st.k > 0 && st.k%spillBlock == 0 {
 		st.w.blocks[st.k/spillBlock-1] = uint16(n) // n < runBuffer
 	}
-	code := typeCode(e.Type)
-	base := st.w.slots.base(code)
-	st.buf = appendRecord(st.buf, &base, e)
-	st.w.slots.put(code, e)
+	st.buf = st.w.appendRecord(st.buf, typeCode(e.Type), e)
 	st.k++
-	s.buffered += len(st.buf) - n
 	if st.k == runRecords {
-		s.flush(st)
-		return false
+		s.end(st)
 	}
-	return s.buffered >= maxBuffered
+}
+
+// account counts st's buffered bytes in s.buffered.
+func (s *spill) account(st *spillTrack) {
+	if d := len(st.buf) - st.counted; d != 0 {
+		s.buffered.Add(int64(d))
+		st.counted = len(st.buf)
+	}
 }
 
 // grow returns b with room for more records: small buffers double, so a
@@ -428,25 +530,56 @@ func (s *spill) full() []byte {
 	}
 }
 
-// flush queues the track's buffered records as one run.
+// flush places the track's buffered records as one run, after its runs
+// that wait to be placed; ship hands them to the writer.
 func (s *spill) flush(st *spillTrack) {
+	s.end(st)
+	s.place(st)
+}
+
+// end ends the track's run: its buffered records wait in st.pending for
+// place.
+func (s *spill) end(st *spillTrack) {
 	if st.k == 0 {
 		return
 	}
-	s.buffered -= len(st.buf)
+	if st.counted != 0 {
+		s.buffered.Add(-int64(st.counted))
+		st.counted = 0
+	}
 	for _, off := range st.w.blocks[:(st.k-1)/spillBlock] { // add kept room for them
 		st.buf = binary.LittleEndian.AppendUint16(st.buf, off)
 	}
-	st.runs = append(st.runs, run{first: st.n, off: s.off, size: int32(len(st.buf))})
+	st.runs = append(st.runs, run{first: st.n, off: -1, size: int32(len(st.buf))})
+	st.pending = append(st.pending, st.buf)
 	st.n += st.k
 	st.k = 0
-	st.w.slots.set = 0
-	s.off += int64(len(st.buf))
+	st.w.set = 0
 	full := cap(st.buf) == runBuffer
-	s.jobs <- st.buf
 	st.buf = nil
 	if full {
 		st.buf = s.full() // the track fills runs: give it a full-size buffer at once
+	}
+}
+
+// place gives the track's ended runs their places in the file, in
+// s.out for ship.
+func (s *spill) place(st *spillTrack) {
+	runs := st.runs[len(st.runs)-len(st.pending):]
+	for i, b := range st.pending {
+		runs[i].off = s.off
+		s.off += int64(len(b))
+		s.out = append(s.out, b)
+		st.pending[i] = nil
+	}
+	st.pending = st.pending[:0]
+}
+
+// ship hands the runs placed to the writer.
+func (s *spill) ship() {
+	if len(s.out) > 0 {
+		s.jobs <- s.out
+		s.out = nil
 	}
 }
 
@@ -458,6 +591,7 @@ func (s *spill) finish(tracks []*spillTrack) error {
 		st.buf, st.w = nil, nil
 		st.runs = slices.Clip(st.runs)
 	}
+	s.ship()
 	if err := s.stop(); err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 // exactly the track's first ones, stacked stays empty and the k-th stacked
 // event is the k-th event (stackedAt).
 
-func (x *Index) addStacked(t *track, e *entry) {
+func (t *track) addStacked(stack trace.StackID) {
 	i := int32(t.times.len()) // the index the event is about to get
 	if k := t.stackedID.len(); t.stacked.len() > 0 || int(i) != k {
 		if t.stacked.len() == 0 { // the dense run ends: list it
@@ -28,10 +28,14 @@ func (x *Index) addStacked(t *track, e *entry) {
 		}
 		t.stacked.push(i)
 	}
-	t.stackedID.push(e.stack)
+	t.stackedID.push(stack)
+}
+
+// countStacked counts an event of type typ that carries a stack.
+func (x *Index) countStacked(typ trace.TypeID) {
 	k := 0
-	if e.typ >= 0 && e.typ < typeEscape {
-		k = int(e.typ) + 1
+	if typ >= 0 && typ < typeEscape {
+		k = int(typ) + 1
 	}
 	for k >= len(x.stackTypes) {
 		x.stackTypes = append(x.stackTypes, 0)

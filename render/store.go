@@ -49,6 +49,9 @@ type store struct {
 	wins     [][]byte // the mapping of window i; nil until used
 	err      error    // the first error: Build fails with it
 	heapOnly bool     // no mmap here: everything stays on the heap
+	// reuse says that nothing but the column that sealed an array holds
+	// its heap copy (no Live snapshots), so the column may fill it again.
+	reuse bool
 }
 
 func newStore(dir string) *store { return &store{dir: dir} }
