@@ -36,7 +36,7 @@ import (
 const (
 	MaxLen       = 1 << 10 // bytes of a query
 	MaxTerms     = 64      // terms of a query (each value of an "in" list counts)
-	MaxDepth     = 16      // nesting of parentheses and "not"
+	MaxDepth     = 16      // nesting of parentheses (an "in" list's too) and "not"
 	MaxPredicate = MaxLen  // bytes of one predicate given to ParsePredicate
 )
 
@@ -405,6 +405,12 @@ func (p *parser) in(field string) (render.Expr, error) {
 	if !p.symbol("(") {
 		return render.Expr{}, fmt.Errorf("%s in: a '(' must follow", field)
 	}
+	// The list nests as a parenthesized "or" of its values does, which is
+	// how Format writes it.
+	if p.depth++; p.depth > MaxDepth {
+		return render.Expr{}, fmt.Errorf("a query nested deeper than %d levels", MaxDepth)
+	}
+	defer func() { p.depth-- }()
 	var args []render.Expr
 	for {
 		if len(args) > 0 {
@@ -432,14 +438,18 @@ func (p *parser) in(field string) (render.Expr, error) {
 
 // Format writes e as a query that [ParseExpr] reads back to e; ok is
 // false when e holds what the grammar cannot write (a type-name term
-// that is not plain words, a field name that is not one word).
+// that is not plain words, a field name that is not one word). It writes
+// parentheses only where the grammar needs them (a list inside "and" or
+// inside a list of its own kind, a list after "not"), so the text nests
+// no deeper than any query that parses to e.
 func Format(e render.Expr) (s string, ok bool) {
 	var sb strings.Builder
-	ok = format(&sb, e)
+	ok = format(&sb, e, false)
 	return sb.String(), ok
 }
 
-func format(sb *strings.Builder, e render.Expr) bool {
+// format writes e, in parentheses when wrap is set and e is a list.
+func format(sb *strings.Builder, e render.Expr, wrap bool) bool {
 	switch e.Kind {
 	case render.ExprAll:
 		return false
@@ -451,23 +461,30 @@ func format(sb *strings.Builder, e render.Expr) bool {
 		if e.Kind == render.ExprOr {
 			sep = " or "
 		}
-		sb.WriteByte('(')
+		if wrap {
+			sb.WriteByte('(')
+		}
 		for i, a := range e.Args {
 			if i > 0 {
 				sb.WriteString(sep)
 			}
-			if !format(sb, a) {
+			// "and" binds tighter than "or": only an "and" inside an "or"
+			// goes without parentheses.
+			inner := a.Kind == e.Kind || e.Kind == render.ExprAnd
+			if !format(sb, a, inner) {
 				return false
 			}
 		}
-		sb.WriteByte(')')
+		if wrap {
+			sb.WriteByte(')')
+		}
 		return true
 	case render.ExprNot:
 		if len(e.Args) != 1 {
 			return false
 		}
 		sb.WriteString("not ")
-		return format(sb, e.Args[0])
+		return format(sb, e.Args[0], true)
 	case render.ExprText:
 		sb.WriteString(strconv.Quote(e.Text))
 		return true
