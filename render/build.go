@@ -40,9 +40,8 @@ const groupMin = 512
 // indexers is the indexing goroutine's state and its helpers.
 type indexers struct {
 	x         *Index
-	all       []*track   // the tracks with events, in order of appearance
-	last      trace.Time // the time of the previous event
-	nextCheck int64      // x.events at which to check ctx and the store and report progress
+	all       []*track // the tracks with events, in order of appearance
+	nextCheck int64    // x.events at which to check ctx and the store and report progress
 	// The batch being indexed, b: tracks[k] has the events
 	// b.evs[start[k]:start[k+1]], in reading order; take lists the
 	// groups, largest first, and next is the next entry of take to
@@ -60,7 +59,7 @@ type indexers struct {
 }
 
 func newIndexers(x *Index) *indexers {
-	ix := &indexers{x: x, last: -1 << 63, nextCheck: ProgressEvery, helpers: runtime.GOMAXPROCS(0) - 1}
+	ix := &indexers{x: x, nextCheck: ProgressEvery, helpers: runtime.GOMAXPROCS(0) - 1}
 	if ix.helpers > 0 {
 		// Buffered: handing out a batch's tokens never waits for a
 		// helper still on its way back from the last batch (a token it
@@ -182,7 +181,7 @@ func (ix *indexers) groupBatch(b *batch) error {
 	if x.events == 0 {
 		x.first = b.first
 	}
-	ix.last, x.last = b.last, b.last
+	x.last = b.last
 	return nil
 }
 

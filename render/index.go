@@ -568,7 +568,11 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 					return fmt.Errorf("render: reading event %d: %w", x.events, err)
 				}
 				x.readErr = err
-				x.addMarker(Marker{Kind: MarkerTruncated, Time: ix.last, Track: trace.NoTrack, Off: fe.Off})
+				at := trace.Time(-1 << 63) // before any event: none was read
+				if x.events > 0 {
+					at = x.last
+				}
+				x.addMarker(Marker{Kind: MarkerTruncated, Time: at, Track: trace.NoTrack, Off: fe.Off})
 			}
 			break
 		}
