@@ -58,10 +58,6 @@ const nFields = 8
 // record's order.
 type recordFields [nFields]int64
 
-func fieldsOf(e *trace.Event) recordFields {
-	return recordFields{int64(e.Type), int64(e.Seq), int64(e.Capture), int64(e.CPU), int64(e.Stack), int64(e.Labels), e.Payload.Off, int64(e.Payload.Len)}
-}
-
 // spillBlock is how many records one entry of a run's block table
 // stands for: a reader steps over at most spillBlock-1 records to reach
 // one, and the table costs 2/spillBlock bytes per record.
@@ -109,30 +105,6 @@ const (
 	// buffer is written out (runs then hold fewer records).
 	maxBuffered = 4 << 20
 )
-
-// appendRecord appends e's record based on prev; b must have room for
-// maxRecordSize more bytes. It defines the encoding that the writer's
-// runWriter.appendRecord writes out in place (TestRunWriterRecords).
-func appendRecord(b []byte, prev, e *trace.Event) []byte {
-	p, f := fieldsOf(prev), fieldsOf(e)
-	return appendDeltas(b, &p, &f)
-}
-
-// appendDeltas appends the record of fields f based on base; b must have
-// room for maxRecordSize more bytes.
-func appendDeltas(b []byte, base, f *recordFields) []byte {
-	n := len(b)
-	b = b[:n+maxRecordSize]
-	i, m := n+1, byte(0)
-	for k := range f {
-		if d := f[k] - base[k]; d != 0 {
-			m |= 1 << k
-			i = putVarint(b, i, d)
-		}
-	}
-	b[n] = m
-	return b[:i]
-}
 
 // putVarint writes v as binary.AppendVarint would, at b[i:], and returns
 // the index after it.
@@ -268,7 +240,7 @@ type runWriter struct {
 
 // appendRecord appends the record of e, of type code, based on its
 // slot's last record, and makes it that; b must have room for
-// maxRecordSize more bytes. It is appendDeltas written out, in place
+// maxRecordSize more bytes. It is spill_test.go's appendRecord written out, in place
 // (the copies of the fields cost as much as the encoding).
 func (w *runWriter) appendRecord(b []byte, code uint16, e *trace.Event) []byte {
 	s := code % nSlots

@@ -112,3 +112,31 @@ func TestRunWriterRecords(t *testing.T) {
 		sr.put(code, &e)
 	}
 }
+
+// appendRecord appends e's record based on prev; b must have room for
+// maxRecordSize more bytes. It is the encoding written plainly, the reference
+// that runWriter.appendRecord writes out in place (TestRunWriterRecords).
+func appendRecord(b []byte, prev, e *trace.Event) []byte {
+	p, f := fieldsOf(prev), fieldsOf(e)
+	return appendDeltas(b, &p, &f)
+}
+
+// appendDeltas appends the record of fields f based on base; b must have
+// room for maxRecordSize more bytes.
+func appendDeltas(b []byte, base, f *recordFields) []byte {
+	n := len(b)
+	b = b[:n+maxRecordSize]
+	i, m := n+1, byte(0)
+	for k := range f {
+		if d := f[k] - base[k]; d != 0 {
+			m |= 1 << k
+			i = putVarint(b, i, d)
+		}
+	}
+	b[n] = m
+	return b[:i]
+}
+
+func fieldsOf(e *trace.Event) recordFields {
+	return recordFields{int64(e.Type), int64(e.Seq), int64(e.Capture), int64(e.CPU), int64(e.Stack), int64(e.Labels), e.Payload.Off, int64(e.Payload.Len)}
+}
