@@ -31,7 +31,8 @@ func TestBenchGenerate(t *testing.T) {
 		t.Errorf("load figures missing: %+v", rep)
 	}
 	for _, l := range rep.Levels {
-		if l.Queries != benchQueries || l.Items <= 0 || l.P99MS < l.P50MS || l.MaxMS < l.P99MS || l.ResNS <= 0 {
+		if l.Queries != benchQueries || l.Items <= 0 || l.P99MS < l.P50MS || l.MaxMS < l.P99MS || l.ResNS <= 0 ||
+			l.AgainP50MS <= 0 || l.AgainP99MS < l.AgainP50MS || l.AgainMaxMS < l.AgainP99MS {
 			t.Errorf("level %+v", l)
 		}
 	}
