@@ -108,15 +108,15 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 // return for e to fields and label; once they have room, only strings
 // and nested lists are allocated, from chunks shared by many events.
 // label's spare capacity serves as scratch: bytes past the returned
-// label may change.
+// label may change. Call it on the goroutine that reads events (it reads
+// the region's blocks, which reading replaces); AppendPayloadDetails is
+// the one for other goroutines.
 func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
 	payload, err := r.payload(e)
 	if err != nil {
 		return fields, label, err
 	}
-	a := r.arenas.get()
-	fields, label = r.appendDetails(r.types, fields, label, e.Type, payload, a)
-	r.arenas.put(a)
+	fields, label = r.appendDetails(r.types, fields, label, e.Type, payload, &r.own)
 	return fields, label, nil
 }
 

@@ -168,7 +168,10 @@ type Reader struct {
 	// here rather than from the file; heldAt says where each block lies.
 	held   []byte
 	heldAt []heldBlock
-	arenas arenas // for decoding payloads (arena.go)
+	arenas arenas // for decoding payloads on any goroutine (arena.go)
+	// own is the arena of AppendDetails, which runs on the goroutine
+	// that reads events: no pool round trip per event
+	own arena
 	// infos is r.types as of the last event type added: what
 	// AppendPayloadDetails reads while reading goes on.
 	infos atomic.Pointer[[]typeInfo]
