@@ -130,44 +130,48 @@ func (a *arena) utf16z(b []byte) (string, int) {
 }
 
 // asciizGo is asciiz in Go. While the text is ASCII it takes eight code
-// units at a time. In a word of four units, ((x-ones)|x)&nonASCII has
-// bits in exactly the units that are NUL or not ASCII, up to the first
-// such unit (a borrow starts only at a NUL), so its lowest bit is in the
-// first; the four low bytes of an ASCII word, gathered by two shifts, are
-// the UTF-8 text.
+// units at a time, then four. In a word of four units,
+// ((x-ones)|x)&nonASCII has bits in exactly the units that are NUL or
+// not ASCII, up to the first such unit (a borrow starts only at a NUL),
+// so its lowest bit is in the first; the four low bytes of an ASCII
+// word, gathered by two shifts, are the UTF-8 text. When fewer than four
+// units are left, the last four of src are taken: the units before the
+// new ones are text, so they add no bits.
 func asciizGo(dst, src []byte) (n, end int) {
-	if len(dst) < len(src)/2 {
+	units := len(src) / 2
+	if len(dst) < units {
 		return 0, -1
 	}
 	k := packASCII8(dst, src)
-	s, d := src[2*k:], dst[k:] // d is dst after the text so far: len(d) ≥ len(s)/2
-	for len(s) >= 8 && len(d) >= 4 {
-		x := le.Uint64(s)
-		le.PutUint32(d, packASCII(x))
+	for k < units {
+		if units < 4 { // a unit at a time
+			lo, hi := src[2*k], src[2*k+1]
+			if lo == 0 && hi == 0 {
+				return k, 2*k + 2
+			}
+			if hi != 0 || lo >= 0x80 {
+				return 0, -1
+			}
+			dst[k] = lo
+			k++
+			continue
+		}
+		j := min(k, units-4) // the word's first unit
+		x := le.Uint64(src[2*j : 2*j+8])
+		le.PutUint32(dst[j:j+4], packASCII(x))
 		stop := ((x - ones) | x) & nonASCII
 		if stop == 0 {
-			s, d = s[8:], d[4:]
+			k = j + 4
 			continue
 		}
 		z := bits.TrailingZeros64(stop) &^ 15 // the first stop unit's first bit
 		if uint16(x>>z) != 0 {
 			return 0, -1 // not ASCII
 		}
-		n := len(dst) - len(d) + z>>4
-		return n, len(src) - len(s) + z>>3 + 2
+		k = j + z>>4
+		return k, 2*k + 2
 	}
-	for len(s) >= 2 && len(d) >= 1 {
-		lo, hi := s[0], s[1]
-		if lo == 0 && hi == 0 {
-			return len(dst) - len(d), len(src) - len(s) + 2
-		}
-		if hi != 0 || lo >= 0x80 {
-			return 0, -1
-		}
-		d[0] = lo
-		s, d = s[2:], d[1:]
-	}
-	return len(dst) - len(d), len(src)
+	return units, len(src)
 }
 
 // packASCII8 writes the leading ASCII code units of UTF-16LE src to dst
