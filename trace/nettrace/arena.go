@@ -23,6 +23,11 @@ type arena struct {
 	// bits remembers the text of recent bit-map values (method flags
 	// repeat from event to event), by a hash of the value
 	bits [16]mapText
+	// last is the string each step of a flat plan decoded last, by the
+	// step's index, while it is in the current chunk: a string equal to
+	// it (a method's namespace, often its signature) is handed out again
+	// rather than stored again.
+	last [maxFlatFields]string
 }
 
 // mapText is the text of value v of bit map m, when ok.
@@ -57,11 +62,18 @@ func (a *arena) reserve(n int) []byte {
 		return make([]byte, n)
 	}
 	if cap(a.b)-len(a.b) < n {
-		a.b = make([]byte, 0, arenaBytes)
+		a.newChunk()
 	}
 	k := len(a.b)
 	a.b = a.b[:k+n]
 	return a.b[k : k+n : k+n]
+}
+
+// newChunk starts a new chunk of bytes, forgetting the strings of the
+// old one (so that they keep no old chunk alive).
+func (a *arena) newChunk() {
+	a.b = make([]byte, 0, arenaBytes)
+	clear(a.last[:])
 }
 
 // string returns b, written by the caller into what reserve returned, as
@@ -113,20 +125,33 @@ func (a *arena) list(n int) []trace.Field {
 // arena, and returns it with the bytes it took, terminator included.
 // ASCII text, the common case, is copied by asciiz.
 func (a *arena) utf16z(b []byte) (string, int) {
+	var last string
+	return a.utf16zLast(b, &last)
+}
+
+// utf16zLast is utf16z given the string the same field decoded last (or
+// ""), which it returns again when the text is the same and otherwise
+// sets to the new string.
+func (a *arena) utf16zLast(b []byte, last *string) (string, int) {
 	maxOut := len(b) / 2
 	if maxOut > arenaBytes/4 {
 		return a.utf16zSlow(b)
 	}
 	if cap(a.b)-len(a.b) < maxOut {
-		a.b = make([]byte, 0, arenaBytes)
+		a.newChunk()
 	}
 	dst := a.b[len(a.b) : len(a.b)+maxOut]
 	n, end := asciiz(dst, b)
 	if end < 0 {
 		return a.utf16zSlow(b)
 	}
+	text := dst[:n:n]
+	if len(*last) == n && *last == string(text) { // a comparison: no conversion
+		return *last, end // text stays in the chunk's free room
+	}
 	a.b = a.b[:len(a.b)+n]
-	return a.string(dst[:n:n]), end
+	*last = a.string(text)
+	return *last, end
 }
 
 // asciizGo is asciiz in Go. While the text is ASCII it takes eight code

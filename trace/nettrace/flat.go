@@ -125,7 +125,7 @@ func appendFlat(plan []flatStep, dst []trace.Field, label []byte, name string, p
 		case TypeDouble:
 			l.float(st, v, math.Float64frombits(p.u64()))
 		case TypeUTF16String:
-			s, n := a.utf16z(p.b[p.off:]) // p.utf16zTolerant()
+			s, n := a.utf16zLast(p.b[p.off:], &a.last[i]) // p.utf16zTolerant()
 			p.off += n
 			v.SetString(s)
 			l.string(st, s)
