@@ -112,9 +112,18 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 // the region's blocks, which reading replaces); AppendPayloadDetails is
 // the one for other goroutines.
 func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
-	payload, err := r.payload(e)
-	if err != nil {
-		return fields, label, err
+	var payload []byte
+	if i := r.heldLast; e.Payload.Len > 0 && i < len(r.heldAt) {
+		payload, _ = r.heldIn(i, e.Payload) // where the last one was, without a search
+	}
+	if payload == nil && e.Payload.Len > 0 {
+		var ok bool
+		if payload, r.heldLast, ok = r.heldPayloadAt(e.Payload); !ok {
+			var err error
+			if payload, err = r.Payload(e); err != nil {
+				return fields, label, err
+			}
+		}
 	}
 	fields, label = r.appendDetails(r.types, fields, label, e.Type, payload, &r.own)
 	return fields, label, nil
