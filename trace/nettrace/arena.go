@@ -154,22 +154,53 @@ func (a *arena) utf16zLast(b []byte, last *string) (string, int) {
 	return *last, end
 }
 
-// asciizGo is asciiz in Go. While the text is ASCII it takes eight code
-// units at a time, then four. In a word of four units,
-// ((x-ones)|x)&nonASCII has bits in exactly the units that are NUL or
-// not ASCII, up to the first such unit (a borrow starts only at a NUL),
-// so its lowest bit is in the first; the four low bytes of an ASCII
-// word, gathered by two shifts, are the UTF-8 text. When fewer than four
-// units are left, the last four of src are taken: the units before the
-// new ones are text, so they add no bits.
+// asciizGo is asciiz in Go. It takes eight code units at a time, as two
+// words of four. In a word of four units, ((x-ones)|x)&nonASCII has bits
+// in exactly the units that are NUL or not ASCII, up to the first such
+// unit (a borrow starts only at a NUL), so its lowest bit is in the
+// first; the four low bytes of an ASCII word, gathered by two shifts,
+// are the UTF-8 text. When fewer than eight units are left, the last
+// eight of src are taken: the units before the new ones are text, so
+// they add no bits.
 func asciizGo(dst, src []byte) (n, end int) {
 	units := len(src) / 2
 	if len(dst) < units {
 		return 0, -1
 	}
-	k := packASCII8(dst, src)
-	for k < units {
-		if units < 4 { // a unit at a time
+	if units < 8 {
+		return asciizShort(dst, src, units)
+	}
+	for k := 0; ; k += 8 {
+		k = min(k, units-8)
+		s := src[2*k : 2*k+16]
+		x, y := le.Uint64(s), le.Uint64(s[8:])
+		le.PutUint64(dst[k:k+8], uint64(packASCII(x))|uint64(packASCII(y))<<32)
+		sx, sy := ((x-ones)|x)&nonASCII, ((y-ones)|y)&nonASCII
+		if sx|sy == 0 {
+			if k+8 == units {
+				return units, len(src)
+			}
+			continue
+		}
+		w, z := x, bits.TrailingZeros64(sx)&^15 // the first stop unit's first bit
+		if sx == 0 {
+			w, z = y, bits.TrailingZeros64(sy)&^15
+			k += 4
+		}
+		if uint16(w>>z) != 0 {
+			return 0, -1 // not ASCII
+		}
+		k += z >> 4
+		return k, 2*k + 2
+	}
+}
+
+// asciizShort is asciizGo for src of fewer than eight units: a word of
+// four at a time (the last four overlapping), or a unit at a time when
+// there are fewer.
+func asciizShort(dst, src []byte, units int) (n, end int) {
+	for k := 0; k < units; {
+		if units < 4 {
 			lo, hi := src[2*k], src[2*k+1]
 			if lo == 0 && hi == 0 {
 				return k, 2*k + 2
@@ -189,31 +220,14 @@ func asciizGo(dst, src []byte) (n, end int) {
 			k = j + 4
 			continue
 		}
-		z := bits.TrailingZeros64(stop) &^ 15 // the first stop unit's first bit
+		z := bits.TrailingZeros64(stop) &^ 15
 		if uint16(x>>z) != 0 {
-			return 0, -1 // not ASCII
+			return 0, -1
 		}
 		k = j + z>>4
 		return k, 2*k + 2
 	}
 	return units, len(src)
-}
-
-// packASCII8 writes the leading ASCII code units of UTF-16LE src to dst
-// eight at a time, up to the eight that hold a NUL or a unit not ASCII,
-// and returns how many it wrote. (A function of its own: in asciizGo the
-// loop's values did not fit in registers.)
-func packASCII8(dst, src []byte) int {
-	n := 0
-	for ; n+8 <= len(dst) && 2*n+16 <= len(src); n += 8 {
-		s := src[2*n : 2*n+16]
-		x, y := le.Uint64(s), le.Uint64(s[8:])
-		if ((x-ones)|x|(y-ones)|y)&nonASCII != 0 {
-			break
-		}
-		le.PutUint64(dst[n:n+8], uint64(packASCII(x))|uint64(packASCII(y))<<32)
-	}
-	return n
 }
 
 // Masks over the four UTF-16 code units of a word.
