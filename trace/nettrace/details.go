@@ -15,7 +15,10 @@ import (
 // decodes and labels a payload in one pass by a plan made when the type
 // is defined (flat.go); others walk their schema (payload.go) and then
 // label the fields. ASCII UTF-16 text is copied sixteen code units at a
-// time (asciiz).
+// time (asciiz); a flat plan's string equal to the one the same field
+// decoded last is handed out again rather than stored again (arena.last).
+// AppendDetails, which runs on the reading goroutine, decodes into the
+// reader's own arena; the other entry points borrow one from a pool.
 
 // payload returns an event's payload bytes: the reader's own when they
 // are in memory (not to be written or kept), else a copy read from the
