@@ -11,12 +11,20 @@ import (
 	"viewer/trace/tracetest"
 )
 
-// benchRead reads data to its end; details decodes every event's
-// payload as `viewer dump` does (AppendDetails into reused storage), and
-// reports the allocations per pass and per block next to the events per
-// second: decoding should allocate per block (chunks of strings), not
-// per event.
-func benchRead(b *testing.B, data []byte, details bool) {
+// What benchRead does with each event.
+type benchMode int
+
+const (
+	located       benchMode = iota // nothing: reading only
+	decoded                        // AppendDetails into reused storage, as `viewer dump` does
+	decodedReused                  // the same with ReuseStrings on
+)
+
+// benchRead reads data to its end, decoding every event's payload as
+// mode says, and reports the allocations per pass and per block next to
+// the events per second: decoding should allocate per block (chunks of
+// strings), not per event.
+func benchRead(b *testing.B, data []byte, mode benchMode) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	var n, blocks int
@@ -30,6 +38,7 @@ func benchRead(b *testing.B, data []byte, details bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		r.ReuseStrings(mode == decodedReused)
 		n = 0
 		for {
 			e, err := r.ReadEvent()
@@ -39,7 +48,7 @@ func benchRead(b *testing.B, data []byte, details bool) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if details {
+			if mode != located {
 				if fields, label, err = r.AppendDetails(fields[:0], label[:0], e); err != nil {
 					b.Fatal(err)
 				}
@@ -66,8 +75,9 @@ func benchRead(b *testing.B, data []byte, details bool) {
 func BenchmarkHeartRateMonitor(b *testing.B) {
 	r, data := openReal(b, "perfview/HeartRateMonitor.10068.nettrace")
 	_ = r
-	b.Run("located", func(b *testing.B) { benchRead(b, data, false) })
-	b.Run("decoded", func(b *testing.B) { benchRead(b, data, true) })
+	b.Run("located", func(b *testing.B) { benchRead(b, data, located) })
+	b.Run("decoded", func(b *testing.B) { benchRead(b, data, decoded) })
+	b.Run("decoded-reused", func(b *testing.B) { benchRead(b, data, decodedReused) })
 }
 
 // generate writes a v6 file of n small events the way the runtime lays
@@ -125,9 +135,9 @@ func generate(tb testing.TB, n, threads int) []byte {
 // BenchmarkGenerated streams a generated v6 file of 5M small events.
 func BenchmarkGenerated(b *testing.B) {
 	data := generate(b, 5_000_000, 8)
-	b.Run("located", func(b *testing.B) { benchRead(b, data, false) })
-	b.Run("decoded", func(b *testing.B) { benchRead(b, data, true) })
+	b.Run("located", func(b *testing.B) { benchRead(b, data, located) })
+	b.Run("decoded", func(b *testing.B) { benchRead(b, data, decoded) })
 	// one thread: the file is in time order and no merge is needed
 	data = generate(b, 5_000_000, 1)
-	b.Run("located-1thread", func(b *testing.B) { benchRead(b, data, false) })
+	b.Run("located-1thread", func(b *testing.B) { benchRead(b, data, located) })
 }
