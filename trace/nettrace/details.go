@@ -139,7 +139,8 @@ func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event
 // each event's fields before it decodes the next (a JSON encoder) may
 // turn it on: decoding then allocates nothing once the caller's storage
 // has room. Such a consumer copies (strings.Clone) what it keeps. What
-// was returned before the call is not written again.
+// was returned before the call is not written again. Call it on the
+// goroutine that reads events, as AppendDetails.
 func (r *Reader) ReuseStrings(on bool) {
 	r.own = arena{transient: on}
 }
