@@ -23,10 +23,6 @@ type arena struct {
 	// bits remembers the text of recent bit-map values (method flags
 	// repeat from event to event), by a hash of the value
 	bits [16]mapText
-	// transient says that what the arena hands out is valid only until
-	// reset, which starts the current chunks over (Reader.ReuseStrings);
-	// a.last is then not kept
-	transient bool
 	// last is the string each step of a flat plan decoded last, by the
 	// step's index, while it is in the current chunk: a string equal to
 	// it (a method's namespace, often its signature) is handed out again
@@ -73,14 +69,6 @@ func (a *arena) reserve(n int) []byte {
 	return a.b[k : k+n : k+n]
 }
 
-// reset starts a transient arena's chunks over: what it handed out
-// before will be written again.
-func (a *arena) reset() {
-	if a.transient {
-		a.b, a.f = a.b[:0], a.f[:0]
-	}
-}
-
 // newChunk starts a new chunk of bytes, forgetting the strings of the
 // old one (so that they keep no old chunk alive).
 func (a *arena) newChunk() {
@@ -112,13 +100,7 @@ func (a *arena) bitsText(m *clr.Map, v uint64) (string, bool) {
 	}
 	var buf [128]byte
 	text, ok := m.AppendText(buf[:0], v)
-	var kept string
-	if a.transient {
-		kept = string(text) // outlives the arena's resets
-	} else {
-		kept = a.copyString(text)
-	}
-	*c = mapText{m: m, v: v, text: kept, ok: ok}
+	*c = mapText{m: m, v: v, text: a.copyString(text), ok: ok}
 	return c.text, ok
 }
 
@@ -168,11 +150,8 @@ func (a *arena) utf16zLast(b []byte, last *string) (string, int) {
 		return *last, end // text stays in the chunk's free room
 	}
 	a.b = a.b[:len(a.b)+n]
-	s := a.string(text)
-	if !a.transient { // (a transient arena's last stay "")
-		*last = s
-	}
-	return s, end
+	*last = a.string(text)
+	return *last, end
 }
 
 // asciizGo is asciiz in Go. It takes eight code units at a time, as two

@@ -11,20 +11,12 @@ import (
 	"viewer/trace/tracetest"
 )
 
-// What benchRead does with each event.
-type benchMode int
-
-const (
-	located       benchMode = iota // nothing: reading only
-	decoded                        // AppendDetails into reused storage, as `viewer dump` does
-	decodedReused                  // the same with ReuseStrings on
-)
-
-// benchRead reads data to its end, decoding every event's payload as
-// mode says, and reports the allocations per pass and per block next to
-// the events per second: decoding should allocate per block (chunks of
-// strings), not per event.
-func benchRead(b *testing.B, data []byte, mode benchMode) {
+// benchRead reads data to its end; details decodes every event's
+// payload as `viewer dump` does (AppendDetails into reused storage), and
+// reports the allocations per pass and per block next to the events per
+// second: decoding should allocate per block (chunks of strings), not
+// per event.
+func benchRead(b *testing.B, data []byte, details bool) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	var n, blocks int
@@ -38,7 +30,6 @@ func benchRead(b *testing.B, data []byte, mode benchMode) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r.ReuseStrings(mode == decodedReused)
 		n = 0
 		for {
 			e, err := r.ReadEvent()
@@ -48,7 +39,7 @@ func benchRead(b *testing.B, data []byte, mode benchMode) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if mode != located {
+			if details {
 				if fields, label, err = r.AppendDetails(fields[:0], label[:0], e); err != nil {
 					b.Fatal(err)
 				}
@@ -75,9 +66,8 @@ func benchRead(b *testing.B, data []byte, mode benchMode) {
 func BenchmarkHeartRateMonitor(b *testing.B) {
 	r, data := openReal(b, "perfview/HeartRateMonitor.10068.nettrace")
 	_ = r
-	b.Run("located", func(b *testing.B) { benchRead(b, data, located) })
-	b.Run("decoded", func(b *testing.B) { benchRead(b, data, decoded) })
-	b.Run("decoded-reused", func(b *testing.B) { benchRead(b, data, decodedReused) })
+	b.Run("located", func(b *testing.B) { benchRead(b, data, false) })
+	b.Run("decoded", func(b *testing.B) { benchRead(b, data, true) })
 }
 
 // generate writes a v6 file of n small events the way the runtime lays
@@ -135,9 +125,9 @@ func generate(tb testing.TB, n, threads int) []byte {
 // BenchmarkGenerated streams a generated v6 file of 5M small events.
 func BenchmarkGenerated(b *testing.B) {
 	data := generate(b, 5_000_000, 8)
-	b.Run("located", func(b *testing.B) { benchRead(b, data, located) })
-	b.Run("decoded", func(b *testing.B) { benchRead(b, data, decoded) })
+	b.Run("located", func(b *testing.B) { benchRead(b, data, false) })
+	b.Run("decoded", func(b *testing.B) { benchRead(b, data, true) })
 	// one thread: the file is in time order and no merge is needed
 	data = generate(b, 5_000_000, 1)
-	b.Run("located-1thread", func(b *testing.B) { benchRead(b, data, located) })
+	b.Run("located-1thread", func(b *testing.B) { benchRead(b, data, false) })
 }

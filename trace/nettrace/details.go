@@ -115,7 +115,6 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 // the region's blocks, which reading replaces); AppendPayloadDetails is
 // the one for other goroutines.
 func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
-	r.own.reset()
 	var payload []byte
 	if i := r.heldLast; e.Payload.Len > 0 && i < len(r.heldAt) {
 		payload, _ = r.heldIn(i, e.Payload) // where the last one was, without a search
@@ -131,18 +130,6 @@ func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event
 	}
 	fields, label = r.appendDetails(r.types, fields, label, e.Type, payload, &r.own)
 	return fields, label, nil
-}
-
-// ReuseStrings sets whether the strings and nested lists in the fields
-// AppendDetails returns stay valid for good (the default) or only until
-// its next call, which writes their bytes again. A consumer that formats
-// each event's fields before it decodes the next (a JSON encoder) may
-// turn it on: decoding then allocates nothing once the caller's storage
-// has room. Such a consumer copies (strings.Clone) what it keeps. What
-// was returned before the call is not written again. Call it on the
-// goroutine that reads events, as AppendDetails.
-func (r *Reader) ReuseStrings(on bool) {
-	r.own = arena{transient: on}
 }
 
 // ReadEventPayload reads the next event into *e, as ReadEvent returns it,

@@ -61,8 +61,7 @@ func TestFixtures(t *testing.T) {
 
 // FuzzReader feeds arbitrary bytes to the reader: no panic, no hang, every
 // error a *trace.FormatError (or ErrUnsupported from the header), every
-// event valid, Details safe on every event, the other decoders (with
-// ReuseStrings on for inputs of odd length) giving what it gives.
+// event valid, Details safe on every event.
 func FuzzReader(f *testing.F) {
 	entries, _ := os.ReadDir(fixtureDir)
 	for _, e := range entries {
@@ -89,7 +88,6 @@ func FuzzReader(f *testing.F) {
 			}
 			return
 		}
-		r.ReuseStrings(len(b)%2 == 1) // AppendDetails both ways (checkDecoders)
 		var prev trace.Time
 		for n := 0; ; n++ {
 			e, err := r.ReadEvent()
