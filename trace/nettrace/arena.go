@@ -23,6 +23,11 @@ type arena struct {
 	// bits remembers the text of recent bit-map values (method flags
 	// repeat from event to event), by a hash of the value
 	bits [16]mapText
+	// last is the string each step of a flat plan decoded last, by the
+	// step's index, while it is in the current chunk: a string equal to
+	// it (a method's namespace, often its signature) is handed out again
+	// rather than stored again.
+	last [maxFlatFields]string
 }
 
 // mapText is the text of value v of bit map m, when ok.
@@ -57,11 +62,18 @@ func (a *arena) reserve(n int) []byte {
 		return make([]byte, n)
 	}
 	if cap(a.b)-len(a.b) < n {
-		a.b = make([]byte, 0, arenaBytes)
+		a.newChunk()
 	}
 	k := len(a.b)
 	a.b = a.b[:k+n]
 	return a.b[k : k+n : k+n]
+}
+
+// newChunk starts a new chunk of bytes, forgetting the strings of the
+// old one (so that they keep no old chunk alive).
+func (a *arena) newChunk() {
+	a.b = make([]byte, 0, arenaBytes)
+	clear(a.last[:])
 }
 
 // string returns b, written by the caller into what reserve returned, as
@@ -113,78 +125,109 @@ func (a *arena) list(n int) []trace.Field {
 // arena, and returns it with the bytes it took, terminator included.
 // ASCII text, the common case, is copied by asciiz.
 func (a *arena) utf16z(b []byte) (string, int) {
+	var last string
+	return a.utf16zLast(b, &last)
+}
+
+// utf16zLast is utf16z given the string the same field decoded last (or
+// ""), which it returns again when the text is the same and otherwise
+// sets to the new string.
+func (a *arena) utf16zLast(b []byte, last *string) (string, int) {
 	maxOut := len(b) / 2
 	if maxOut > arenaBytes/4 {
 		return a.utf16zSlow(b)
 	}
 	if cap(a.b)-len(a.b) < maxOut {
-		a.b = make([]byte, 0, arenaBytes)
+		a.newChunk()
 	}
 	dst := a.b[len(a.b) : len(a.b)+maxOut]
 	n, end := asciiz(dst, b)
 	if end < 0 {
 		return a.utf16zSlow(b)
 	}
+	text := dst[:n:n]
+	if len(*last) == n && *last == string(text) { // a comparison: no conversion
+		return *last, end // text stays in the chunk's free room
+	}
 	a.b = a.b[:len(a.b)+n]
-	return a.string(dst[:n:n]), end
+	*last = a.string(text)
+	return *last, end
 }
 
-// asciizGo is asciiz in Go. While the text is ASCII it takes eight code
-// units at a time. In a word of four units, ((x-ones)|x)&nonASCII has
-// bits in exactly the units that are NUL or not ASCII, up to the first
-// such unit (a borrow starts only at a NUL), so its lowest bit is in the
-// first; the four low bytes of an ASCII word, gathered by two shifts, are
-// the UTF-8 text.
+// asciizGo is asciiz in Go. It takes eight code units at a time, as two
+// words of four. In a word of four units, ((x-ones)|x)&nonASCII has bits
+// in exactly the units that are NUL or not ASCII, up to the first such
+// unit (a borrow starts only at a NUL), so its lowest bit is in the
+// first; the four low bytes of an ASCII word, gathered by two shifts,
+// are the UTF-8 text. When fewer than eight units are left, the last
+// eight of src are taken: the units before the new ones are text, so
+// they add no bits.
 func asciizGo(dst, src []byte) (n, end int) {
-	if len(dst) < len(src)/2 {
+	units := len(src) / 2
+	if len(dst) < units {
 		return 0, -1
 	}
-	k := packASCII8(dst, src)
-	s, d := src[2*k:], dst[k:] // d is dst after the text so far: len(d) ≥ len(s)/2
-	for len(s) >= 8 && len(d) >= 4 {
-		x := le.Uint64(s)
-		le.PutUint32(d, packASCII(x))
-		stop := ((x - ones) | x) & nonASCII
-		if stop == 0 {
-			s, d = s[8:], d[4:]
+	if units < 8 {
+		return asciizShort(dst, src, units)
+	}
+	for k := 0; ; k += 8 {
+		k = min(k, units-8)
+		s := src[2*k : 2*k+16]
+		x, y := le.Uint64(s), le.Uint64(s[8:])
+		le.PutUint64(dst[k:k+8], uint64(packASCII(x))|uint64(packASCII(y))<<32)
+		sx, sy := ((x-ones)|x)&nonASCII, ((y-ones)|y)&nonASCII
+		if sx|sy == 0 {
+			if k+8 == units {
+				return units, len(src)
+			}
 			continue
 		}
-		z := bits.TrailingZeros64(stop) &^ 15 // the first stop unit's first bit
-		if uint16(x>>z) != 0 {
+		w, z := x, bits.TrailingZeros64(sx)&^15 // the first stop unit's first bit
+		if sx == 0 {
+			w, z = y, bits.TrailingZeros64(sy)&^15
+			k += 4
+		}
+		if uint16(w>>z) != 0 {
 			return 0, -1 // not ASCII
 		}
-		n := len(dst) - len(d) + z>>4
-		return n, len(src) - len(s) + z>>3 + 2
+		k += z >> 4
+		return k, 2*k + 2
 	}
-	for len(s) >= 2 && len(d) >= 1 {
-		lo, hi := s[0], s[1]
-		if lo == 0 && hi == 0 {
-			return len(dst) - len(d), len(src) - len(s) + 2
-		}
-		if hi != 0 || lo >= 0x80 {
-			return 0, -1
-		}
-		d[0] = lo
-		s, d = s[2:], d[1:]
-	}
-	return len(dst) - len(d), len(src)
 }
 
-// packASCII8 writes the leading ASCII code units of UTF-16LE src to dst
-// eight at a time, up to the eight that hold a NUL or a unit not ASCII,
-// and returns how many it wrote. (A function of its own: in asciizGo the
-// loop's values did not fit in registers.)
-func packASCII8(dst, src []byte) int {
-	n := 0
-	for ; n+8 <= len(dst) && 2*n+16 <= len(src); n += 8 {
-		s := src[2*n : 2*n+16]
-		x, y := le.Uint64(s), le.Uint64(s[8:])
-		if ((x-ones)|x|(y-ones)|y)&nonASCII != 0 {
-			break
+// asciizShort is asciizGo for src of fewer than eight units: a word of
+// four at a time (the last four overlapping), or a unit at a time when
+// there are fewer.
+func asciizShort(dst, src []byte, units int) (n, end int) {
+	for k := 0; k < units; {
+		if units < 4 {
+			lo, hi := src[2*k], src[2*k+1]
+			if lo == 0 && hi == 0 {
+				return k, 2*k + 2
+			}
+			if hi != 0 || lo >= 0x80 {
+				return 0, -1
+			}
+			dst[k] = lo
+			k++
+			continue
 		}
-		le.PutUint64(dst[n:n+8], uint64(packASCII(x))|uint64(packASCII(y))<<32)
+		j := min(k, units-4) // the word's first unit
+		x := le.Uint64(src[2*j : 2*j+8])
+		le.PutUint32(dst[j:j+4], packASCII(x))
+		stop := ((x - ones) | x) & nonASCII
+		if stop == 0 {
+			k = j + 4
+			continue
+		}
+		z := bits.TrailingZeros64(stop) &^ 15
+		if uint16(x>>z) != 0 {
+			return 0, -1
+		}
+		k = j + z>>4
+		return k, 2*k + 2
 	}
-	return n
+	return units, len(src)
 }
 
 // Masks over the four UTF-16 code units of a word.

@@ -3,6 +3,7 @@ package nettrace
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"viewer/trace/clr"
 )
@@ -126,6 +127,36 @@ func BenchmarkUTF16z(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(chars), "ns/char")
+}
+
+// TestArenaLast checks that utf16zLast hands out the last string again
+// for the same text, storing nothing, and stores a new one for another
+// text of the same length or after a new chunk.
+func TestArenaLast(t *testing.T) {
+	enc := func(s string) []byte {
+		var b []byte
+		for _, c := range s {
+			b = append(b, byte(c), 0)
+		}
+		return append(b, 0, 0, 'x', 0)
+	}
+	a := &arena{}
+	var last string
+	s1, _ := a.utf16zLast(enc("System.Text"), &last)
+	used := len(a.b)
+	s2, n := a.utf16zLast(enc("System.Text"), &last)
+	if s2 != "System.Text" || n != 24 || unsafe.StringData(s2) != unsafe.StringData(s1) || len(a.b) != used {
+		t.Fatalf("same text: %q (%d bytes taken), shared %v, arena %d -> %d bytes", s2, n, unsafe.StringData(s2) == unsafe.StringData(s1), used, len(a.b))
+	}
+	s3, _ := a.utf16zLast(enc("System.Texu"), &last)
+	if s3 != "System.Texu" || last != s3 || s1 != "System.Text" || len(a.b) != used+len(s3) {
+		t.Fatalf("other text: %q, last %q, first %q, arena %d bytes", s3, last, s1, len(a.b))
+	}
+	a.b = a.b[:cap(a.b)-4] // the next string needs a new chunk, which forgets a.last
+	a.last[0] = s3
+	if s4, _ := a.utf16zLast(enc("System.Texu"), &a.last[0]); s4 != s3 || unsafe.StringData(s4) == unsafe.StringData(s3) {
+		t.Fatalf("after a new chunk: %q, shared %v", s4, unsafe.StringData(s4) == unsafe.StringData(s3))
+	}
 }
 
 // TestArenaBitsText checks the arena's remembered bit-map texts against

@@ -8,8 +8,10 @@
 // unsigned saturation of signed words, so a unit is ASCII and not NUL
 // exactly when its byte is neither 0 (NUL, or a unit from 0x8000 on) nor
 // has its top bit set (0x80 to 0x7fff). At the first byte that is, the
-// unit decides: NUL ends the text, anything else is not ASCII. Fewer
-// than sixteen units at the end go one at a time.
+// unit decides: NUL ends the text, anything else is not ASCII. When
+// fewer than sixteen units are left, the last sixteen of src are taken
+// (a payload's last string ends near its end); only a src shorter than
+// sixteen units goes one unit at a time.
 TEXT ·asciiz(SB), NOSPLIT, $0-64
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
@@ -50,6 +52,35 @@ stop:
 tail:
 	CMPQ AX, DX
 	JGE  whole
+	CMPQ DX, $16
+	JLT  tail1              // src holds fewer than sixteen units
+	// The last sixteen units, overlapping units already copied: those
+	// are ASCII text, so the first stop is among the new ones.
+	LEAQ -16(DX), BX
+	MOVOU (SI)(BX*2), X0
+	MOVOU 16(SI)(BX*2), X1
+	PACKUSWB X1, X0
+	MOVOU X0, X3
+	PCMPEQB X2, X3
+	PMOVMSKB X3, CX
+	PMOVMSKB X0, R9
+	ORQ  CX, R9
+	MOVOU X0, (DI)(BX*1)
+	JZ   all
+	BSFQ R9, CX
+	LEAQ (BX)(CX*1), AX
+	MOVWLZX (SI)(AX*2), BX
+	TESTL BX, BX
+	JNZ  notascii
+	JMP  found
+
+all:
+	MOVQ DX, AX
+	JMP  whole
+
+tail1:
+	CMPQ AX, DX
+	JGE  whole
 	MOVWLZX (SI)(AX*2), BX
 	TESTL BX, BX
 	JZ   found
@@ -57,7 +88,7 @@ tail:
 	JAE  notascii
 	MOVB BX, (DI)(AX*1)
 	INCQ AX
-	JMP  tail
+	JMP  tail1
 
 found:
 	MOVQ AX, n+48(FP)

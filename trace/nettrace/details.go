@@ -15,7 +15,10 @@ import (
 // decodes and labels a payload in one pass by a plan made when the type
 // is defined (flat.go); others walk their schema (payload.go) and then
 // label the fields. ASCII UTF-16 text is copied sixteen code units at a
-// time (asciiz).
+// time (asciiz); a flat plan's string equal to the one the same field
+// decoded last is handed out again rather than stored again (arena.last).
+// AppendDetails, which runs on the reading goroutine, decodes into the
+// reader's own arena; the other entry points borrow one from a pool.
 
 // payload returns an event's payload bytes: the reader's own when they
 // are in memory (not to be written or kept), else a copy read from the
@@ -108,15 +111,24 @@ func (r *Reader) Details(e trace.Event) (trace.Details, error) {
 // return for e to fields and label; once they have room, only strings
 // and nested lists are allocated, from chunks shared by many events.
 // label's spare capacity serves as scratch: bytes past the returned
-// label may change.
+// label may change. Call it on the goroutine that reads events (it reads
+// the region's blocks, which reading replaces); AppendPayloadDetails is
+// the one for other goroutines.
 func (r *Reader) AppendDetails(fields []trace.Field, label []byte, e trace.Event) ([]trace.Field, []byte, error) {
-	payload, err := r.payload(e)
-	if err != nil {
-		return fields, label, err
+	var payload []byte
+	if i := r.heldLast; e.Payload.Len > 0 && i < len(r.heldAt) {
+		payload, _ = r.heldIn(i, e.Payload) // where the last one was, without a search
 	}
-	a := r.arenas.get()
-	fields, label = r.appendDetails(r.types, fields, label, e.Type, payload, a)
-	r.arenas.put(a)
+	if payload == nil && e.Payload.Len > 0 {
+		var ok bool
+		if payload, r.heldLast, ok = r.heldPayloadAt(e.Payload); !ok {
+			var err error
+			if payload, err = r.Payload(e); err != nil {
+				return fields, label, err
+			}
+		}
+	}
+	fields, label = r.appendDetails(r.types, fields, label, e.Type, payload, &r.own)
 	return fields, label, nil
 }
 

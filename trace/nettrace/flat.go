@@ -125,7 +125,7 @@ func appendFlat(plan []flatStep, dst []trace.Field, label []byte, name string, p
 		case TypeDouble:
 			l.float(st, v, math.Float64frombits(p.u64()))
 		case TypeUTF16String:
-			s, n := a.utf16z(p.b[p.off:]) // p.utf16zTolerant()
+			s, n := a.utf16zLast(p.b[p.off:], &a.last[i]) // p.utf16zTolerant()
 			p.off += n
 			v.SetString(s)
 			l.string(st, s)
@@ -167,6 +167,12 @@ func (l *flatLabel) uint(st *flatStep, v *trace.Value, x uint64, a *arena) {
 	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
 		return
 	}
+	if k := len(l.b); st.short && cap(l.b)-k >= 32+20 { // key and digits written in place (see key)
+		*(*[32]byte)(l.b[k : k+32]) = st.key32
+		k += len(st.key)
+		l.b = l.b[:k+putDec((*[20]byte)(l.b[k:k+20]), x)]
+		return
+	}
 	l.key(st)
 	l.b = strconv.AppendUint(l.b, x, 10)
 }
@@ -174,6 +180,18 @@ func (l *flatLabel) uint(st *flatStep, v *trace.Value, x uint64, a *arena) {
 func (l *flatLabel) int(st *flatStep, v *trace.Value, x int64, a *arena) {
 	v.SetInt(x)
 	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
+		return
+	}
+	if k := len(l.b); st.short && cap(l.b)-k >= 32+21 { // as uint, after a sign
+		*(*[32]byte)(l.b[k : k+32]) = st.key32
+		k += len(st.key)
+		u := uint64(x)
+		if x < 0 {
+			l.b[k : k+1][0] = '-'
+			k++
+			u = -u
+		}
+		l.b = l.b[:k+putDec((*[20]byte)(l.b[k:k+20]), u)]
 		return
 	}
 	l.key(st)

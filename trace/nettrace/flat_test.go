@@ -58,8 +58,15 @@ func TestFlatPlan(t *testing.T) {
 				if rng.IntN(5) == 0 {
 					n = 150 + rng.IntN(100) // past MaxLabel
 				}
+				few := rng.IntN(2) == 0 // texts that repeat (a.last), or differ in one letter
+				if few {
+					n = 6
+				}
 				for range n {
 					u := uint16('a' + rng.IntN(26))
+					if few {
+						u = uint16('a' + rng.IntN(2))
+					}
 					if rng.IntN(30) == 0 {
 						u = []uint16{0xe9, 0xd800, 0xdc00, 0x20ac}[rng.IntN(4)]
 					}

@@ -168,7 +168,13 @@ type Reader struct {
 	// here rather than from the file; heldAt says where each block lies.
 	held   []byte
 	heldAt []heldBlock
-	arenas arenas // for decoding payloads (arena.go)
+	// heldLast is the index in heldAt of the block AppendDetails found
+	// its last payload in: the next payload is nearly always there too
+	heldLast int
+	arenas   arenas // for decoding payloads on any goroutine (arena.go)
+	// own is the arena of AppendDetails, which runs on the goroutine
+	// that reads events: no pool round trip per event
+	own arena
 	// infos is r.types as of the last event type added: what
 	// AppendPayloadDetails reads while reading goes on.
 	infos atomic.Pointer[[]typeInfo]
@@ -614,6 +620,13 @@ func (r *Reader) hold(off int64, n int) ([]byte, error) {
 
 // heldPayload returns the bytes of loc when they are in memory.
 func (r *Reader) heldPayload(loc trace.Loc) ([]byte, bool) {
+	b, _, ok := r.heldPayloadAt(loc)
+	return b, ok
+}
+
+// heldPayloadAt is heldPayload that also returns the index in heldAt of
+// the block holding loc.
+func (r *Reader) heldPayloadAt(loc trace.Loc) ([]byte, int, bool) {
 	h := r.heldAt
 	i, j := 0, len(h)
 	for i < j { // the last block starting at or before loc.Off
@@ -625,11 +638,17 @@ func (r *Reader) heldPayload(loc trace.Loc) ([]byte, bool) {
 		}
 	}
 	if i == 0 || loc.Len < 0 {
-		return nil, false
+		return nil, 0, false
 	}
-	blk := h[i-1]
+	b, ok := r.heldIn(i-1, loc)
+	return b, i - 1, ok
+}
+
+// heldIn returns the bytes of loc when they are in held block i.
+func (r *Reader) heldIn(i int, loc trace.Loc) ([]byte, bool) {
+	blk := r.heldAt[i]
 	d := loc.Off - blk.off
-	if d+int64(loc.Len) > int64(blk.n) {
+	if d < 0 || d+int64(loc.Len) > int64(blk.n) {
 		return nil, false
 	}
 	at := blk.at + int(d)

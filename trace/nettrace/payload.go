@@ -592,6 +592,44 @@ func putHex(d *[18]byte, v uint64) int {
 	return 2 + n
 }
 
+// putDec writes x in decimal, as strconv.AppendUint(nil, x, 10) does,
+// to the start of d and returns its length: two digits at a time from
+// the end, the number of digits known beforehand (no copy from a
+// scratch buffer).
+func putDec(d *[20]byte, x uint64) int {
+	if x < 10 {
+		d[0] = '0' + byte(x)
+		return 1
+	}
+	t := bits.Len64(x) * 1233 >> 12 // log10(x), or one more (1233/4096 ≈ log10(2))
+	n := t + 1
+	if x < pow10[t] {
+		n--
+	}
+	i := n
+	for x >= 100 {
+		q := x / 100
+		r := x - q*100
+		i -= 2
+		d[i], d[i+1] = decPairs[2*r], decPairs[2*r+1]
+		x = q
+	}
+	if x >= 10 {
+		d[0], d[1] = decPairs[2*x], decPairs[2*x+1]
+	} else {
+		d[0] = '0' + byte(x)
+	}
+	return n
+}
+
+// decPairs are the two-digit numbers 00 to 99.
+const decPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// pow10 are the powers of ten that fit in a uint64.
+var pow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
 // hexDigits returns the eight hex digits of x, the least significant in
 // the low byte: each nibble is spread into a byte by three shifts, then
 // 0–9 become '0'–'9' and 10–15 'a'–'f' in every byte at once (adding 6

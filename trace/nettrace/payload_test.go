@@ -95,3 +95,25 @@ func TestAppendHex(t *testing.T) {
 		}
 	}
 }
+
+// TestPutDec compares putDec with strconv at every length, at the powers
+// of ten and next to them, and at the edges.
+func TestPutDec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	vals := []uint64{0, 9, 10, 99, 100, 1<<63 - 1, 1 << 63, 1<<64 - 1}
+	for p := uint64(1); p <= 1e19; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+		if p == 1e19 {
+			break
+		}
+	}
+	for range 10000 {
+		vals = append(vals, rng.Uint64()>>rng.IntN(64))
+	}
+	for _, v := range vals {
+		var d [20]byte
+		if got, want := string(d[:putDec(&d, v)]), strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("putDec(%d) = %s, want %s", v, got, want)
+		}
+	}
+}
