@@ -85,7 +85,7 @@ type Sched struct {
 	// id + 1, 0 where not asked for yet.
 	args      []span.ArgsID // tid and pid arguments by thread track + 1
 	stateName [len(stateNames)]span.NameID
-	sysTrack  []span.TrackID // by thread track + 1
+	sysTrack  []sysTrack     // by thread track + 1
 	sysByID   []span.NameID  // syscall names by number, below maxSysIDs
 	sysNames  map[string]span.NameID
 	typeNames []span.NameID         // syscall names by named syscall type
@@ -238,6 +238,34 @@ type cpuRun struct {
 	comm  commName // the running task's
 	idle  commName // the idle task's (pid 0, no threadRun)
 	track span.TrackID
+	// keys holds the span.Keys of the CPU's closed slices by the thread
+	// track they are charged to (direct-mapped by track): a CPU runs a
+	// few threads again and again.
+	keys [cpuKeys]cpuKey
+}
+
+const cpuKeys = 32
+
+type cpuKey struct {
+	tr   trace.TrackID
+	name span.NameID
+	key  span.Key // the zero Key: none yet
+}
+
+// sysTrack is a thread's syscall track and the span.Keys of its closed
+// slices by name and arguments (direct-mapped): a thread makes a few
+// syscalls again and again.
+type sysTrack struct {
+	id   span.TrackID // + 1; 0 where not asked for yet
+	keys [sysKeys]sysKey
+}
+
+const sysKeys = 8
+
+type sysKey struct {
+	name span.NameID
+	args span.ArgsID
+	key  span.Key
 }
 
 // commName remembers the NameID of a task's comm: a task keeps its comm,
@@ -275,6 +303,9 @@ type threadRun struct {
 	// said (known: one did).
 	tr    trace.TrackID
 	known bool
+	// keys holds the span.Keys of the thread's closed states on track
+	// of, by state (the zero Key where not asked for yet).
+	keys [len(stateNames)]span.Key
 }
 
 type sysCall struct {
@@ -745,14 +776,24 @@ func (s *Sched) typeName(nb *noteBatch, b *span.Builder, n *schedNote) span.Name
 
 func (s *Sched) addSys(b *span.Builder, thread trace.TrackID, c sysCall, end trace.Time, fl span.Flags, args span.ArgsID) {
 	for int(thread)+1 >= len(s.sysTrack) {
-		s.sysTrack = append(s.sysTrack, 0)
+		s.sysTrack = append(s.sysTrack, sysTrack{})
 	}
-	t := s.sysTrack[thread+1] - 1
+	st := &s.sysTrack[thread+1]
+	t := st.id - 1
 	if t < 0 {
 		t = b.Track(span.Track{Kind: span.KindSlices, Name: "syscalls", Of: thread, CPU: trace.NoCPU})
-		s.sysTrack[thread+1] = t + 1
+		st.id = t + 1
 	}
-	b.Add(span.Slice{Start: c.start, End: end, Track: t, Name: c.name, Args: args, Thread: thread, Flags: fl})
+	sl := span.Slice{Start: c.start, End: end, Track: t, Name: c.name, Args: args, Thread: thread, Flags: fl}
+	if fl != 0 {
+		b.Add(sl)
+		return
+	}
+	k := &st.keys[(uint32(c.name)^uint32(args)*0x9e3779b1>>29)%sysKeys]
+	if k.key == (span.Key{}) || k.name != c.name || k.args != args {
+		*k = sysKey{name: c.name, args: args, key: b.Key(sl)}
+	}
+	b.AddKeyed(k.key, c.start, end)
 }
 
 // ret returns the argument list of a syscall's return value.
@@ -868,7 +909,16 @@ func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
 	if !c.seen {
 		fl = span.OpenStart
 	}
-	b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: c.comm.name(b, prevComm), Args: s.threadArgs(b, e.Track, x.tid, x.pid), Thread: e.Track, Flags: fl})
+	if name := c.comm.name(b, prevComm); fl == 0 {
+		k := &c.keys[uint32(e.Track)%cpuKeys]
+		if k.key == (span.Key{}) || k.tr != e.Track || k.name != name {
+			sl := span.Slice{Track: c.track, Name: name, Args: s.threadArgs(b, e.Track, x.tid, x.pid), Thread: e.Track}
+			*k = cpuKey{tr: e.Track, name: name, key: b.Key(sl)}
+		}
+		b.AddKeyed(k.key, c.start, e.Time)
+	} else {
+		b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: name, Args: s.threadArgs(b, e.Track, x.tid, x.pid), Thread: e.Track, Flags: fl})
+	}
 	// The counter: a CPU first seen is counted from its first switch,
 	// where the trace first says what runs on it.
 	was := c.seen && c.tid != 0
@@ -947,16 +997,28 @@ func (s *Sched) addState(b *span.Builder, th *threadRun, end trace.Time, fl span
 				name = "state of tid " + strconv.FormatInt(th.tid, 10)
 			}
 			th.track, th.of = b.Track(span.Track{Kind: span.KindState, Name: name, Of: of, CPU: trace.NoCPU}), of
+			th.keys = [len(stateNames)]span.Key{}
 		}
 	}
 	if th.open {
 		fl |= span.OpenStart
 	}
+	k := &th.keys[th.state]
+	if fl == 0 && *k != (span.Key{}) {
+		b.AddKeyed(*k, th.since, end)
+		return
+	}
 	id := &s.stateName[th.state]
 	if *id == 0 {
 		*id = b.Name(stateNames[th.state]) + 1
 	}
-	b.Add(span.Slice{Start: th.since, End: end, Track: th.track, Name: *id - 1, Thread: th.of, Flags: fl})
+	sl := span.Slice{Start: th.since, End: end, Track: th.track, Name: *id - 1, Thread: th.of, Flags: fl}
+	if fl != 0 {
+		b.Add(sl)
+		return
+	}
+	*k = b.Key(sl)
+	b.AddKeyed(*k, th.since, end)
 }
 
 // textOf returns bytes Note kept.

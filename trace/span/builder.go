@@ -122,6 +122,45 @@ func (b *Builder) Add(s Slice) {
 	b.nslices++
 }
 
+// Key stands for the attributes of a track's slices (all but their
+// times: track, name, arguments, thread, depth, flags), looked up once
+// by [Builder.Key] so that a deriver adding many slices that share them
+// spares [Builder.Add]'s lookup of every slice's. The zero Key stands
+// for none: a slice added with it is dropped.
+type Key struct {
+	track TrackID
+	depth uint16
+	k     uint32 // index into the track's column's attributes, + 1
+}
+
+// Key returns the Key of s's attributes (its times do not matter),
+// adding them to its track's table of attributes if need be; the zero
+// Key when s is on no track (as Add drops it).
+func (b *Builder) Key(s Slice) Key {
+	if s.Track < 0 || int(s.Track) >= len(b.per) {
+		return Key{}
+	}
+	s.Depth = min(s.Depth, MaxDepth)
+	return Key{track: s.Track, depth: s.Depth, k: b.per[s.Track].slices.key(s) + 1}
+}
+
+// AddKeyed adds a slice from start to end with the attributes k stands
+// for: what Add does with a Slice of those attributes and times.
+func (b *Builder) AddKeyed(k Key, start, end trace.Time) {
+	if k.k == 0 || b.nslices >= MaxSlices {
+		b.set.Dropped++
+		return
+	}
+	end = max(end, start)
+	p := &b.per[k.track]
+	if p.slices.n > 0 && (start < p.lastStart || start == p.lastStart && k.depth < p.lastDepth) {
+		p.unsorted = true
+	}
+	p.lastStart, p.lastDepth = start, k.depth
+	p.slices.pushKey(start, end, k.k-1)
+	b.nslices++
+}
+
 // AddSample adds a counter sample.
 func (b *Builder) AddSample(s Sample) {
 	if s.Track < 0 || int(s.Track) >= len(b.per) || b.nsample >= MaxSlices {

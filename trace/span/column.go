@@ -192,23 +192,27 @@ func (c *Column) lookup(a attr) uint32 {
 }
 
 // push appends s (End ≥ Start).
-func (c *Column) push(s Slice) {
-	k := c.n >> columnBits
-	if k == len(c.chunks) {
+func (c *Column) push(s Slice) { c.pushKey(s.Start, s.End, c.key(s)) }
+
+// pushKey appends a slice from start to end (end ≥ start) whose
+// attributes are attrs[k].
+func (c *Column) pushKey(start, end trace.Time, k uint32) {
+	n := c.n >> columnBits
+	if n == len(c.chunks) {
 		size := 1 << columnBits
-		if k == 0 {
+		if n == 0 {
 			size = 16 // small tracks stay small; the first chunk grows by append
 		}
 		c.chunks = append(c.chunks, make([]rec, 0, size))
 	}
-	r := rec{start: s.Start, key: c.key(s)}
-	if d := uint64(s.End - s.Start); d < 1<<32 {
+	r := rec{start: start, key: k}
+	if d := uint64(end - start); d < 1<<32 {
 		r.dur = uint32(d)
 	} else {
-		c.longs = append(c.longs, long{end: s.End, key: r.key})
+		c.longs = append(c.longs, long{end: end, key: k})
 		r.key = longBit | uint32(len(c.longs)-1)
 	}
-	ch := &c.chunks[k]
+	ch := &c.chunks[n]
 	*ch = append(*ch, r)
 	c.n++
 }
