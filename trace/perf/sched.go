@@ -85,8 +85,8 @@ type Sched struct {
 	// id + 1, 0 where not asked for yet.
 	args      []span.ArgsID // tid and pid arguments by thread track + 1
 	stateName [len(stateNames)]span.NameID
-	sysTrack  []sysTrack     // by thread track + 1
-	sysByID   []span.NameID  // syscall names by number, below maxSysIDs
+	sysTrack  []sysTrack    // by thread track + 1
+	sysByID   []span.NameID // syscall names by number, below maxSysIDs
 	sysNames  map[string]span.NameID
 	typeNames []span.NameID         // syscall names by named syscall type
 	retSmall  []span.ArgsID         // "ret" arguments by value + retBias, below 2·retBias
