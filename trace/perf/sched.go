@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,15 +35,15 @@ import (
 // the offsets the format files give, without decoding the other fields.
 // It is a span.Split: Note keeps what it needs of an event in a batch of
 // notes that Take hands over, and the slices are made from the notes on
-// the Driver's other goroutines while Note fills the next batch. A note
-// of a run of events (span.BatchSplit) whose payloads lie close together
-// in a file that can be read from two goroutines keeps only where the
-// payload lies: the derivation reads the batch's payloads with one read
-// and their fields from it, so that the reading goroutine never touches
-// the payload bytes (a cache miss each). Otherwise Note reads the fields
-// on the reading goroutine while the reader's chunks still hold the
-// payloads. What Note changes (the batch being noted, kinds, table) and
-// what the derivation changes (everything from cpus on) are apart.
+// the Driver's other goroutines while Note fills the next batch. Note
+// reads the fields on the reading goroutine, while the reader's chunks
+// still hold the payloads and the caches the bytes the reader has just
+// parsed. (Reading a run's payloads again from the file on the deriving
+// goroutine, as Sched once did, spares the reading goroutine those reads
+// but costs a second copy of the whole file: on a loaded two-core
+// machine it made the load slower and dearer.) What Note changes (the
+// batch being noted, kinds, table) and what the derivation changes
+// (everything from cpus on) are apart.
 type Sched struct {
 	rd    *Reader
 	big   bool        // the recording is big-endian
@@ -56,11 +55,6 @@ type Sched struct {
 	// hasExit says the recording has an exit tracepoint to pair
 	// raw_syscalls:sys_enter with; without one enters stay instants.
 	hasExit bool
-	// shared says the reader's file may be read from the derivation's
-	// goroutine while the reader reads it (lazy notes); lazy says the
-	// run being noted is long enough to note lazily.
-	shared, lazy bool
-	lazied       int // notes noted lazily, counted at each Take
 
 	win window
 	// The events noted since the last Take (span.Split), and batches
@@ -102,21 +96,7 @@ type noteBatch struct {
 	text     []byte
 	kinds    []schedType
 	table    []string
-	// The lazy notes' payloads lie in [lo, hi) of the file, read into
-	// pay when the batch is derived from (none when lo == hi).
-	lo, hi int64
-	pay    []byte
-	lazy   int // lazy notes
 }
-
-// Lazy notes: a run of at least lazyRun events is noted lazily, the
-// payloads of a batch's lazy notes spanning at most maxLazySpan bytes of
-// the file (the others are noted at once): one read per batch, of
-// about what its events take in the file.
-const (
-	lazyRun     = 256
-	maxLazySpan = 1 << 20
-)
 
 // spentBatches is how many batches Sched keeps for reuse: as many as a
 // Driver can have waiting to be derived from, and the one being noted.
@@ -138,10 +118,6 @@ func NewSched(rd *Reader) *Sched {
 	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{},
 		batch: &noteBatch{}}
 	s.big = rd.bo == binary.ByteOrder(binary.BigEndian)
-	switch rd.r.(type) {
-	case *os.File, *bytes.Reader: // ReadAt from two goroutines at once
-		s.shared = true
-	}
 	return s
 }
 
@@ -478,9 +454,6 @@ type schedNote struct {
 	}
 	sw   uint32 // a switch's switchNote in Sched.switches
 	kind schedKind
-	// lazy: the fields are not read yet; a and b are the payload's
-	// offset and length in the file.
-	lazy bool
 	// switch: prev_pid, prev_state; wakeup: pid; syscalls: id, ret.
 	a, b int64
 }
@@ -503,10 +476,8 @@ type textRef struct{ off, n uint32 }
 func (s *Sched) Note(_ trace.Reader, e trace.Event) { s.note(&e) }
 
 // NoteEvents implements span.BatchSplit: Note for each of evs Sched
-// wants, in one call; a long run is noted lazily where it can be.
+// wants, in one call.
 func (s *Sched) NoteEvents(_ trace.Reader, evs []trace.Event) {
-	s.lazy = s.shared && len(evs) >= lazyRun
-	defer func() { s.lazy = false }()
 	for i := range evs {
 		e := &evs[i]
 		// The kinds of the types seen before, without a call.
@@ -553,19 +524,6 @@ func (s *Sched) note(e *trace.Event) {
 		n.sw = uint32(len(nb.switches))
 		nb.switches = append(nb.switches, x)
 	}
-	if l := e.Payload; s.lazy && l.Off >= 0 && l.Len >= 0 && l.Off <= s.rd.size-int64(l.Len) {
-		lo, hi := l.Off, l.Off+int64(l.Len)
-		if nb.lo < nb.hi {
-			lo, hi = min(lo, nb.lo), max(hi, nb.hi)
-		}
-		if hi-lo <= maxLazySpan {
-			nb.lo, nb.hi = lo, hi
-			n.lazy, n.a, n.b = true, l.Off, int64(l.Len)
-			nb.lazy++
-			nb.notes = append(nb.notes, n)
-			return
-		}
-	}
 	raw, ok := s.rd.buf.held(e.Payload)
 	if !ok || e.Payload.Off >= s.rd.size {
 		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
@@ -599,18 +557,6 @@ func (s *Sched) fields(nb *noteBatch, st *schedType, raw []byte, n *schedNote) {
 			n.b = s.intField(raw, st.f[1])
 		}
 	}
-	n.lazy = false
-}
-
-// readLazy reads the payloads of a batch's lazy notes into nb.pay (on
-// the derivation's goroutine).
-func (s *Sched) readLazy(nb *noteBatch) {
-	size := int(nb.hi - nb.lo)
-	if cap(nb.pay) < size {
-		nb.pay = make([]byte, size)
-	}
-	m, _ := s.rd.r.ReadAt(nb.pay[:size], nb.lo)
-	nb.pay = nb.pay[:max(m, 0)]
 }
 
 // keep copies b into nb.text.
@@ -627,7 +573,6 @@ var _ span.BatchSplit = (*Sched)(nil)
 func (s *Sched) Take() func(b *span.Builder) {
 	nb := s.batch
 	nb.kinds, nb.table = s.kinds, s.table
-	s.lazied += nb.lazy
 	s.spentMu.Lock()
 	if k := len(s.spent) - 1; k >= 0 {
 		s.batch, s.spent = s.spent[k], s.spent[:k]
@@ -636,12 +581,8 @@ func (s *Sched) Take() func(b *span.Builder) {
 	}
 	s.spentMu.Unlock()
 	return func(b *span.Builder) {
-		if nb.lo < nb.hi {
-			s.readLazy(nb)
-		}
 		s.derive(nb, b)
 		nb.notes, nb.switches, nb.text = nb.notes[:0], nb.switches[:0], nb.text[:0]
-		nb.lo, nb.hi, nb.lazy = 0, 0, 0
 		s.spentMu.Lock()
 		if len(s.spent) < spentBatches {
 			s.spent = append(s.spent, nb)
@@ -660,21 +601,7 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 // while the reader reads on).
 func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
 	for i := range nb.notes {
-		n := &nb.notes[i]
-		if n.lazy { // its fields, from the payloads readLazy read
-			off := n.a - nb.lo
-			if off+n.b > int64(len(nb.pay)) {
-				continue // not read: dropped, as Note drops one
-			}
-			// Into a copy: the notes are only read here, so that their
-			// cache lines need not come back from this goroutine's core
-			// when Note writes the batch again.
-			m := *n
-			s.fields(nb, &nb.kinds[n.e.Type], nb.pay[off:off+n.b], &m)
-			s.apply(nb, &m, b)
-			continue
-		}
-		s.apply(nb, n, b)
+		s.apply(nb, &nb.notes[i], b)
 	}
 }
 
