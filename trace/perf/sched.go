@@ -446,26 +446,24 @@ func (s *Sched) Wants(_ trace.Reader, t trace.TypeID) bool {
 // (span.Split): the fields it reads, taken from the payload while the
 // reader still holds it.
 type schedNote struct {
-	e struct { // of the event
-		Time  trace.Time
-		Track trace.TrackID // NoTrack or one of the reader's
-		CPU   int32
-		Type  trace.TypeID
-	}
-	sw   uint32 // a switch's switchNote in Sched.switches
-	kind schedKind
-	// switch: prev_pid, prev_state; wakeup: pid; syscalls: id, ret.
+	time  trace.Time
+	track trace.TrackID // of the event: NoTrack or one of the reader's
+	kind  schedKind
+	// a: a switch's switchNote in noteBatch.switches; a wakeup's pid;
+	// sys_enter's and sys_exit's id; the type of a sys_enter_NAME or
+	// sys_exit_NAME event. b: sys_exit's and sys_exit_NAME's ret.
 	a, b int64
 }
 
 // switchNote is the rest of a switch's note (notes of other events are
-// smaller: half the bytes to write per event).
+// smaller: 32 bytes to write per event).
 type switchNote struct {
-	next int64 // next_pid
+	prev, state, next int64 // prev_pid, prev_state, next_pid
 	// the thread and process ids of the event's track, and prev_comm and
-	// next_comm in Sched.text.
+	// next_comm in noteBatch.text.
 	tid, pid int64
 	comm     [2]textRef
+	cpu      int32 // of the event
 }
 
 // textRef is bytes in Sched.text.
@@ -510,48 +508,48 @@ func (s *Sched) note(e *trace.Event) {
 		s.tabled = true
 	}
 	nb := s.batch
-	n := schedNote{kind: st.kind}
-	n.e.Time, n.e.Track, n.e.CPU, n.e.Type = e.Time, e.Track, e.CPU, e.Type
+	n := schedNote{time: e.Time, track: e.Track, kind: st.kind}
 	tracks := s.rd.meta.Tracks
 	if e.Track < 0 || int(e.Track) >= len(tracks) {
-		n.e.Track = trace.NoTrack
+		n.track = trace.NoTrack
 	}
 	if st.kind == schedSwitch {
-		var x switchNote
-		if n.e.Track >= 0 {
-			x.tid, x.pid = tracks[n.e.Track].TID, tracks[n.e.Track].PID
+		x := switchNote{cpu: e.CPU}
+		if n.track >= 0 {
+			x.tid, x.pid = tracks[n.track].TID, tracks[n.track].PID
 		}
-		n.sw = uint32(len(nb.switches))
+		n.a = int64(len(nb.switches))
 		nb.switches = append(nb.switches, x)
 	}
 	raw, ok := s.rd.buf.held(e.Payload)
 	if !ok || e.Payload.Off >= s.rd.size {
 		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
 			if st.kind == schedSwitch {
-				nb.switches = nb.switches[:n.sw]
+				nb.switches = nb.switches[:n.a]
 			}
 			return
 		}
 	}
-	s.fields(nb, st, raw, &n)
+	s.fields(nb, st, e.Type, raw, &n)
 	nb.notes = append(nb.notes, n)
 }
 
 // fields reads the fields of a note's event from its payload.
-func (s *Sched) fields(nb *noteBatch, st *schedType, raw []byte, n *schedNote) {
+func (s *Sched) fields(nb *noteBatch, st *schedType, typ trace.TypeID, raw []byte, n *schedNote) {
 	switch st.kind {
 	case schedSwitch:
-		x := &nb.switches[n.sw]
+		x := &nb.switches[n.a]
 		x.comm[0] = nb.keep(strField(raw, st.f[0]))
-		n.a, n.b = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
+		x.prev, x.state = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
 		x.comm[1] = nb.keep(strField(raw, st.f[3]))
 		x.next = s.intField(raw, st.f[4])
 	case schedWakeup:
-		n.a, n.b = s.intField(raw, st.f[1]), 0
+		n.a = s.intField(raw, st.f[1])
 	default: // syscalls
-		n.a, n.b = 0, 0
 		if st.kind == sysEnter || st.kind == sysExit {
 			n.a = s.intField(raw, st.f[0])
+		} else {
+			n.a = int64(typ)
 		}
 		if st.kind == sysExit || st.kind == sysExitNamed {
 			n.b = s.intField(raw, st.f[1])
@@ -606,7 +604,6 @@ func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
 }
 
 func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
-	e := &n.e
 	switch n.kind {
 	case schedSwitch:
 		s.sw(nb, n, b)
@@ -617,19 +614,19 @@ func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
 		}
 		th := s.thread(tid)
 		if th.state != stateRunning && th.state != statePreempt {
-			s.setState(b, th, stateRunnable, e.Time)
+			s.setState(b, th, stateRunnable, n.time)
 		}
 	case sysEnter, sysEnterNamed:
-		slot := s.openSys(e.Track)
+		slot := s.openSys(n.track)
 		if slot == nil {
 			return
 		}
 		if slot.ok {
 			// An exit went missing (lost events, or a syscall that
 			// never returns): the open one ends where the next begins.
-			s.addSys(b, e.Track, *slot, e.Time, span.OpenEnd, span.NoArgs)
+			s.addSys(b, n.track, *slot, n.time, span.OpenEnd, span.NoArgs)
 		}
-		c := sysCall{start: e.Time, ok: true}
+		c := sysCall{start: n.time, ok: true}
 		if n.kind == sysEnter {
 			c.id = n.a
 			c.name = s.sysName(nb, b, c.id)
@@ -639,7 +636,7 @@ func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
 		*slot = c
 	case sysExit, sysExitNamed:
 		ret := n.b
-		slot := s.openSys(e.Track)
+		slot := s.openSys(n.track)
 		if slot == nil {
 			return
 		}
@@ -649,19 +646,19 @@ func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
 			id := n.a
 			name = s.sysName(nb, b, id)
 			if ok && c.id != id {
-				s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
+				s.addSys(b, n.track, c, n.time, span.OpenEnd, span.NoArgs)
 				ok = false
 			}
 		} else if name = s.typeName(nb, b, n); ok && c.name != name {
-			s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
+			s.addSys(b, n.track, c, n.time, span.OpenEnd, span.NoArgs)
 			ok = false
 		}
 		slot.ok = false
 		if !ok {
-			s.addSys(b, e.Track, sysCall{start: b.First(), name: name}, e.Time, span.OpenStart, s.ret(b, ret))
+			s.addSys(b, n.track, sysCall{start: b.First(), name: name}, n.time, span.OpenStart, s.ret(b, ret))
 			return
 		}
-		s.addSys(b, e.Track, c, e.Time, 0, s.ret(b, ret))
+		s.addSys(b, n.track, c, n.time, 0, s.ret(b, ret))
 	}
 }
 
@@ -689,7 +686,7 @@ func (s *Sched) sysName(nb *noteBatch, b *span.Builder, id int64) span.NameID {
 // typeName returns the NameID of the syscall of a syscalls:sys_enter_NAME
 // or sys_exit_NAME event.
 func (s *Sched) typeName(nb *noteBatch, b *span.Builder, n *schedNote) span.NameID {
-	t := n.e.Type
+	t := trace.TypeID(n.a)
 	if int(t) < len(s.typeNames) && s.typeNames[t] > 0 {
 		return s.typeNames[t] - 1
 	}
@@ -806,18 +803,17 @@ func prevState(v int64) threadState {
 }
 
 func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
-	e := &n.e
-	x := &nb.switches[n.sw]
-	prevComm, prevTID, prevSt := nb.textOf(x.comm[0]), n.a, n.b
+	x := &nb.switches[n.a]
+	prevComm, prevTID, prevSt := nb.textOf(x.comm[0]), x.prev, x.state
 	nextComm, nextTID := nb.textOf(x.comm[1]), x.next
 	var prev *threadRun
 	if prevTID != 0 {
 		prev = s.thread(prevTID)
-		if e.Track >= 0 {
-			prev.tr, prev.known = e.Track, true
+		if n.track >= 0 {
+			prev.tr, prev.known = n.track, true
 		}
 	}
-	cpu := max(e.CPU, 0)
+	cpu := max(x.cpu, 0)
 	if int(cpu) >= 1<<16 {
 		return
 	}
@@ -837,14 +833,14 @@ func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
 		fl = span.OpenStart
 	}
 	if name := c.comm.name(b, prevComm); fl == 0 {
-		k := &c.keys[uint32(e.Track)%cpuKeys]
-		if k.key == (span.Key{}) || k.tr != e.Track || k.name != name {
-			sl := span.Slice{Track: c.track, Name: name, Args: s.threadArgs(b, e.Track, x.tid, x.pid), Thread: e.Track}
-			*k = cpuKey{tr: e.Track, name: name, key: b.Key(sl)}
+		k := &c.keys[uint32(n.track)%cpuKeys]
+		if k.key == (span.Key{}) || k.tr != n.track || k.name != name {
+			sl := span.Slice{Track: c.track, Name: name, Args: s.threadArgs(b, n.track, x.tid, x.pid), Thread: n.track}
+			*k = cpuKey{tr: n.track, name: name, key: b.Key(sl)}
 		}
-		b.AddKeyed(k.key, c.start, e.Time)
+		b.AddKeyed(k.key, c.start, n.time)
 	} else {
-		b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: name, Args: s.threadArgs(b, e.Track, x.tid, x.pid), Thread: e.Track, Flags: fl})
+		b.Add(span.Slice{Start: c.start, End: n.time, Track: c.track, Name: name, Args: s.threadArgs(b, n.track, x.tid, x.pid), Thread: n.track, Flags: fl})
 	}
 	// The counter: a CPU first seen is counted from its first switch,
 	// where the trace first says what runs on it.
@@ -862,7 +858,7 @@ func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
 	} else {
 		c.idle = c.comm
 	}
-	c.seen, c.start, c.tid = true, e.Time, nextTID
+	c.seen, c.start, c.tid = true, n.time, nextTID
 	if is := nextTID != 0; is != was || s.busyCtr < 0 {
 		switch {
 		case is && !was:
@@ -873,17 +869,17 @@ func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
 		if s.busyCtr < 0 {
 			s.busyCtr = b.Track(span.Track{Kind: span.KindCounter, Name: "busy CPUs", Of: trace.NoTrack, CPU: trace.NoCPU})
 		}
-		b.AddSample(span.Sample{Time: e.Time, Track: s.busyCtr, Value: float64(s.busy)})
+		b.AddSample(span.Sample{Time: n.time, Track: s.busyCtr, Value: float64(s.busy)})
 	}
 	if prev != nil {
 		th := prev
 		if th.state == stateNone {
 			th.state, th.since, th.open = stateRunning, b.First(), true
 		}
-		s.setState(b, th, prevState(prevSt), e.Time)
+		s.setState(b, th, prevState(prevSt), n.time)
 	}
 	if next != nil {
-		s.setState(b, next, stateRunning, e.Time)
+		s.setState(b, next, stateRunning, n.time)
 	}
 }
 
