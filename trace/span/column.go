@@ -39,6 +39,10 @@ type Column struct {
 	// entries; nil before the column holds recentFrom slices and after
 	// Finish.
 	recent *[recentAttrs]recentAttr
+	// gapped says a slice starts other than where the one before it
+	// ends; lastEnd is the last slice's end.
+	gapped  bool
+	lastEnd trace.Time
 }
 
 // A Column of recentFrom slices or more caches 2^recentBits attributes
@@ -113,6 +117,12 @@ func (c *Column) Times(i int) (start, end trace.Time) {
 	r := c.rec(i)
 	return r.start, c.end(r)
 }
+
+// Contiguous reports whether every slice starts where the one before
+// it ends, as a CPU track's and a thread's states do: the slices then
+// cover the time from the first start to the last end without a gap or
+// an overlap, and each one's length follows from the next start.
+func (c *Column) Contiguous() bool { return !c.gapped }
 
 // Depth returns the nesting depth of slice i.
 func (c *Column) Depth(i int) uint16 { return c.attr(c.rec(i)).depth }
@@ -205,6 +215,10 @@ func (c *Column) pushKey(start, end trace.Time, k uint32) {
 		}
 		c.chunks = append(c.chunks, make([]rec, 0, size))
 	}
+	if c.n > 0 && start != c.lastEnd {
+		c.gapped = true
+	}
+	c.lastEnd = end
 	r := rec{start: start, key: k}
 	if d := uint64(end - start); d < 1<<32 {
 		r.dur = uint32(d)
@@ -230,6 +244,13 @@ func (c *Column) sort() {
 	slices.SortStableFunc(flat, func(x, y rec) int {
 		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(c.attr(&x).depth, c.attr(&y).depth))
 	})
+	c.gapped = false
+	for i := 1; i < len(flat); i++ {
+		if flat[i].start != c.end(&flat[i-1]) {
+			c.gapped = true
+			break
+		}
+	}
 	c.chunks = c.chunks[:0]
 	for len(flat) > 0 {
 		k := min(len(flat), 1<<columnBits)

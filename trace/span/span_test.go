@@ -98,6 +98,35 @@ func TestBuilderBounds(t *testing.T) {
 	}
 }
 
+// TestColumnContiguous: a column is contiguous while each slice starts
+// where the one before it ended (a long one included), not after a gap
+// or an overlap, and, for slices added out of order, when they are so
+// once sorted.
+func TestColumnContiguous(t *testing.T) {
+	cases := []struct {
+		name  string
+		times [][2]trace.Time // start, end, in the order added
+		want  bool
+	}{
+		{"empty", nil, true},
+		{"back to back", [][2]trace.Time{{0, 5}, {5, 5}, {5, 1 << 34}, {1 << 34, 1<<34 + 1}}, true},
+		{"gap", [][2]trace.Time{{0, 5}, {6, 7}}, false},
+		{"overlap", [][2]trace.Time{{0, 5}, {4, 7}}, false},
+		{"out of order, back to back once sorted", [][2]trace.Time{{5, 9}, {0, 5}, {9, 12}}, true},
+		{"out of order with a gap", [][2]trace.Time{{6, 9}, {0, 5}}, false},
+	}
+	for _, c := range cases {
+		b := NewBuilder()
+		tr := b.Track(Track{Kind: KindState, Name: c.name})
+		for _, x := range c.times {
+			b.Add(Slice{Start: x[0], End: x[1], Track: tr})
+		}
+		if got := b.Finish().Column(tr).Contiguous(); got != c.want {
+			t.Errorf("%s: Contiguous %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // TestAddKeyed: slices added through Keys (each looked up once, before
 // or after others of its track were added) make the Set that Add makes
 // of the same slices: the same columns, attributes, order and drops,
