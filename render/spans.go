@@ -46,10 +46,13 @@ import (
 //
 // A lane holds, beside the slices themselves (in the span.Set), only
 // their starts and the prefix sums of their lengths (16 bytes per slice,
-// from which every end and length follows) and the pyramid: a query
-// touches two flat arrays. The index is built once, after reading, from
-// the finished span.Set; it is immutable and safe for concurrent
-// queries.
+// 8 in compact form, from which every end and length follows) and the
+// pyramid: a query touches two flat arrays. A lane of a contiguous track
+// (a CPU's, a thread's states: each slice starts where the one before it
+// ends) holds neither: it reads the starts from the set's column, and
+// the prefix sums follow from them. The index is built once, after
+// reading, from the finished span.Set; it is immutable and safe for
+// concurrent queries.
 
 // Spans is the queryable index of a trace's derived tracks.
 type Spans struct {
