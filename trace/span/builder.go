@@ -309,6 +309,86 @@ func (v *Driver) Observe(e trace.Event) { v.ObserveEvents([]trace.Event{e}) }
 func (v *Driver) ObserveEvents(evs []trace.Event) {
 	v.poll()
 	v.raise()
+	var noted bool
+	if whole, ok := v.plain(evs); ok {
+		// The common batch: one run, as each would note it.
+		noted = whole
+		v.last = evs[len(evs)-1].Time
+		v.noteRun(evs)
+	} else {
+		noted = v.each(evs)
+	}
+	if !noted {
+		return
+	}
+	if len(evs) == 1 {
+		v.wait()
+		v.raise()
+		v.b.See(v.last)
+		v.derive()
+		return
+	}
+	fs := make([]func(*Builder), len(v.splits))
+	for i, d := range v.splits {
+		fs[i] = d.Take()
+	}
+	v.slots <- struct{}{} // waits while maxRunning derivations are behind
+	prev, done := v.done, make(chan any, 1)
+	v.done = done
+	go func(b *Builder) {
+		defer func() { <-v.slots }()
+		if prev != nil {
+			if p := <-prev; p != nil {
+				done <- p // the Builder is not fit to go on
+				return
+			}
+		}
+		defer func() { done <- recover() }()
+		for _, f := range fs {
+			f(b)
+		}
+	}(v.b)
+}
+
+// plain reports whether evs can be noted as one run as they are (ok):
+// the Driver notes runs (v.batch), has shown an event, and each of evs
+// is at or after the one before it (and v.last), on trace.NoTrack or a
+// track of the reader's tables, of a type only Split derivers are known
+// to want or none; noted says some Split deriver wants one. It checks
+// the common batch in one tight pass, sparing each's work per event.
+func (v *Driver) plain(evs []trace.Event) (noted, ok bool) {
+	if v.batch == nil || !v.seen || len(evs) == 0 {
+		return false, false
+	}
+	last := v.last
+	for i := range evs {
+		p := &evs[i]
+		if p.Time < last {
+			return false, false
+		}
+		last = p.Time
+		if tr := p.Track; tr != trace.NoTrack && (tr < 0 || int(tr) >= v.tracks) {
+			if tr < 0 {
+				return false, false
+			}
+			v.tracks = len(v.r.Meta().Tracks) // as each asks
+			if int(tr) >= v.tracks {
+				return false, false
+			}
+		}
+		rt := v.route.known(p.Type)
+		if rt == nil || rt.split == nil {
+			return false, false
+		}
+		noted = noted || len(rt.split) > 0
+	}
+	return noted, true
+}
+
+// each shows evs to the derivers one by one, noting the runs of those
+// only Split derivers want as runs, and reports whether it noted events
+// that are not derived from yet.
+func (v *Driver) each(evs []trace.Event) bool {
 	noted := false
 	// With v.batch, the events evs[run:i] are to be noted as one run:
 	// those only Split derivers want (or none), shown as they are.
@@ -378,36 +458,7 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 		}
 	}
 	v.noteRun(evs[run:])
-	if !noted {
-		return
-	}
-	if len(evs) == 1 {
-		v.wait()
-		v.raise()
-		v.b.See(v.last)
-		v.derive()
-		return
-	}
-	fs := make([]func(*Builder), len(v.splits))
-	for i, d := range v.splits {
-		fs[i] = d.Take()
-	}
-	v.slots <- struct{}{} // waits while maxRunning derivations are behind
-	prev, done := v.done, make(chan any, 1)
-	v.done = done
-	go func(b *Builder) {
-		defer func() { <-v.slots }()
-		if prev != nil {
-			if p := <-prev; p != nil {
-				done <- p // the Builder is not fit to go on
-				return
-			}
-		}
-		defer func() { done <- recover() }()
-		for _, f := range fs {
-			f(b)
-		}
-	}(v.b)
+	return noted
 }
 
 // noteRun shows a run of events to the BatchSplit derivers (v.batch).
