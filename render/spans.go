@@ -151,8 +151,20 @@ func (l *lane) spanFrac(t trace.Time, res int64) float32 {
 	return busyFrac(max(int64(hi-lo), 0), res)
 }
 
-func (l *lane) dur(i int) int64      { return l.cum(i+1) - l.cum(i) }
-func (l *lane) end(i int) trace.Time { return l.start(i) + trace.Time(l.dur(i)) }
+func (l *lane) dur(i int) int64 {
+	if l.col != nil { // one read of the column, not two of the starts
+		s, e := l.col.Times(i)
+		return int64(e - s)
+	}
+	return l.cum(i+1) - l.cum(i)
+}
+
+func (l *lane) end(i int) trace.Time {
+	if l.col != nil {
+		return l.col.End(i)
+	}
+	return l.start(i) + trace.Time(l.dur(i))
+}
 
 const wideBase = 4
 

@@ -185,26 +185,38 @@ func testSpansQueryBruteForce(t *testing.T, long, contig bool) {
 
 // BenchmarkSpansQuery: a full view of 50 CPU-like tracks of 40,000
 // slices each, 2000 pixels wide: every bucket of every track is a
-// summary.
+// summary. The slices have gaps between them, or none (contiguous lanes,
+// which read their starts from the set's columns).
 func BenchmarkSpansQuery(b *testing.B) {
-	bl := span.NewBuilder()
-	var ids []span.TrackID
-	for k := range 50 {
-		id := bl.Track(span.Track{Kind: span.KindCPU, Name: "CPU", CPU: int32(k), Of: trace.NoTrack})
-		ids = append(ids, id)
-		t := trace.Time(0)
-		for i := range 40000 {
-			bl.Add(span.Slice{Start: t, End: t + 900 + trace.Time(i%200), Track: id})
-			t += 1000 + trace.Time(i%300)
-		}
-	}
-	s := NewSpans(bl.Finish())
-	vp := SpanViewport{Start: 0, End: 50_000_000, Width: 2000, Tracks: ids}
-	var out SpanSlice
-	for b.Loop() {
-		if err := s.QueryInto(context.Background(), vp, &out); err != nil {
-			b.Fatal(err)
-		}
+	for _, contig := range []bool{false, true} {
+		b.Run(map[bool]string{false: "gapped", true: "contiguous"}[contig], func(b *testing.B) {
+			bl := span.NewBuilder()
+			var ids []span.TrackID
+			for k := range 50 {
+				id := bl.Track(span.Track{Kind: span.KindCPU, Name: "CPU", CPU: int32(k), Of: trace.NoTrack})
+				ids = append(ids, id)
+				t := trace.Time(0)
+				for i := range 40000 {
+					d := 900 + trace.Time(i%200)
+					bl.Add(span.Slice{Start: t, End: t + d, Track: id})
+					t += d
+					if !contig {
+						t += 100 + trace.Time(i%300) - trace.Time(i%200)
+					}
+				}
+			}
+			s := NewSpans(bl.Finish())
+			if got := s.lanes[0][0].col != nil; got != contig {
+				b.Fatalf("lane reads its starts from the column: %v", got)
+			}
+			vp := SpanViewport{Start: 0, End: 50_000_000, Width: 2000, Tracks: ids}
+			var out SpanSlice
+			for b.Loop() {
+				if err := s.QueryInto(context.Background(), vp, &out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
