@@ -46,10 +46,13 @@ import (
 //
 // A lane holds, beside the slices themselves (in the span.Set), only
 // their starts and the prefix sums of their lengths (16 bytes per slice,
-// from which every end and length follows) and the pyramid: a query
-// touches two flat arrays. The index is built once, after reading, from
-// the finished span.Set; it is immutable and safe for concurrent
-// queries.
+// 8 in compact form, from which every end and length follows) and the
+// pyramid: a query touches two flat arrays. A lane of a contiguous track
+// (a CPU's, a thread's states: each slice starts where the one before it
+// ends) holds neither: it reads the starts from the set's column, and
+// the prefix sums follow from them. The index is built once, after
+// reading, from the finished span.Set; it is immutable and safe for
+// concurrent queries.
 
 // Spans is the queryable index of a trace's derived tracks.
 type Spans struct {
@@ -86,8 +89,17 @@ type lane struct {
 	// (cpts, relative to coarse and cum0) and pts is nil.
 	pts  []point
 	cpts []cpoint
-	cum0 []int64   // the total length of the slices before each block
-	wide [][]int64 // wide[k-wideBase][b]: longest slice in block b of 2^k
+	cum0 []int64 // the total length of the slices before each block
+	// col holds the lane's slices when they are all of a contiguous
+	// track's (span.Column.Contiguous: a CPU track, a thread's states):
+	// their starts are read from it, and the total length of the slices
+	// before one is its start's distance from the first (total, after the
+	// last); pts and cpts are nil, and so are fracs, each cell's busy
+	// fraction being the part of it between the first start and the
+	// last end.
+	col   *span.Column
+	total int64
+	wide  [][]int64 // wide[k-wideBase][b]: longest slice in block b of 2^k
 }
 
 // cpoint is a point relative to its block's first start and total.
@@ -107,22 +119,52 @@ type point struct {
 }
 
 func (l *lane) start(i int) trace.Time {
-	if l.pts != nil {
+	switch {
+	case l.pts != nil:
 		return l.pts[i].start
+	case l.col != nil:
+		return l.col.Start(i)
 	}
 	return l.coarse[i>>coarseBits] + trace.Time(l.cpts[i].start)
 }
 
 // cum returns the total length of slices 0..i-1 (0 ≤ i ≤ n).
 func (l *lane) cum(i int) int64 {
-	if l.pts != nil {
+	switch {
+	case l.pts != nil:
 		return l.pts[i].cum
+	case l.col == nil:
+	case i < l.n:
+		return int64(l.col.Start(i) - l.coarse[0])
+	default:
+		return l.total
 	}
 	return l.cum0[i>>coarseBits] + int64(l.cpts[i].cum)
 }
 
-func (l *lane) dur(i int) int64      { return l.cum(i+1) - l.cum(i) }
-func (l *lane) end(i int) trace.Time { return l.start(i) + trace.Time(l.dur(i)) }
+// spanFrac returns the busy fraction of [t, t+res) in a contiguous lane
+// (col): the part of it its slices cover, from the first start to the
+// last end.
+func (l *lane) spanFrac(t trace.Time, res int64) float32 {
+	first := l.coarse[0]
+	lo, hi := max(t, first), min(t+trace.Time(res), first+trace.Time(l.total))
+	return busyFrac(max(int64(hi-lo), 0), res)
+}
+
+func (l *lane) dur(i int) int64 {
+	if l.col != nil { // one read of the column, not two of the starts
+		s, e := l.col.Times(i)
+		return int64(e - s)
+	}
+	return l.cum(i+1) - l.cum(i)
+}
+
+func (l *lane) end(i int) trace.Time {
+	if l.col != nil {
+		return l.col.End(i)
+	}
+	return l.start(i) + trace.Time(l.dur(i))
+}
 
 const wideBase = 4
 
@@ -203,30 +245,40 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 	// fits the compact points, and those points while it does, the
 	// longest slice of each block of the finest wide level, and the
 	// finest level's time cells; a second pass writes the wide points
-	// when the compact ones do not fit.
+	// when the compact ones do not fit. A contiguous lane needs no
+	// points.
+	contig := l.idx == nil && n > 0 && c.Contiguous()
 	blocks := (n + 1<<coarseBits - 1) >> coarseBits
 	l.coarse = make([]trace.Time, blocks)
-	cum0 := make([]int64, n>>coarseBits+1)
-	cpts := make([]cpoint, n+1)
+	var cum0 []int64
+	var cpts []cpoint
+	if !contig {
+		cum0, cpts = make([]int64, n>>coarseBits+1), make([]cpoint, n+1)
+	}
+	compact := !contig
 	wide0 := make([]int64, n>>wideBase)
 	var cs cellStart
 	if n > 0 {
 		cs = newCellStart(c.Start(at(0)), c.Start(at(n-1)), n, sc)
 	}
-	compact, overlap := true, false
+	overlap := false
 	var prevStart, prevEnd trace.Time
 	var cum int64
 	for i := range n {
 		s, e := c.Times(at(i))
 		b := i >> coarseBits
 		if i&(1<<coarseBits-1) == 0 {
-			l.coarse[b], cum0[b] = s, cum
-		}
-		if uint64(s-l.coarse[b]) >= 1<<32 || uint64(cum-cum0[b]) >= 1<<32 {
-			compact = false
+			l.coarse[b] = s
+			if !contig {
+				cum0[b] = cum
+			}
 		}
 		if compact {
-			cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
+			if uint64(s-l.coarse[b]) >= 1<<32 || uint64(cum-cum0[b]) >= 1<<32 {
+				compact = false
+			} else {
+				cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
+			}
 		}
 		if i > 0 && s < prevEnd {
 			overlap = true
@@ -240,15 +292,20 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 		prevStart, prevEnd = s, e
 		cum += int64(e - s)
 	}
-	if n&(1<<coarseBits-1) == 0 {
+	switch {
+	case contig:
+		l.col, l.total = c, cum
+	case n&(1<<coarseBits-1) == 0:
 		cum0[n>>coarseBits] = cum
-	} else if uint64(cum-cum0[n>>coarseBits]) >= 1<<32 {
+	case uint64(cum-cum0[n>>coarseBits]) >= 1<<32:
 		compact = false
 	}
-	if compact {
+	switch {
+	case contig:
+	case compact:
 		cpts[n].cum = uint32(cum - cum0[n>>coarseBits])
 		l.cpts, l.cum0 = cpts, cum0
-	} else {
+	default:
 		l.pts = make([]point, n+1)
 		for i := range n {
 			s, e := c.Times(at(i))
@@ -334,7 +391,7 @@ func (l *lane) startCells(cs cellStart, sc *laneScratch) {
 			}
 		}
 		var fracs []float32
-		if l.maxEnd == nil {
+		if l.maxEnd == nil && l.col == nil {
 			if k > base {
 				busy, busyPrev = busyPrev[:0], busy
 				p0 := l.cell0[len(l.cell0)-1] // the finer level's first cell
@@ -766,7 +823,13 @@ func (l *lane) query(ctx context.Context, items []SpanItem, vs, ve trace.Time, r
 				}
 			}
 			j = min(max(int(firsts[c+1]), i+1), w)
-			items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: bs + trace.Time(res), Slice: l.at(i), Count: int32(j - i), Busy: fracs[c]})
+			var busy float32
+			if fracs != nil {
+				busy = fracs[c]
+			} else {
+				busy = l.spanFrac(bs, res)
+			}
+			items = append(items, SpanItem{Depth: l.depth, Summary: true, Start: bs, End: bs + trace.Time(res), Slice: l.at(i), Count: int32(j - i), Busy: busy})
 			i = j
 		}
 	}

@@ -14,11 +14,12 @@ import (
 )
 
 // randomSet makes derived tracks with random slices: track 0 a CPU-like
-// lane of back-to-back slices of wildly mixed lengths, track 1 nested
+// lane of back-to-back slices of wildly mixed lengths, with gaps of 0-2
+// ns between them (with contig none: a contiguous lane), track 1 nested
 // slices at depths 0..2 with overlaps, track 2 a counter. With long, a
 // few CPU slices last 2^33 ns and more (lanes that do not fit 32-bit
 // points).
-func randomSet(rng *rand.Rand, n int, long bool) *span.Set {
+func randomSet(rng *rand.Rand, n int, long, contig bool) *span.Set {
 	b := span.NewBuilder()
 	cpu := b.Track(span.Track{Kind: span.KindCPU, Name: "CPU 0", Of: trace.NoTrack})
 	nest := b.Track(span.Track{Kind: span.KindSlices, Name: "activities", Of: trace.NoTrack})
@@ -34,6 +35,9 @@ func randomSet(rng *rand.Rand, n int, long bool) *span.Set {
 			d = 1<<33 + trace.Time(rng.Int64N(1<<33))
 		}
 		gap := trace.Time(rng.IntN(3))
+		if contig {
+			gap = 0
+		}
 		b.Add(span.Slice{Start: t, End: t + d, Track: cpu, Name: name})
 		t += d + gap
 	}
@@ -56,16 +60,21 @@ func randomSet(rng *rand.Rand, n int, long bool) *span.Set {
 // the coverage of its bucket (in a lane without overlaps); counters carry
 // the min and max of each bucket, including the value entering it.
 func TestSpansQueryBruteForce(t *testing.T) {
-	for _, long := range []bool{false, true} {
-		t.Run(fmt.Sprint("long=", long), func(t *testing.T) { testSpansQueryBruteForce(t, long) })
+	for _, contig := range []bool{false, true} {
+		for _, long := range []bool{false, true} {
+			t.Run(fmt.Sprint("long=", long, ",contig=", contig), func(t *testing.T) { testSpansQueryBruteForce(t, long, contig) })
+		}
 	}
 }
 
-func testSpansQueryBruteForce(t *testing.T, long bool) {
+func testSpansQueryBruteForce(t *testing.T, long, contig bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	set := randomSet(rng, 20000, long)
+	set := randomSet(rng, 20000, long, contig)
 	s := NewSpans(set)
-	if l := &s.lanes[0][0]; (l.pts != nil) != long || (l.cpts == nil) != long {
+	switch l := &s.lanes[0][0]; {
+	case contig && (l.col == nil || l.pts != nil || l.cpts != nil || l.fracs[0] != nil):
+		t.Fatalf("long=%v: the contiguous CPU lane has points (%d wide, %d compact) or cell fractions", long, len(l.pts), len(l.cpts))
+	case !contig && ((l.pts != nil) != long || (l.cpts == nil) != long || l.col != nil):
 		t.Fatalf("long=%v: the CPU lane has %d wide and %d compact points", long, len(l.pts), len(l.cpts))
 	}
 	cpu := set.TrackSlices(0)
@@ -176,26 +185,38 @@ func testSpansQueryBruteForce(t *testing.T, long bool) {
 
 // BenchmarkSpansQuery: a full view of 50 CPU-like tracks of 40,000
 // slices each, 2000 pixels wide: every bucket of every track is a
-// summary.
+// summary. The slices have gaps between them, or none (contiguous lanes,
+// which read their starts from the set's columns).
 func BenchmarkSpansQuery(b *testing.B) {
-	bl := span.NewBuilder()
-	var ids []span.TrackID
-	for k := range 50 {
-		id := bl.Track(span.Track{Kind: span.KindCPU, Name: "CPU", CPU: int32(k), Of: trace.NoTrack})
-		ids = append(ids, id)
-		t := trace.Time(0)
-		for i := range 40000 {
-			bl.Add(span.Slice{Start: t, End: t + 900 + trace.Time(i%200), Track: id})
-			t += 1000 + trace.Time(i%300)
-		}
-	}
-	s := NewSpans(bl.Finish())
-	vp := SpanViewport{Start: 0, End: 50_000_000, Width: 2000, Tracks: ids}
-	var out SpanSlice
-	for b.Loop() {
-		if err := s.QueryInto(context.Background(), vp, &out); err != nil {
-			b.Fatal(err)
-		}
+	for _, contig := range []bool{false, true} {
+		b.Run(map[bool]string{false: "gapped", true: "contiguous"}[contig], func(b *testing.B) {
+			bl := span.NewBuilder()
+			var ids []span.TrackID
+			for k := range 50 {
+				id := bl.Track(span.Track{Kind: span.KindCPU, Name: "CPU", CPU: int32(k), Of: trace.NoTrack})
+				ids = append(ids, id)
+				t := trace.Time(0)
+				for i := range 40000 {
+					d := 900 + trace.Time(i%200)
+					bl.Add(span.Slice{Start: t, End: t + d, Track: id})
+					t += d
+					if !contig {
+						t += 100 + trace.Time(i%300) - trace.Time(i%200)
+					}
+				}
+			}
+			s := NewSpans(bl.Finish())
+			if got := s.lanes[0][0].col != nil; got != contig {
+				b.Fatalf("lane reads its starts from the column: %v", got)
+			}
+			vp := SpanViewport{Start: 0, End: 50_000_000, Width: 2000, Tracks: ids}
+			var out SpanSlice
+			for b.Loop() {
+				if err := s.QueryInto(context.Background(), vp, &out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -234,7 +255,7 @@ func TestSearchStart(t *testing.T) {
 // answers each track as a query of that track alone does, and a reused
 // SpanSlice holds no items of the previous answer.
 func TestSpansQueryParallel(t *testing.T) {
-	set := randomSet(rand.New(rand.NewPCG(7, 8)), 5000, false)
+	set := randomSet(rand.New(rand.NewPCG(7, 8)), 5000, false, false)
 	s := NewSpans(set)
 	var ids []span.TrackID
 	for k := range 64 {

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,15 +35,15 @@ import (
 // the offsets the format files give, without decoding the other fields.
 // It is a span.Split: Note keeps what it needs of an event in a batch of
 // notes that Take hands over, and the slices are made from the notes on
-// the Driver's other goroutines while Note fills the next batch. A note
-// of a run of events (span.BatchSplit) whose payloads lie close together
-// in a file that can be read from two goroutines keeps only where the
-// payload lies: the derivation reads the batch's payloads with one read
-// and their fields from it, so that the reading goroutine never touches
-// the payload bytes (a cache miss each). Otherwise Note reads the fields
-// on the reading goroutine while the reader's chunks still hold the
-// payloads. What Note changes (the batch being noted, kinds, table) and
-// what the derivation changes (everything from cpus on) are apart.
+// the Driver's other goroutines while Note fills the next batch. Note
+// reads the fields on the reading goroutine, while the reader's chunks
+// still hold the payloads and the caches the bytes the reader has just
+// parsed. (Reading a run's payloads again from the file on the deriving
+// goroutine, as Sched once did, spares the reading goroutine those reads
+// but costs a second copy of the whole file: on a loaded two-core
+// machine it made the load slower and dearer.) What Note changes (the
+// batch being noted, kinds, table) and what the derivation changes
+// (everything from cpus on) are apart.
 type Sched struct {
 	rd    *Reader
 	big   bool        // the recording is big-endian
@@ -56,11 +55,6 @@ type Sched struct {
 	// hasExit says the recording has an exit tracepoint to pair
 	// raw_syscalls:sys_enter with; without one enters stay instants.
 	hasExit bool
-	// shared says the reader's file may be read from the derivation's
-	// goroutine while the reader reads it (lazy notes); lazy says the
-	// run being noted is long enough to note lazily.
-	shared, lazy bool
-	lazied       int // notes noted lazily, counted at each Take
 
 	win window
 	// The events noted since the last Take (span.Split), and batches
@@ -85,8 +79,8 @@ type Sched struct {
 	// id + 1, 0 where not asked for yet.
 	args      []span.ArgsID // tid and pid arguments by thread track + 1
 	stateName [len(stateNames)]span.NameID
-	sysTrack  []span.TrackID // by thread track + 1
-	sysByID   []span.NameID  // syscall names by number, below maxSysIDs
+	sysTrack  []sysTrack    // by thread track + 1
+	sysByID   []span.NameID // syscall names by number, below maxSysIDs
 	sysNames  map[string]span.NameID
 	typeNames []span.NameID         // syscall names by named syscall type
 	retSmall  []span.ArgsID         // "ret" arguments by value + retBias, below 2·retBias
@@ -102,21 +96,7 @@ type noteBatch struct {
 	text     []byte
 	kinds    []schedType
 	table    []string
-	// The lazy notes' payloads lie in [lo, hi) of the file, read into
-	// pay when the batch is derived from (none when lo == hi).
-	lo, hi int64
-	pay    []byte
-	lazy   int // lazy notes
 }
-
-// Lazy notes: a run of at least lazyRun events is noted lazily, the
-// payloads of a batch's lazy notes spanning at most maxLazySpan bytes of
-// the file (the others are noted at once): one read per batch, of
-// about what its events take in the file.
-const (
-	lazyRun     = 256
-	maxLazySpan = 1 << 20
-)
 
 // spentBatches is how many batches Sched keeps for reuse: as many as a
 // Driver can have waiting to be derived from, and the one being noted.
@@ -138,10 +118,6 @@ func NewSched(rd *Reader) *Sched {
 	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{},
 		batch: &noteBatch{}}
 	s.big = rd.bo == binary.ByteOrder(binary.BigEndian)
-	switch rd.r.(type) {
-	case *os.File, *bytes.Reader: // ReadAt from two goroutines at once
-		s.shared = true
-	}
 	return s
 }
 
@@ -238,6 +214,34 @@ type cpuRun struct {
 	comm  commName // the running task's
 	idle  commName // the idle task's (pid 0, no threadRun)
 	track span.TrackID
+	// keys holds the span.Keys of the CPU's closed slices by the thread
+	// track they are charged to (direct-mapped by track): a CPU runs a
+	// few threads again and again.
+	keys [cpuKeys]cpuKey
+}
+
+const cpuKeys = 32
+
+type cpuKey struct {
+	tr   trace.TrackID
+	name span.NameID
+	key  span.Key // the zero Key: none yet
+}
+
+// sysTrack is a thread's syscall track and the span.Keys of its closed
+// slices by name and arguments (direct-mapped): a thread makes a few
+// syscalls again and again.
+type sysTrack struct {
+	id   span.TrackID // + 1; 0 where not asked for yet
+	keys [sysKeys]sysKey
+}
+
+const sysKeys = 8
+
+type sysKey struct {
+	name span.NameID
+	args span.ArgsID
+	key  span.Key
 }
 
 // commName remembers the NameID of a task's comm: a task keeps its comm,
@@ -275,6 +279,9 @@ type threadRun struct {
 	// said (known: one did).
 	tr    trace.TrackID
 	known bool
+	// keys holds the span.Keys of the thread's closed states on track
+	// of, by state (the zero Key where not asked for yet).
+	keys [len(stateNames)]span.Key
 }
 
 type sysCall struct {
@@ -439,29 +446,24 @@ func (s *Sched) Wants(_ trace.Reader, t trace.TypeID) bool {
 // (span.Split): the fields it reads, taken from the payload while the
 // reader still holds it.
 type schedNote struct {
-	e struct { // of the event
-		Time  trace.Time
-		Track trace.TrackID // NoTrack or one of the reader's
-		CPU   int32
-		Type  trace.TypeID
-	}
-	sw   uint32 // a switch's switchNote in Sched.switches
-	kind schedKind
-	// lazy: the fields are not read yet; a and b are the payload's
-	// offset and length in the file.
-	lazy bool
-	// switch: prev_pid, prev_state; wakeup: pid; syscalls: id, ret.
+	time  trace.Time
+	track trace.TrackID // of the event: NoTrack or one of the reader's
+	kind  schedKind
+	// a: a switch's switchNote in noteBatch.switches; a wakeup's pid;
+	// sys_enter's and sys_exit's id; the type of a sys_enter_NAME or
+	// sys_exit_NAME event. b: sys_exit's and sys_exit_NAME's ret.
 	a, b int64
 }
 
 // switchNote is the rest of a switch's note (notes of other events are
-// smaller: half the bytes to write per event).
+// smaller: 32 bytes to write per event).
 type switchNote struct {
-	next int64 // next_pid
+	prev, state, next int64 // prev_pid, prev_state, next_pid
 	// the thread and process ids of the event's track, and prev_comm and
-	// next_comm in Sched.text.
+	// next_comm in noteBatch.text.
 	tid, pid int64
 	comm     [2]textRef
+	cpu      int32 // of the event
 }
 
 // textRef is bytes in Sched.text.
@@ -472,10 +474,8 @@ type textRef struct{ off, n uint32 }
 func (s *Sched) Note(_ trace.Reader, e trace.Event) { s.note(&e) }
 
 // NoteEvents implements span.BatchSplit: Note for each of evs Sched
-// wants, in one call; a long run is noted lazily where it can be.
+// wants, in one call.
 func (s *Sched) NoteEvents(_ trace.Reader, evs []trace.Event) {
-	s.lazy = s.shared && len(evs) >= lazyRun
-	defer func() { s.lazy = false }()
 	for i := range evs {
 		e := &evs[i]
 		// The kinds of the types seen before, without a call.
@@ -508,78 +508,53 @@ func (s *Sched) note(e *trace.Event) {
 		s.tabled = true
 	}
 	nb := s.batch
-	n := schedNote{kind: st.kind}
-	n.e.Time, n.e.Track, n.e.CPU, n.e.Type = e.Time, e.Track, e.CPU, e.Type
+	n := schedNote{time: e.Time, track: e.Track, kind: st.kind}
 	tracks := s.rd.meta.Tracks
 	if e.Track < 0 || int(e.Track) >= len(tracks) {
-		n.e.Track = trace.NoTrack
+		n.track = trace.NoTrack
 	}
 	if st.kind == schedSwitch {
-		var x switchNote
-		if n.e.Track >= 0 {
-			x.tid, x.pid = tracks[n.e.Track].TID, tracks[n.e.Track].PID
+		x := switchNote{cpu: e.CPU}
+		if n.track >= 0 {
+			x.tid, x.pid = tracks[n.track].TID, tracks[n.track].PID
 		}
-		n.sw = uint32(len(nb.switches))
+		n.a = int64(len(nb.switches))
 		nb.switches = append(nb.switches, x)
-	}
-	if l := e.Payload; s.lazy && l.Off >= 0 && l.Len >= 0 && l.Off <= s.rd.size-int64(l.Len) {
-		lo, hi := l.Off, l.Off+int64(l.Len)
-		if nb.lo < nb.hi {
-			lo, hi = min(lo, nb.lo), max(hi, nb.hi)
-		}
-		if hi-lo <= maxLazySpan {
-			nb.lo, nb.hi = lo, hi
-			n.lazy, n.a, n.b = true, l.Off, int64(l.Len)
-			nb.lazy++
-			nb.notes = append(nb.notes, n)
-			return
-		}
 	}
 	raw, ok := s.rd.buf.held(e.Payload)
 	if !ok || e.Payload.Off >= s.rd.size {
 		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
 			if st.kind == schedSwitch {
-				nb.switches = nb.switches[:n.sw]
+				nb.switches = nb.switches[:n.a]
 			}
 			return
 		}
 	}
-	s.fields(nb, st, raw, &n)
+	s.fields(nb, st, e.Type, raw, &n)
 	nb.notes = append(nb.notes, n)
 }
 
 // fields reads the fields of a note's event from its payload.
-func (s *Sched) fields(nb *noteBatch, st *schedType, raw []byte, n *schedNote) {
+func (s *Sched) fields(nb *noteBatch, st *schedType, typ trace.TypeID, raw []byte, n *schedNote) {
 	switch st.kind {
 	case schedSwitch:
-		x := &nb.switches[n.sw]
+		x := &nb.switches[n.a]
 		x.comm[0] = nb.keep(strField(raw, st.f[0]))
-		n.a, n.b = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
+		x.prev, x.state = s.intField(raw, st.f[1]), s.intField(raw, st.f[2])
 		x.comm[1] = nb.keep(strField(raw, st.f[3]))
 		x.next = s.intField(raw, st.f[4])
 	case schedWakeup:
-		n.a, n.b = s.intField(raw, st.f[1]), 0
+		n.a = s.intField(raw, st.f[1])
 	default: // syscalls
-		n.a, n.b = 0, 0
 		if st.kind == sysEnter || st.kind == sysExit {
 			n.a = s.intField(raw, st.f[0])
+		} else {
+			n.a = int64(typ)
 		}
 		if st.kind == sysExit || st.kind == sysExitNamed {
 			n.b = s.intField(raw, st.f[1])
 		}
 	}
-	n.lazy = false
-}
-
-// readLazy reads the payloads of a batch's lazy notes into nb.pay (on
-// the derivation's goroutine).
-func (s *Sched) readLazy(nb *noteBatch) {
-	size := int(nb.hi - nb.lo)
-	if cap(nb.pay) < size {
-		nb.pay = make([]byte, size)
-	}
-	m, _ := s.rd.r.ReadAt(nb.pay[:size], nb.lo)
-	nb.pay = nb.pay[:max(m, 0)]
 }
 
 // keep copies b into nb.text.
@@ -596,7 +571,6 @@ var _ span.BatchSplit = (*Sched)(nil)
 func (s *Sched) Take() func(b *span.Builder) {
 	nb := s.batch
 	nb.kinds, nb.table = s.kinds, s.table
-	s.lazied += nb.lazy
 	s.spentMu.Lock()
 	if k := len(s.spent) - 1; k >= 0 {
 		s.batch, s.spent = s.spent[k], s.spent[:k]
@@ -605,12 +579,8 @@ func (s *Sched) Take() func(b *span.Builder) {
 	}
 	s.spentMu.Unlock()
 	return func(b *span.Builder) {
-		if nb.lo < nb.hi {
-			s.readLazy(nb)
-		}
 		s.derive(nb, b)
 		nb.notes, nb.switches, nb.text = nb.notes[:0], nb.switches[:0], nb.text[:0]
-		nb.lo, nb.hi, nb.lazy = 0, 0, 0
 		s.spentMu.Lock()
 		if len(s.spent) < spentBatches {
 			s.spent = append(s.spent, nb)
@@ -629,26 +599,11 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 // while the reader reads on).
 func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
 	for i := range nb.notes {
-		n := &nb.notes[i]
-		if n.lazy { // its fields, from the payloads readLazy read
-			off := n.a - nb.lo
-			if off+n.b > int64(len(nb.pay)) {
-				continue // not read: dropped, as Note drops one
-			}
-			// Into a copy: the notes are only read here, so that their
-			// cache lines need not come back from this goroutine's core
-			// when Note writes the batch again.
-			m := *n
-			s.fields(nb, &nb.kinds[n.e.Type], nb.pay[off:off+n.b], &m)
-			s.apply(nb, &m, b)
-			continue
-		}
-		s.apply(nb, n, b)
+		s.apply(nb, &nb.notes[i], b)
 	}
 }
 
 func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
-	e := &n.e
 	switch n.kind {
 	case schedSwitch:
 		s.sw(nb, n, b)
@@ -659,19 +614,19 @@ func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
 		}
 		th := s.thread(tid)
 		if th.state != stateRunning && th.state != statePreempt {
-			s.setState(b, th, stateRunnable, e.Time)
+			s.setState(b, th, stateRunnable, n.time)
 		}
 	case sysEnter, sysEnterNamed:
-		slot := s.openSys(e.Track)
+		slot := s.openSys(n.track)
 		if slot == nil {
 			return
 		}
 		if slot.ok {
 			// An exit went missing (lost events, or a syscall that
 			// never returns): the open one ends where the next begins.
-			s.addSys(b, e.Track, *slot, e.Time, span.OpenEnd, span.NoArgs)
+			s.addSys(b, n.track, *slot, n.time, span.OpenEnd, span.NoArgs)
 		}
-		c := sysCall{start: e.Time, ok: true}
+		c := sysCall{start: n.time, ok: true}
 		if n.kind == sysEnter {
 			c.id = n.a
 			c.name = s.sysName(nb, b, c.id)
@@ -681,7 +636,7 @@ func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
 		*slot = c
 	case sysExit, sysExitNamed:
 		ret := n.b
-		slot := s.openSys(e.Track)
+		slot := s.openSys(n.track)
 		if slot == nil {
 			return
 		}
@@ -691,19 +646,19 @@ func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
 			id := n.a
 			name = s.sysName(nb, b, id)
 			if ok && c.id != id {
-				s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
+				s.addSys(b, n.track, c, n.time, span.OpenEnd, span.NoArgs)
 				ok = false
 			}
 		} else if name = s.typeName(nb, b, n); ok && c.name != name {
-			s.addSys(b, e.Track, c, e.Time, span.OpenEnd, span.NoArgs)
+			s.addSys(b, n.track, c, n.time, span.OpenEnd, span.NoArgs)
 			ok = false
 		}
 		slot.ok = false
 		if !ok {
-			s.addSys(b, e.Track, sysCall{start: b.First(), name: name}, e.Time, span.OpenStart, s.ret(b, ret))
+			s.addSys(b, n.track, sysCall{start: b.First(), name: name}, n.time, span.OpenStart, s.ret(b, ret))
 			return
 		}
-		s.addSys(b, e.Track, c, e.Time, 0, s.ret(b, ret))
+		s.addSys(b, n.track, c, n.time, 0, s.ret(b, ret))
 	}
 }
 
@@ -731,7 +686,7 @@ func (s *Sched) sysName(nb *noteBatch, b *span.Builder, id int64) span.NameID {
 // typeName returns the NameID of the syscall of a syscalls:sys_enter_NAME
 // or sys_exit_NAME event.
 func (s *Sched) typeName(nb *noteBatch, b *span.Builder, n *schedNote) span.NameID {
-	t := n.e.Type
+	t := trace.TypeID(n.a)
 	if int(t) < len(s.typeNames) && s.typeNames[t] > 0 {
 		return s.typeNames[t] - 1
 	}
@@ -745,14 +700,24 @@ func (s *Sched) typeName(nb *noteBatch, b *span.Builder, n *schedNote) span.Name
 
 func (s *Sched) addSys(b *span.Builder, thread trace.TrackID, c sysCall, end trace.Time, fl span.Flags, args span.ArgsID) {
 	for int(thread)+1 >= len(s.sysTrack) {
-		s.sysTrack = append(s.sysTrack, 0)
+		s.sysTrack = append(s.sysTrack, sysTrack{})
 	}
-	t := s.sysTrack[thread+1] - 1
+	st := &s.sysTrack[thread+1]
+	t := st.id - 1
 	if t < 0 {
 		t = b.Track(span.Track{Kind: span.KindSlices, Name: "syscalls", Of: thread, CPU: trace.NoCPU})
-		s.sysTrack[thread+1] = t + 1
+		st.id = t + 1
 	}
-	b.Add(span.Slice{Start: c.start, End: end, Track: t, Name: c.name, Args: args, Thread: thread, Flags: fl})
+	sl := span.Slice{Start: c.start, End: end, Track: t, Name: c.name, Args: args, Thread: thread, Flags: fl}
+	if fl != 0 {
+		b.Add(sl)
+		return
+	}
+	k := &st.keys[(uint32(c.name)^uint32(args)*0x9e3779b1>>29)%sysKeys]
+	if k.key == (span.Key{}) || k.name != c.name || k.args != args {
+		*k = sysKey{name: c.name, args: args, key: b.Key(sl)}
+	}
+	b.AddKeyed(k.key, c.start, end)
 }
 
 // ret returns the argument list of a syscall's return value.
@@ -838,18 +803,17 @@ func prevState(v int64) threadState {
 }
 
 func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
-	e := &n.e
-	x := &nb.switches[n.sw]
-	prevComm, prevTID, prevSt := nb.textOf(x.comm[0]), n.a, n.b
+	x := &nb.switches[n.a]
+	prevComm, prevTID, prevSt := nb.textOf(x.comm[0]), x.prev, x.state
 	nextComm, nextTID := nb.textOf(x.comm[1]), x.next
 	var prev *threadRun
 	if prevTID != 0 {
 		prev = s.thread(prevTID)
-		if e.Track >= 0 {
-			prev.tr, prev.known = e.Track, true
+		if n.track >= 0 {
+			prev.tr, prev.known = n.track, true
 		}
 	}
-	cpu := max(e.CPU, 0)
+	cpu := max(x.cpu, 0)
 	if int(cpu) >= 1<<16 {
 		return
 	}
@@ -868,7 +832,16 @@ func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
 	if !c.seen {
 		fl = span.OpenStart
 	}
-	b.Add(span.Slice{Start: c.start, End: e.Time, Track: c.track, Name: c.comm.name(b, prevComm), Args: s.threadArgs(b, e.Track, x.tid, x.pid), Thread: e.Track, Flags: fl})
+	if name := c.comm.name(b, prevComm); fl == 0 {
+		k := &c.keys[uint32(n.track)%cpuKeys]
+		if k.key == (span.Key{}) || k.tr != n.track || k.name != name {
+			sl := span.Slice{Track: c.track, Name: name, Args: s.threadArgs(b, n.track, x.tid, x.pid), Thread: n.track}
+			*k = cpuKey{tr: n.track, name: name, key: b.Key(sl)}
+		}
+		b.AddKeyed(k.key, c.start, n.time)
+	} else {
+		b.Add(span.Slice{Start: c.start, End: n.time, Track: c.track, Name: name, Args: s.threadArgs(b, n.track, x.tid, x.pid), Thread: n.track, Flags: fl})
+	}
 	// The counter: a CPU first seen is counted from its first switch,
 	// where the trace first says what runs on it.
 	was := c.seen && c.tid != 0
@@ -885,7 +858,7 @@ func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
 	} else {
 		c.idle = c.comm
 	}
-	c.seen, c.start, c.tid = true, e.Time, nextTID
+	c.seen, c.start, c.tid = true, n.time, nextTID
 	if is := nextTID != 0; is != was || s.busyCtr < 0 {
 		switch {
 		case is && !was:
@@ -896,17 +869,17 @@ func (s *Sched) sw(nb *noteBatch, n *schedNote, b *span.Builder) {
 		if s.busyCtr < 0 {
 			s.busyCtr = b.Track(span.Track{Kind: span.KindCounter, Name: "busy CPUs", Of: trace.NoTrack, CPU: trace.NoCPU})
 		}
-		b.AddSample(span.Sample{Time: e.Time, Track: s.busyCtr, Value: float64(s.busy)})
+		b.AddSample(span.Sample{Time: n.time, Track: s.busyCtr, Value: float64(s.busy)})
 	}
 	if prev != nil {
 		th := prev
 		if th.state == stateNone {
 			th.state, th.since, th.open = stateRunning, b.First(), true
 		}
-		s.setState(b, th, prevState(prevSt), e.Time)
+		s.setState(b, th, prevState(prevSt), n.time)
 	}
 	if next != nil {
-		s.setState(b, next, stateRunning, e.Time)
+		s.setState(b, next, stateRunning, n.time)
 	}
 }
 
@@ -947,16 +920,28 @@ func (s *Sched) addState(b *span.Builder, th *threadRun, end trace.Time, fl span
 				name = "state of tid " + strconv.FormatInt(th.tid, 10)
 			}
 			th.track, th.of = b.Track(span.Track{Kind: span.KindState, Name: name, Of: of, CPU: trace.NoCPU}), of
+			th.keys = [len(stateNames)]span.Key{}
 		}
 	}
 	if th.open {
 		fl |= span.OpenStart
 	}
+	k := &th.keys[th.state]
+	if fl == 0 && *k != (span.Key{}) {
+		b.AddKeyed(*k, th.since, end)
+		return
+	}
 	id := &s.stateName[th.state]
 	if *id == 0 {
 		*id = b.Name(stateNames[th.state]) + 1
 	}
-	b.Add(span.Slice{Start: th.since, End: end, Track: th.track, Name: *id - 1, Thread: th.of, Flags: fl})
+	sl := span.Slice{Start: th.since, End: end, Track: th.track, Name: *id - 1, Thread: th.of, Flags: fl}
+	if fl != 0 {
+		b.Add(sl)
+		return
+	}
+	*k = b.Key(sl)
+	b.AddKeyed(*k, th.since, end)
 }
 
 // textOf returns bytes Note kept.

@@ -216,7 +216,8 @@ func slicesSortFunc(s []gotSlice) {
 
 // FuzzSched derives scheduling and EventHeader activity tracks from
 // arbitrary perf.data bytes: no panic, every slice well formed, and the
-// same slices whether Sched reads fields lazily or not (TestSchedLazy).
+// same slices whether Sched is shown runs of events or single ones
+// (TestSchedRuns).
 func FuzzSched(f *testing.F) {
 	var a, b memFile
 	if err := perftest.GenerateSched(&a, 300, 2, 3); err == nil {
@@ -250,16 +251,29 @@ func FuzzSched(f *testing.F) {
 				}
 			}
 		}
-		schedOnly := func(ra io.ReaderAt) string {
-			r, err := NewReader(ra, int64(len(data)), Options{})
+		schedOnly := func(single bool) string {
+			r, err := NewReader(bytes.NewReader(data), int64(len(data)), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			set, _ := span.Derive(r, NewSched(r))
+			var set *span.Set
+			if single {
+				v := span.NewDriver(r, NewSched(r))
+				for {
+					e, err := r.ReadEvent()
+					if err != nil {
+						break
+					}
+					v.Observe(e)
+				}
+				set = v.Finish()
+			} else {
+				set, _ = span.Derive(r, NewSched(r))
+			}
 			return fmt.Sprint(set.Tracks, set.Names, set.All())
 		}
-		if schedOnly(bytes.NewReader(data)) != schedOnly(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))) {
-			t.Fatal("lazy notes derive other slices")
+		if schedOnly(false) != schedOnly(true) {
+			t.Fatal("runs of events derive other slices than single events")
 		}
 	})
 }
@@ -325,13 +339,12 @@ func TestSchedBusyCounter(t *testing.T) {
 	}
 }
 
-// TestSchedLazy: Sched derives the same Set whether it reads the fields
-// of a run of events lazily, on the derivation's goroutine from one read
-// of the batch's payloads (a file two goroutines may read, long runs),
-// or at once while the reader holds the payloads (any other file, single
-// events), on recordings plain, piped, compressed and big-endian, with
-// EventHeader events between the scheduling ones.
-func TestSchedLazy(t *testing.T) {
+// TestSchedRuns: Sched derives the same Set whether a Driver shows it
+// runs of events (BatchSplit, noted on the reading goroutine and derived
+// from on another) or single events, from a file or from a reader only
+// one goroutine may read, on recordings plain, piped, compressed and
+// big-endian, with EventHeader events between the scheduling ones.
+func TestSchedRuns(t *testing.T) {
 	var inputs []memFile
 	var f memFile
 	if err := perftest.GenerateSched(&f, 20000, 3, 4); err != nil {
@@ -351,7 +364,7 @@ func TestSchedLazy(t *testing.T) {
 		}
 		inputs = append(inputs, g)
 	}
-	derive := func(ra io.ReaderAt, size int, single, withEH bool) (string, int) {
+	derive := func(ra io.ReaderAt, size int, single, withEH bool) string {
 		r, err := NewReader(ra, int64(size), Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -384,24 +397,15 @@ func TestSchedLazy(t *testing.T) {
 		for id := range set.Args {
 			out += fmt.Sprint(set.ArgList(span.ArgsID(id)))
 		}
-		return out, s.lazied
+		return out
 	}
 	for i, in := range inputs {
 		for _, withEH := range []bool{false, true} {
-			lazy, n := derive(bytes.NewReader(in.b), len(in.b), false, withEH)
-			if !withEH && i != 4 && n == 0 { // compressed payloads are not in the file
-				t.Fatalf("input %d: no note was lazy", i)
-			}
-			now, n := derive(io.NewSectionReader(bytes.NewReader(in.b), 0, int64(len(in.b))), len(in.b), false, withEH)
-			if n != 0 {
-				t.Fatalf("input %d: %d notes lazy reading a file only one goroutine may read", i, n)
-			}
-			single, n := derive(bytes.NewReader(in.b), len(in.b), true, withEH)
-			if n != 0 {
-				t.Fatalf("input %d: %d notes of single events lazy", i, n)
-			}
-			if lazy != now || single != now {
-				t.Errorf("input %d, EventHeader %v: lazy notes derive the same %v, single events %v", i, withEH, lazy == now, single == now)
+			runs := derive(bytes.NewReader(in.b), len(in.b), false, withEH)
+			section := derive(io.NewSectionReader(bytes.NewReader(in.b), 0, int64(len(in.b))), len(in.b), false, withEH)
+			single := derive(bytes.NewReader(in.b), len(in.b), true, withEH)
+			if runs != single || section != single || len(single) < 100 {
+				t.Errorf("input %d, EventHeader %v: runs derive the same %v, from a section %v, single events %d bytes", i, withEH, runs == single, section == single, len(single))
 			}
 		}
 	}

@@ -122,6 +122,45 @@ func (b *Builder) Add(s Slice) {
 	b.nslices++
 }
 
+// Key stands for the attributes of a track's slices (all but their
+// times: track, name, arguments, thread, depth, flags), looked up once
+// by [Builder.Key] so that a deriver adding many slices that share them
+// spares [Builder.Add]'s lookup of every slice's. The zero Key stands
+// for none: a slice added with it is dropped.
+type Key struct {
+	track TrackID
+	depth uint16
+	k     uint32 // index into the track's column's attributes, + 1
+}
+
+// Key returns the Key of s's attributes (its times do not matter),
+// adding them to its track's table of attributes if need be; the zero
+// Key when s is on no track (as Add drops it).
+func (b *Builder) Key(s Slice) Key {
+	if s.Track < 0 || int(s.Track) >= len(b.per) {
+		return Key{}
+	}
+	s.Depth = min(s.Depth, MaxDepth)
+	return Key{track: s.Track, depth: s.Depth, k: b.per[s.Track].slices.key(s) + 1}
+}
+
+// AddKeyed adds a slice from start to end with the attributes k stands
+// for: what Add does with a Slice of those attributes and times.
+func (b *Builder) AddKeyed(k Key, start, end trace.Time) {
+	if k.k == 0 || b.nslices >= MaxSlices {
+		b.set.Dropped++
+		return
+	}
+	end = max(end, start)
+	p := &b.per[k.track]
+	if p.slices.n > 0 && (start < p.lastStart || start == p.lastStart && k.depth < p.lastDepth) {
+		p.unsorted = true
+	}
+	p.lastStart, p.lastDepth = start, k.depth
+	p.slices.pushKey(start, end, k.k-1)
+	b.nslices++
+}
+
 // AddSample adds a counter sample.
 func (b *Builder) AddSample(s Sample) {
 	if s.Track < 0 || int(s.Track) >= len(b.per) || b.nsample >= MaxSlices {
@@ -270,6 +309,86 @@ func (v *Driver) Observe(e trace.Event) { v.ObserveEvents([]trace.Event{e}) }
 func (v *Driver) ObserveEvents(evs []trace.Event) {
 	v.poll()
 	v.raise()
+	var noted bool
+	if whole, ok := v.plain(evs); ok {
+		// The common batch: one run, as each would note it.
+		noted = whole
+		v.last = evs[len(evs)-1].Time
+		v.noteRun(evs)
+	} else {
+		noted = v.each(evs)
+	}
+	if !noted {
+		return
+	}
+	if len(evs) == 1 {
+		v.wait()
+		v.raise()
+		v.b.See(v.last)
+		v.derive()
+		return
+	}
+	fs := make([]func(*Builder), len(v.splits))
+	for i, d := range v.splits {
+		fs[i] = d.Take()
+	}
+	v.slots <- struct{}{} // waits while maxRunning derivations are behind
+	prev, done := v.done, make(chan any, 1)
+	v.done = done
+	go func(b *Builder) {
+		defer func() { <-v.slots }()
+		if prev != nil {
+			if p := <-prev; p != nil {
+				done <- p // the Builder is not fit to go on
+				return
+			}
+		}
+		defer func() { done <- recover() }()
+		for _, f := range fs {
+			f(b)
+		}
+	}(v.b)
+}
+
+// plain reports whether evs can be noted as one run as they are (ok):
+// the Driver notes runs (v.batch), has shown an event, and each of evs
+// is at or after the one before it (and v.last), on trace.NoTrack or a
+// track of the reader's tables, of a type only Split derivers are known
+// to want or none; noted says some Split deriver wants one. It checks
+// the common batch in one tight pass, sparing each's work per event.
+func (v *Driver) plain(evs []trace.Event) (noted, ok bool) {
+	if v.batch == nil || !v.seen || len(evs) == 0 {
+		return false, false
+	}
+	last := v.last
+	for i := range evs {
+		p := &evs[i]
+		if p.Time < last {
+			return false, false
+		}
+		last = p.Time
+		if tr := p.Track; tr != trace.NoTrack && (tr < 0 || int(tr) >= v.tracks) {
+			if tr < 0 {
+				return false, false
+			}
+			v.tracks = len(v.r.Meta().Tracks) // as each asks
+			if int(tr) >= v.tracks {
+				return false, false
+			}
+		}
+		rt := v.route.known(p.Type)
+		if rt == nil || rt.split == nil {
+			return false, false
+		}
+		noted = noted || len(rt.split) > 0
+	}
+	return noted, true
+}
+
+// each shows evs to the derivers one by one, noting the runs of those
+// only Split derivers want as runs, and reports whether it noted events
+// that are not derived from yet.
+func (v *Driver) each(evs []trace.Event) bool {
 	noted := false
 	// With v.batch, the events evs[run:i] are to be noted as one run:
 	// those only Split derivers want (or none), shown as they are.
@@ -339,36 +458,7 @@ func (v *Driver) ObserveEvents(evs []trace.Event) {
 		}
 	}
 	v.noteRun(evs[run:])
-	if !noted {
-		return
-	}
-	if len(evs) == 1 {
-		v.wait()
-		v.raise()
-		v.b.See(v.last)
-		v.derive()
-		return
-	}
-	fs := make([]func(*Builder), len(v.splits))
-	for i, d := range v.splits {
-		fs[i] = d.Take()
-	}
-	v.slots <- struct{}{} // waits while maxRunning derivations are behind
-	prev, done := v.done, make(chan any, 1)
-	v.done = done
-	go func(b *Builder) {
-		defer func() { <-v.slots }()
-		if prev != nil {
-			if p := <-prev; p != nil {
-				done <- p // the Builder is not fit to go on
-				return
-			}
-		}
-		defer func() { done <- recover() }()
-		for _, f := range fs {
-			f(b)
-		}
-	}(v.b)
+	return noted
 }
 
 // noteRun shows a run of events to the BatchSplit derivers (v.batch).

@@ -39,6 +39,10 @@ type Column struct {
 	// entries; nil before the column holds recentFrom slices and after
 	// Finish.
 	recent *[recentAttrs]recentAttr
+	// gapped says a slice starts other than where the one before it
+	// ends; lastEnd is the last slice's end.
+	gapped  bool
+	lastEnd trace.Time
 }
 
 // A Column of recentFrom slices or more caches 2^recentBits attributes
@@ -113,6 +117,12 @@ func (c *Column) Times(i int) (start, end trace.Time) {
 	r := c.rec(i)
 	return r.start, c.end(r)
 }
+
+// Contiguous reports whether every slice starts where the one before
+// it ends, as a CPU track's and a thread's states do: the slices then
+// cover the time from the first start to the last end without a gap or
+// an overlap, and each one's length follows from the next start.
+func (c *Column) Contiguous() bool { return !c.gapped }
 
 // Depth returns the nesting depth of slice i.
 func (c *Column) Depth(i int) uint16 { return c.attr(c.rec(i)).depth }
@@ -192,23 +202,31 @@ func (c *Column) lookup(a attr) uint32 {
 }
 
 // push appends s (End ≥ Start).
-func (c *Column) push(s Slice) {
-	k := c.n >> columnBits
-	if k == len(c.chunks) {
+func (c *Column) push(s Slice) { c.pushKey(s.Start, s.End, c.key(s)) }
+
+// pushKey appends a slice from start to end (end ≥ start) whose
+// attributes are attrs[k].
+func (c *Column) pushKey(start, end trace.Time, k uint32) {
+	n := c.n >> columnBits
+	if n == len(c.chunks) {
 		size := 1 << columnBits
-		if k == 0 {
+		if n == 0 {
 			size = 16 // small tracks stay small; the first chunk grows by append
 		}
 		c.chunks = append(c.chunks, make([]rec, 0, size))
 	}
-	r := rec{start: s.Start, key: c.key(s)}
-	if d := uint64(s.End - s.Start); d < 1<<32 {
+	if c.n > 0 && start != c.lastEnd {
+		c.gapped = true
+	}
+	c.lastEnd = end
+	r := rec{start: start, key: k}
+	if d := uint64(end - start); d < 1<<32 {
 		r.dur = uint32(d)
 	} else {
-		c.longs = append(c.longs, long{end: s.End, key: r.key})
+		c.longs = append(c.longs, long{end: end, key: k})
 		r.key = longBit | uint32(len(c.longs)-1)
 	}
-	ch := &c.chunks[k]
+	ch := &c.chunks[n]
 	*ch = append(*ch, r)
 	c.n++
 }
@@ -226,6 +244,13 @@ func (c *Column) sort() {
 	slices.SortStableFunc(flat, func(x, y rec) int {
 		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(c.attr(&x).depth, c.attr(&y).depth))
 	})
+	c.gapped = false
+	for i := 1; i < len(flat); i++ {
+		if flat[i].start != c.end(&flat[i-1]) {
+			c.gapped = true
+			break
+		}
+	}
 	c.chunks = c.chunks[:0]
 	for len(flat) > 0 {
 		k := min(len(flat), 1<<columnBits)

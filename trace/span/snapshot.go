@@ -30,7 +30,8 @@ func (v *Driver) Snapshot() *Set {
 	for i := range b.per {
 		p := &b.per[i]
 		c := &p.slices
-		sc := Column{chunks: slices.Clone(c.chunks), n: c.n, track: c.track, attrs: slices.Clip(c.attrs), longs: slices.Clip(c.longs)}
+		sc := Column{chunks: slices.Clone(c.chunks), n: c.n, track: c.track, attrs: slices.Clip(c.attrs), longs: slices.Clip(c.longs),
+			gapped: c.gapped, lastEnd: c.lastEnd}
 		if p.unsorted {
 			// The chunks are shared: sort a copy.
 			flat := make([]rec, 0, c.n)

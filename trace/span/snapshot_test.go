@@ -9,15 +9,18 @@ import (
 )
 
 // adder is a Deriver that adds, per event, a slice at a random earlier
-// start (so its track is out of order), an in-order slice longer than
-// 2^32 ns every 100th event, and a counter sample out of order every
-// 7th.
+// start (so its track is out of order) and one from the event's time to
+// the next event's (events 10 ns apart: a contiguous track), an in-order
+// slice longer than 2^32 ns every 100th event, and a counter sample out
+// of order every 7th.
 type adder struct{ rng *rand.Rand }
 
 func (a *adder) Observe(_ trace.Reader, e trace.Event, b *Builder) {
 	out := b.Track(Track{Kind: KindSlices, Name: "out of order"})
 	in := b.Track(Track{Kind: KindSlices, Name: "in order"})
 	c := b.Track(Track{Kind: KindCounter, Name: "c"})
+	back := b.Track(Track{Kind: KindState, Name: "back to back"})
+	b.Add(Slice{Start: e.Time, End: e.Time + 10, Track: back})
 	b.Add(Slice{Start: e.Time - trace.Time(a.rng.IntN(1000)), End: e.Time, Track: out, Name: b.Name(fmt.Sprint(e.Time % 5)), Thread: e.Track, Depth: uint16(e.Time % 3)})
 	if e.Time%100 == 0 {
 		b.Add(Slice{Start: e.Time, End: e.Time + 1<<33, Track: in})
@@ -42,7 +45,7 @@ func (r *noReader) Details(trace.Event) (trace.Details, error) { return trace.De
 func dump(s *Set) string {
 	out := fmt.Sprint(s.Tracks, s.Names, s.Len(), s.All())
 	for id := range s.Tracks {
-		out += fmt.Sprint(s.TrackSamples(TrackID(id)))
+		out += fmt.Sprint(s.TrackSamples(TrackID(id)), s.Column(TrackID(id)).Contiguous())
 	}
 	return out
 }

@@ -98,6 +98,95 @@ func TestBuilderBounds(t *testing.T) {
 	}
 }
 
+// TestColumnContiguous: a column is contiguous while each slice starts
+// where the one before it ended (a long one included), not after a gap
+// or an overlap, and, for slices added out of order, when they are so
+// once sorted.
+func TestColumnContiguous(t *testing.T) {
+	cases := []struct {
+		name  string
+		times [][2]trace.Time // start, end, in the order added
+		want  bool
+	}{
+		{"empty", nil, true},
+		{"back to back", [][2]trace.Time{{0, 5}, {5, 5}, {5, 1 << 34}, {1 << 34, 1<<34 + 1}}, true},
+		{"gap", [][2]trace.Time{{0, 5}, {6, 7}}, false},
+		{"overlap", [][2]trace.Time{{0, 5}, {4, 7}}, false},
+		{"out of order, back to back once sorted", [][2]trace.Time{{5, 9}, {0, 5}, {9, 12}}, true},
+		{"out of order with a gap", [][2]trace.Time{{6, 9}, {0, 5}}, false},
+	}
+	for _, c := range cases {
+		b := NewBuilder()
+		tr := b.Track(Track{Kind: KindState, Name: c.name})
+		for _, x := range c.times {
+			b.Add(Slice{Start: x[0], End: x[1], Track: tr})
+		}
+		if got := b.Finish().Column(tr).Contiguous(); got != c.want {
+			t.Errorf("%s: Contiguous %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAddKeyed: slices added through Keys (each looked up once, before
+// or after others of its track were added) make the Set that Add makes
+// of the same slices: the same columns, attributes, order and drops,
+// out-of-order, long and deep slices included; the zero Key drops.
+func TestAddKeyed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	plain, keyed := NewBuilder(), NewBuilder()
+	var tracks []TrackID
+	for i := range 4 {
+		tr := Track{Kind: KindSlices, Name: strconv.Itoa(i)}
+		tracks = append(tracks, plain.Track(tr))
+		keyed.Track(tr)
+	}
+	keys := map[Slice]Key{}
+	prev := map[TrackID]trace.Time{}
+	for i := range 5000 {
+		// Track 0 gets its slices in order, some at the same time at a
+		// lower depth; the others out of order too.
+		tr := tracks[rng.IntN(len(tracks))]
+		start := trace.Time(i * 10)
+		switch rng.IntN(10) {
+		case 0:
+			if tr != tracks[0] {
+				start = trace.Time(rng.IntN(50000))
+			}
+		case 1, 2:
+			start = prev[tr]
+		}
+		prev[tr] = start
+		end := start + trace.Time(rng.IntN(30))
+		switch rng.IntN(20) {
+		case 0:
+			end = start - 5 // moved to the start
+		case 1:
+			end = start + 1<<33 // a long slice
+		}
+		s := Slice{Track: tr, Name: NameID(rng.IntN(5)), Args: ArgsID(rng.IntN(3)),
+			Thread: trace.TrackID(rng.IntN(4)), Depth: uint16(rng.IntN(3)) * 150, Flags: Flags(rng.IntN(4))}
+		if rng.IntN(50) == 0 {
+			s.Track = -1
+		}
+		plain.Add(Slice{Start: start, End: end, Track: s.Track, Name: s.Name, Args: s.Args, Thread: s.Thread, Depth: s.Depth, Flags: s.Flags})
+		k, ok := keys[s]
+		if !ok {
+			k = keyed.Key(s)
+			keys[s] = k
+		}
+		keyed.AddKeyed(k, start, end)
+	}
+	keyed.AddKeyed(Key{}, 1, 2)
+	plain.Add(Slice{Start: 1, End: 2, Track: 99})
+	want, got := plain.Finish(), keyed.Finish()
+	if got.Dropped != want.Dropped || got.Len() != want.Len() || want.Dropped == 0 {
+		t.Fatalf("keyed: %d slices, %d dropped; plain: %d, %d", got.Len(), got.Dropped, want.Len(), want.Dropped)
+	}
+	if g, w := fmt.Sprint(got.All()), fmt.Sprint(want.All()); g != w {
+		t.Fatal("keyed slices differ from those Add made")
+	}
+}
+
 // TestActivities pairs starts and stops by task and id, nests by parent
 // on the same track, and keeps unpaired ends as open slices.
 func TestActivities(t *testing.T) {
