@@ -208,6 +208,19 @@ func TestSchedBruteForce(t *testing.T) {
 	}
 }
 
+// deriveOneByOne derives d from r's events shown to the Driver one at a
+// time (span.Derive shows them in runs).
+func deriveOneByOne(r *Reader, d span.Deriver) *span.Set {
+	v := span.NewDriver(r, d)
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			return v.Finish()
+		}
+		v.Observe(e)
+	}
+}
+
 func slicesSortFunc(s []gotSlice) {
 	slices.SortFunc(s, func(a, b gotSlice) int {
 		return cmp.Or(cmp.Compare(a.track, b.track), cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end))
@@ -258,15 +271,7 @@ func FuzzSched(f *testing.F) {
 			}
 			var set *span.Set
 			if single {
-				v := span.NewDriver(r, NewSched(r))
-				for {
-					e, err := r.ReadEvent()
-					if err != nil {
-						break
-					}
-					v.Observe(e)
-				}
-				set = v.Finish()
+				set = deriveOneByOne(r, NewSched(r))
 			} else {
 				set, _ = span.Derive(r, NewSched(r))
 			}
@@ -378,15 +383,7 @@ func TestSchedRuns(t *testing.T) {
 		}
 		var set *span.Set
 		if single {
-			v := span.NewDriver(r, d)
-			for {
-				e, err := r.ReadEvent()
-				if err != nil {
-					break
-				}
-				v.Observe(e)
-			}
-			set = v.Finish()
+			set = deriveOneByOne(r, d)
 		} else if set, err = span.Derive(r, d); err != nil {
 			t.Fatal(err)
 		}
