@@ -3,11 +3,16 @@ package render
 import (
 	"bytes"
 	"io"
+	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/cpel"
+	"viewer/trace/cpel/cpeltest"
 	"viewer/trace/synth"
 )
 
@@ -139,4 +144,63 @@ func appendDeltas(b []byte, base, f *recordFields) []byte {
 
 func fieldsOf(e *trace.Event) recordFields {
 	return recordFields{int64(e.Type), int64(e.Seq), int64(e.Capture), int64(e.CPU), int64(e.Stack), int64(e.Labels), e.Payload.Off, int64(e.Payload.Len)}
+}
+
+// BenchmarkRecords times the spill writer's encoding alone (runWriter,
+// no file) over the events of a synthetic trace and of a CPEL file, each
+// track's events in a row as the indexers take them.
+func BenchmarkRecords(b *testing.B) {
+	cpelFile := filepath.Join(b.TempDir(), "b.cpel")
+	var buf bytes.Buffer
+	if err := cpeltest.Generate(&buf, 200_000, 1e9); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(cpelFile, buf.Bytes(), 0o666); err != nil {
+		b.Fatal(err)
+	}
+	for _, src := range []struct {
+		name string
+		open func() trace.Reader
+	}{
+		{"synth", func() trace.Reader { return synth.New(synth.Config{Events: 200_000, Tracks: 64, Seed: 1}) }},
+		{"cpel", func() trace.Reader {
+			r, err := cpel.Format{}.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return r
+		}},
+	} {
+		b.Run(src.name, func(b *testing.B) {
+			r := src.open()
+			byTrack := map[trace.TrackID][]trace.Event{}
+			for {
+				e, err := r.ReadEvent()
+				if err != nil {
+					break
+				}
+				byTrack[e.Track] = append(byTrack[e.Track], e)
+			}
+			var evs []trace.Event
+			for _, t := range slices.Sorted(maps.Keys(byTrack)) {
+				evs = append(evs, byTrack[t]...)
+			}
+			rec := make([]byte, 0, runBuffer)
+			var w runWriter
+			size := 0
+			for b.Loop() {
+				size = 0
+				for i := range evs {
+					if i%runRecords == 0 {
+						size += len(rec)
+						rec, w.set = rec[:0], 0
+					}
+					rec = w.appendRecord(rec, typeCode(evs[i].Type), &evs[i])
+				}
+				size += len(rec)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+			b.ReportMetric(float64(size)/float64(len(evs)), "bytes/event")
+		})
+	}
 }
