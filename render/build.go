@@ -129,7 +129,7 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 	for _, t := range ix.tracks {
 		x.spill.place(&t.spill)
 	}
-	x.spill.ship()
+	x.spill.ship(false)
 	x.events += int64(len(b.evs))
 	x.bytes = b.bytes
 	if x.spill.buffered.Load() >= maxBuffered {

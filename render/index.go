@@ -613,7 +613,7 @@ func (x *Index) flushSpill(all []*track) {
 	for _, t := range all {
 		x.spill.flush(&t.spill)
 	}
-	x.spill.ship()
+	x.spill.ship(true)
 }
 
 // finishTracks clips the tracks' columns and builds their time cells,

@@ -315,9 +315,12 @@ func typeCode(t trace.TypeID) uint16 {
 	return typeEscape
 }
 
-// spill is the temporary file of event records. Full runs are handed to
-// a writer goroutine, so the file system's copy overlaps reading the
-// trace. Once the file is complete it is mapped read-only where the
+// spill is the temporary file of event records. Runs are copied, in
+// their order in the file, into shipments of up to shipSize bytes that a
+// writer goroutine writes with one call each, so that the file system's
+// copy overlaps reading the trace and a system call (several
+// microseconds here, as much as copying 16 KB) is paid per MB, not per
+// run. Once the file is complete it is mapped read-only where the
 // system allows (finish), so that a search reads a run's records in
 // place, touching only the bytes it decodes, with no read call and no
 // copy; snapshots read the growing file with pread.
@@ -340,15 +343,17 @@ type spill struct {
 	// track by one at a time: there a run that ends waits in its track
 	// (end) until the indexing goroutine places it in the file after the
 	// batch (place), in the order of the batch's tracks, so that the file
-	// is the same whatever the goroutines' timing, and hands them to the
-	// writer a batch at a time (ship), which wakes it once per batch
-	// rather than once per run. The bytes buffered over all tracks are
-	// counted by track (account).
-	off      int64        // bytes written or queued
+	// is the same whatever the goroutines' timing: place copies it to
+	// the shipment being filled (out) and frees its buffer for the next
+	// run that ends, and ship hands a shipment to the writer once it is
+	// full, or when every run placed must be written (flush, finish).
+	// The bytes buffered over all tracks are counted by track (account).
+	off      int64        // bytes written, queued or placed
 	buffered atomic.Int64 // bytes in the tracks' buffers, as last counted
-	out      [][]byte     // runs placed, not yet shipped
-	jobs     chan [][]byte
-	free     chan []byte // full-size buffers the writer is done with
+	out      []byte       // runs placed, not yet shipped
+	jobs     chan []byte
+	shipped  chan []byte // shipments the writer is done with
+	free     chan []byte // full-size run buffers, placed
 	done     chan error
 	// written is how many bytes the writer has written (or failed to),
 	// for snapshots that must not read a run before it is in the file.
@@ -406,7 +411,13 @@ func (r *readers) close() {
 }
 
 // spillQueue is how many shipments of runs may wait for the writer.
-const spillQueue = 16
+const spillQueue = 4
+
+// shipSize is the capacity of a shipment of runs.
+const shipSize = 1 << 20
+
+// freeRuns is how many full-size run buffers the spill keeps for reuse.
+const freeRuns = 64
 
 func newSpill(dir string) (*spill, error) {
 	f, err := os.CreateTemp(dir, "viewer-index-*.spill")
@@ -416,29 +427,24 @@ func newSpill(dir string) (*spill, error) {
 	// The file lives until Close; removing the name now means a crash
 	// leaves nothing behind on systems that allow it.
 	os.Remove(f.Name())
-	s := &spill{f: f, jobs: make(chan [][]byte, spillQueue), free: make(chan []byte, 2*spillQueue), done: make(chan error, 1)}
+	s := &spill{f: f, jobs: make(chan []byte, spillQueue), shipped: make(chan []byte, spillQueue+1), free: make(chan []byte, freeRuns), done: make(chan error, 1)}
 	s.wcond.L = &s.wmu
 	go s.write(s.jobs)
 	return s, nil
 }
 
-func (s *spill) write(jobs <-chan [][]byte) {
+func (s *spill) write(jobs <-chan []byte) {
 	var err error
-	for bs := range jobs {
-		n := 0
-		for _, b := range bs {
-			if err == nil {
-				if _, werr := s.f.Write(b); werr != nil {
-					err = fmt.Errorf("render: writing the index spill file: %w", werr)
-				}
+	for b := range jobs {
+		if err == nil {
+			if _, werr := s.f.Write(b); werr != nil {
+				err = fmt.Errorf("render: writing the index spill file: %w", werr)
 			}
-			n += len(b)
-			if cap(b) == runBuffer {
-				select {
-				case s.free <- b[:0]:
-				default:
-				}
-			}
+		}
+		n := len(b)
+		select {
+		case s.shipped <- b[:0]:
+		default:
 		}
 		s.wmu.Lock()
 		s.written += int64(n)
@@ -491,8 +497,8 @@ func (s *spill) grow(b []byte) []byte {
 	return append(s.full(), b...)
 }
 
-// full returns an empty full-size buffer, recycled from the writer when
-// possible.
+// full returns an empty full-size buffer, recycled from a run placed
+// when possible.
 func (s *spill) full() []byte {
 	select {
 	case b := <-s.free:
@@ -503,7 +509,7 @@ func (s *spill) full() []byte {
 }
 
 // flush places the track's buffered records as one run, after its runs
-// that wait to be placed; ship hands them to the writer.
+// that wait to be placed; ship(true) hands them to the writer.
 func (s *spill) flush(st *spillTrack) {
 	s.end(st)
 	s.place(st)
@@ -534,24 +540,43 @@ func (s *spill) end(st *spillTrack) {
 	}
 }
 
-// place gives the track's ended runs their places in the file, in
-// s.out for ship.
+// place gives the track's ended runs their places in the file: copies
+// them to the shipment being filled, shipping it first when full, and
+// frees their buffers.
 func (s *spill) place(st *spillTrack) {
 	runs := st.runs[len(st.runs)-len(st.pending):]
 	for i, b := range st.pending {
 		runs[i].off = s.off
 		s.off += int64(len(b))
-		s.out = append(s.out, b)
+		if len(s.out)+len(b) > cap(s.out) {
+			s.ship(true)
+			if cap(s.out) < len(b) {
+				s.out = make([]byte, 0, max(shipSize, len(b)))
+			}
+		}
+		s.out = append(s.out, b...)
+		if cap(b) == runBuffer {
+			select {
+			case s.free <- b[:0]:
+			default:
+			}
+		}
 		st.pending[i] = nil
 	}
 	st.pending = st.pending[:0]
 }
 
-// ship hands the runs placed to the writer.
-func (s *spill) ship() {
-	if len(s.out) > 0 {
-		s.jobs <- s.out
-		s.out = nil
+// ship hands the shipment being filled to the writer once it is nearly
+// full, or, with all, whenever it holds runs.
+func (s *spill) ship(all bool) {
+	if len(s.out) == 0 || !all && len(s.out) < cap(s.out)-runBuffer {
+		return
+	}
+	s.jobs <- s.out
+	select {
+	case s.out = <-s.shipped:
+	default:
+		s.out = make([]byte, 0, shipSize)
 	}
 }
 
@@ -563,7 +588,7 @@ func (s *spill) finish(tracks []*spillTrack) error {
 		st.buf, st.w = nil, nil
 		st.runs = slices.Clip(st.runs)
 	}
-	s.ship()
+	s.ship(true)
 	if err := s.stop(); err != nil {
 		return err
 	}
