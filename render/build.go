@@ -202,12 +202,16 @@ func (ix *indexers) indexGroup(k int) {
 	t, sp := ix.tracks[k], ix.x.spill
 	evs := ix.b.evs[ix.start[k]:ix.start[k+1]]
 	for i := range evs {
-		e := &evs[i]
-		sp.add(&t.spill, e)
-		if e.Stack != trace.NoStack {
-			t.addStacked(e.Stack)
-		}
-		t.push(e.Time, e.Type)
+		sp.add(&t.spill, &evs[i])
 	}
 	sp.account(&t.spill)
+	if len(ix.b.stacked) > 0 {
+		at := int32(t.times.len())
+		for i := range evs {
+			if s := evs[i].Stack; s != trace.NoStack {
+				t.addStacked(at+int32(i), s)
+			}
+		}
+	}
+	t.pushEvents(evs)
 }

@@ -513,6 +513,7 @@ func (x *Index) add(b *batch, rs *reading, n int) {
 	evs := rs.scratch[len(rs.scratch) : len(rs.scratch)+n]
 	tracks := trace.TrackID(len(x.meta.Tracks))
 	gid, gcount := b.gid, b.gcount
+	bytes := rs.bytes
 	for i := range evs {
 		e := &evs[i]
 		if e.Track < 0 || e.Track >= tracks {
@@ -520,16 +521,15 @@ func (x *Index) add(b *batch, rs *reading, n int) {
 				e.Track = trace.NoTrack
 			}
 		}
-		if end := e.Payload.Off + int64(e.Payload.Len); end > rs.bytes {
-			rs.bytes = end
-		}
+		bytes = max(bytes, e.Payload.Off+int64(e.Payload.Len))
 		gid, gcount = rs.g.addTo(b, e.Track, gid, gcount)
-		x.counter.Add(*e)
 		if x.symbols != nil {
 			x.symbols.Observe(x.r, *e)
 		}
 	}
+	rs.bytes = bytes
 	b.gid, b.gcount = gid, gcount
+	x.counter.AddEvents(evs)
 	rs.scratch = rs.scratch[:len(rs.scratch)+n]
 	if rs.live != nil {
 		rs.live.unpub += len(evs)
@@ -646,29 +646,36 @@ func newTrack(st *store) *track {
 	return t
 }
 
-func (t *track) push(tm trace.Time, typ trace.TypeID) {
-	ty := uint16(typeEscape)
-	if typ >= 0 && typ < typeEscape {
-		ty = uint16(typ)
-	}
-	// The columns have the same length and chunk sizes: one index
-	// computation and one capacity check serve both.
-	n := t.times.n
-	k, j := n>>chunkBits, n&chunkMask
-	if k < len(t.times.chunks) && k < len(t.types.chunks) {
-		if tc, yc := t.times.chunks[k], t.types.chunks[k]; j < len(tc) && j < len(yc) {
-			tc[j], yc[j] = tm, ty
-			t.times.n, t.types.n = n+1, n+1
-			if (n+1)&(1<<minLevel-1) == 0 {
-				t.grow(n + 1)
-			}
-			return
+// pushEvents appends the times and type codes of evs to the track's
+// columns and grows its pyramid over the blocks they complete.
+func (t *track) pushEvents(evs []trace.Event) {
+	for len(evs) > 0 {
+		// The columns have the same length and chunk sizes: one index
+		// computation and one capacity check serve both.
+		n := t.times.n
+		k, j := n>>chunkBits, n&chunkMask
+		var tc []trace.Time
+		var yc []uint16
+		if k < len(t.times.chunks) && k < len(t.types.chunks) {
+			tc, yc = t.times.chunks[k], t.types.chunks[k]
 		}
-	}
-	t.times.pushSlow(tm)
-	t.types.pushSlow(ty)
-	if (n+1)&(1<<minLevel-1) == 0 {
-		t.grow(n + 1)
+		m := min(len(evs), len(tc)-j, len(yc)-j)
+		if m <= 0 {
+			t.times.pushSlow(evs[0].Time)
+			t.types.pushSlow(typeCode(evs[0].Type))
+			m = 1
+		} else {
+			tc, yc = tc[j:j+m], yc[j:j+m]
+			for q := range evs[:m] {
+				e := &evs[q]
+				tc[q], yc[q] = e.Time, typeCode(e.Type)
+			}
+			t.times.n, t.types.n = n+m, n+m
+		}
+		for end := (n>>minLevel + 1) << minLevel; end <= n+m; end += 1 << minLevel {
+			t.grow(end)
+		}
+		evs = evs[m:]
 	}
 }
 

@@ -18,8 +18,9 @@ import (
 // exactly the track's first ones, stacked stays empty and the k-th stacked
 // event is the k-th event (stackedAt).
 
-func (t *track) addStacked(stack trace.StackID) {
-	i := int32(t.times.len()) // the index the event is about to get
+// addStacked records that the track's event i, the next after those
+// recorded, carries stack.
+func (t *track) addStacked(i int32, stack trace.StackID) {
 	if k := t.stackedID.len(); t.stacked.len() > 0 || int(i) != k {
 		if t.stacked.len() == 0 { // the dense run ends: list it
 			for j := range k {
