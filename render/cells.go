@@ -84,18 +84,26 @@ func (t *track) buildCells(sc *cellScratch) {
 	}
 	lv := cellLevel{origin: first >> base, firsts: make([]int32, m+1), types: make([]uint16, m)}
 	weights := sc.get(&sc.lo, m)
+	// Times are sorted: the cell of an event is that of the event before
+	// or a later one, so the vote of the cell at hand (cur) is kept in
+	// y and w and stored when the next cell begins.
 	cur := int64(0)
+	y, w := uint16(0), uint32(0)
 	i := 0
 	for k := range t.times.chunks {
 		ts, ty := load(st, t.times.chunk(k), &sc.times), load(st, t.types.chunk(k), &sc.types)
+		ty = ty[:len(ts)]
 		for j, tm := range ts {
-			c := int64(tm)>>base - lv.origin
-			for cur < c {
-				cur++
-				lv.firsts[cur] = int32(i)
+			if c := int64(tm)>>base - lv.origin; c != cur {
+				lv.types[cur], weights[cur] = y, w
+				for cur < c {
+					cur++
+					lv.firsts[cur] = int32(i + j)
+				}
+				y, w = 0, 0
 			}
 			// The vote as in the pyramid's grow, without branches.
-			x, y, w := ty[j], lv.types[c], weights[c]
+			x := ty[j]
 			if w == 0 {
 				y = x
 			}
@@ -103,10 +111,11 @@ func (t *track) buildCells(sc *cellScratch) {
 			if x != y {
 				d = 1<<32 - 1
 			}
-			lv.types[c], weights[c] = y, w+d
-			i++
+			w += d
 		}
+		i += len(ts)
 	}
+	lv.types[cur], weights[cur] = y, w
 	for cur < m {
 		cur++
 		lv.firsts[cur] = int32(n)
