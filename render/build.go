@@ -201,9 +201,7 @@ func (ix *indexers) work() {
 func (ix *indexers) indexGroup(k int) {
 	t, sp := ix.tracks[k], ix.x.spill
 	evs := ix.b.evs[ix.start[k]:ix.start[k+1]]
-	for i := range evs {
-		sp.add(&t.spill, &evs[i])
-	}
+	sp.addEvents(&t.spill, evs)
 	sp.account(&t.spill)
 	if len(ix.b.stacked) > 0 {
 		at := int32(t.times.len())

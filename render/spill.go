@@ -454,28 +454,37 @@ func (s *spill) write(jobs <-chan []byte) {
 	s.done <- err
 }
 
-// add buffers e's record for track st. Once the records buffered over
-// all tracks, as account counts them, pass maxBuffered, the caller
-// flushes every track.
-func (s *spill) add(st *spillTrack, e *trace.Event) {
-	if len(st.buf)+maxRecordSize+blockTableSize(st.k+1) > cap(st.buf) {
-		if cap(st.buf) == runBuffer {
-			s.end(st) // leaves an empty full-size buffer
-		} else {
-			st.buf = s.grow(st.buf)
-		}
-	}
-	n := len(st.buf)
+// addEvents buffers the records of evs, the next events of track st.
+// Once the records buffered over all tracks, as account counts them,
+// pass maxBuffered, the caller flushes every track.
+func (s *spill) addEvents(st *spillTrack, evs []trace.Event) {
 	if st.w == nil {
 		st.w = &runWriter{}
 	}
-	if st.k > 0 && st.k%spillBlock == 0 {
-		st.w.blocks[st.k/spillBlock-1] = uint16(n) // n < runBuffer
-	}
-	st.buf = st.w.appendRecord(st.buf, typeCode(e.Type), e)
-	st.k++
-	if st.k == runRecords {
-		s.end(st)
+	w := st.w
+	for len(evs) > 0 {
+		// Records go to the buffer while it has room for one more and
+		// its block table, and the run has room for one more.
+		buf, k, i := st.buf, st.k, 0
+		for ; i < len(evs) && k < runRecords && len(buf)+maxRecordSize+blockTableSize(k+1) <= cap(buf); i++ {
+			if k > 0 && k%spillBlock == 0 {
+				w.blocks[k/spillBlock-1] = uint16(len(buf)) // < runBuffer
+			}
+			e := &evs[i]
+			buf = w.appendRecord(buf, typeCode(e.Type), e)
+			k++
+		}
+		st.buf, st.k = buf, k
+		evs = evs[i:]
+		switch {
+		case k == runRecords:
+			s.end(st)
+		case len(evs) == 0:
+		case cap(buf) == runBuffer:
+			s.end(st) // leaves an empty full-size buffer
+		default:
+			st.buf = s.grow(buf)
+		}
 	}
 }
 
