@@ -133,22 +133,26 @@ func (t *track) buildCells(sc *cellScratch) {
 		for c := range m {
 			child := (up.origin+c)*2 - lo.origin // first child, relative to the level below
 			up.firsts[c] = lo.firsts[max(child, 0)]
+			// The children's votes merged as in the pyramid's vote,
+			// written so that the compiler needs no branch (the types
+			// are in no pattern): an empty child (weight 0) votes for
+			// the candidate so far, which leaves it as it is.
+			t, w := uint16(0), uint32(0)
 			for r := max(child, 0); r < min(child+2, int64(len(lo.types))); r++ {
+				x, xw := lo.types[r], weights[r]
 				if lo.firsts[r] == lo.firsts[r+1] {
-					continue // empty
+					x = t
 				}
-				switch x, w := lo.types[r], weights[r]; {
-				case upw[c] == 0 || up.types[c] == x:
-					if up.types[c] != x {
-						up.types[c] = x
-					}
-					upw[c] += w
-				case upw[c] >= w:
-					upw[c] -= w
-				default:
-					up.types[c], upw[c] = x, w-upw[c]
+				nt, nw := t, w-xw
+				if w < xw {
+					nt, nw = x, xw-w
 				}
+				if w == 0 || t == x {
+					nt, nw = x, w+xw
+				}
+				t, w = nt, nw
 			}
+			up.types[c], upw[c] = t, w
 		}
 		up.firsts[m] = int32(n)
 		lo.seal(st)
