@@ -53,8 +53,11 @@ func (c *column[T]) pushSlow(v T) {
 			break
 		}
 		c.chunks = append(c.chunks, make([]T, chunkLen))
-	default: // the first chunk is full but shorter than chunkLen: double it
-		ch := make([]T, min(2*len(c.chunks[k]), chunkLen))
+	default: // the first chunk is full but shorter than chunkLen: grow it
+		// Eightfold: a track that fills its first chunk copies an eighth
+		// of it again on the way, where doubling copied as much as it
+		// holds; a small track keeps a small chunk.
+		ch := make([]T, min(8*len(c.chunks[k]), chunkLen))
 		copy(ch, c.chunks[k])
 		c.chunks[k] = ch
 	}
