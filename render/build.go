@@ -204,12 +204,7 @@ func (ix *indexers) indexGroup(k int) {
 	sp.addEvents(&t.spill, evs)
 	sp.account(&t.spill)
 	if len(ix.b.stacked) > 0 {
-		at := int32(t.times.len())
-		for i := range evs {
-			if s := evs[i].Stack; s != trace.NoStack {
-				t.addStacked(at+int32(i), s)
-			}
-		}
+		t.addStacked(int32(t.times.len()), evs)
 	}
 	t.pushEvents(evs)
 }

@@ -38,6 +38,21 @@ func (c *column[T]) push(v T) {
 	c.pushSlow(v)
 }
 
+// appendAll appends vs, copying them a chunk at a time.
+func (c *column[T]) appendAll(vs []T) {
+	for len(vs) > 0 {
+		k, j := c.n>>chunkBits, c.n&chunkMask
+		if k < len(c.chunks) && j < len(c.chunks[k]) {
+			m := copy(c.chunks[k][j:], vs)
+			c.n += m
+			vs = vs[m:]
+			continue
+		}
+		c.pushSlow(vs[0])
+		vs = vs[1:]
+	}
+}
+
 func (c *column[T]) pushSlow(v T) {
 	k, j := c.n>>chunkBits, c.n&chunkMask
 	switch {
