@@ -167,6 +167,7 @@ type track struct {
 	times column[trace.Time]
 	types column[uint16]
 	nodes []column[node] // nodes[k-minLevel] summarizes aligned blocks of 2^k events
+	carry []node         // while building: per level, its last node when it has an odd count (pyramid.go)
 	// cells[k] are the time cells of level cellBase+k (see cells.go).
 	cells    []cellLevel
 	cellBase uint8
@@ -687,6 +688,7 @@ func (t *track) clip() {
 	for i := range t.nodes {
 		t.nodes[i].clip()
 	}
+	t.carry = nil
 }
 
 // ErrClosed is returned by what reads an Index's spilled records (a
