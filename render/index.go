@@ -329,7 +329,7 @@ func (g *grouper) reset() {
 }
 
 // batchEvents is how many events the reading goroutine hands over at once.
-const batchEvents = 4096
+const batchEvents = 8192
 
 // readAhead is the reading goroutine: it reads events into batches,
 // counts them and shows them to the symbol source and the deriver, and
