@@ -415,28 +415,35 @@ func (rs *reading) seal(b *batch) error {
 		rs.scratch = rs.scratch[:0]
 		return fmt.Errorf("render: internal error: a batch of %d events has %d group ids and groups of %d", n, len(b.gid), at)
 	}
-	last := rs.last
-	for i := range rs.scratch {
-		e := &rs.scratch[i]
+	// In locals, and the stacked types gathered with a counted store
+	// rather than a branch (whether an event has a stack is often in no
+	// pattern).
+	scratch, evs, gid := rs.scratch, b.evs, b.gid[:n]
+	stacked := slices.Grow(b.stacked, n)
+	ns := len(stacked)
+	stacked = stacked[:ns+n]
+	last, clamped := rs.last, int64(0)
+	for i := range scratch {
+		e := &scratch[i]
 		if e.Time < last {
 			// Readers promise time order; keep the index sorted if one
 			// breaks it, and say so.
 			e.Time = last
-			b.clamped++
+			clamped++
 		}
 		last = e.Time
-		if e.Stack != trace.NoStack {
-			b.stacked = append(b.stacked, e.Type)
-		}
-		k := b.gid[i]
-		b.evs[starts[k]] = *e
+		stacked[ns] = e.Type
+		ns += int(uint32(e.Stack|-e.Stack) >> 31) // 1 when e.Stack != trace.NoStack
+		k := gid[i]
+		evs[starts[k]] = *e
 		starts[k]++
 	}
+	b.stacked, b.clamped = stacked[:ns], b.clamped+clamped
 	if n > 0 {
-		b.first, b.last = rs.scratch[0].Time, last
+		b.first, b.last = scratch[0].Time, last
 	}
 	rs.last = last
-	rs.scratch = rs.scratch[:0]
+	rs.scratch = scratch[:0]
 	return nil
 }
 
