@@ -118,6 +118,9 @@ type Options struct {
 	// inMemory keeps every array on the heap, without a store (tests
 	// compare the two).
 	inMemory bool
+	// spillKeep, when not 0, is the spill's drop-behind keep and step
+	// (see keepSpill), for tests.
+	spillKeep int64
 }
 
 // SymbolSource learns names for stack addresses from a trace's own events
@@ -233,7 +236,11 @@ type Index struct {
 // Meta().Tracks are indexed on trace.NoTrack; events out of time order
 // are indexed at the previous event's time (see [Index.Clamped]).
 func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
-	sp, err := newSpill(opts.SpillDir)
+	keep, step := int64(keepSpill), int64(dropStep)
+	if opts.spillKeep > 0 {
+		keep, step = opts.spillKeep, opts.spillKeep
+	}
+	sp, err := newSpillKeeping(opts.SpillDir, keep, step)
 	if err != nil {
 		return nil, err
 	}
