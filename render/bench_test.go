@@ -1,11 +1,17 @@
 package render
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"viewer/trace"
+	"viewer/trace/cpel"
+	"viewer/trace/cpel/cpeltest"
 	"viewer/trace/synth"
 	"viewer/trace/tracetest"
 )
@@ -148,4 +154,50 @@ func BenchmarkIndexBatches(b *testing.B) {
 		sp.close()
 	}
 	cpu.report(b, 1_000_000)
+}
+
+// BenchmarkBuildCPEL builds the index of the 8 M-event CPEL file
+// cpeltest.Generate makes (the file of issue #22's load figure), through
+// the CPEL reader's batch path as `viewer bench FILE` does, and reports
+// the process CPU time per event: the whole load, reading included.
+func BenchmarkBuildCPEL(b *testing.B) {
+	const events = 8_000_000
+	path := filepath.Join(b.TempDir(), "bench.cpel")
+	fh, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bw := bufio.NewWriterSize(fh, 1<<20)
+	if err := cpeltest.Generate(bw, events, 1e9); err != nil {
+		b.Fatal(err)
+	}
+	if err := errors.Join(bw.Flush(), fh.Close()); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	cpu := startCPU()
+	for b.Loop() {
+		r, err := cpel.Format{}.Open(f, st.Size())
+		if err != nil {
+			b.Fatal(err)
+		}
+		x, err := Build(context.Background(), r, Options{SpillDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if x.Events() != events {
+			b.Fatalf("%d events, want %d", x.Events(), events)
+		}
+		x.Close()
+	}
+	cpu.report(b, events)
 }

@@ -129,7 +129,7 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 	for _, t := range ix.tracks {
 		x.spill.place(&t.spill)
 	}
-	x.spill.ship()
+	x.spill.ship(false)
 	x.events += int64(len(b.evs))
 	x.bytes = b.bytes
 	if x.spill.buffered.Load() >= maxBuffered {
@@ -201,13 +201,10 @@ func (ix *indexers) work() {
 func (ix *indexers) indexGroup(k int) {
 	t, sp := ix.tracks[k], ix.x.spill
 	evs := ix.b.evs[ix.start[k]:ix.start[k+1]]
-	for i := range evs {
-		e := &evs[i]
-		sp.add(&t.spill, e)
-		if e.Stack != trace.NoStack {
-			t.addStacked(e.Stack)
-		}
-		t.push(e.Time, e.Type)
-	}
+	sp.addEvents(&t.spill, evs)
 	sp.account(&t.spill)
+	if len(ix.b.stacked) > 0 {
+		t.addStacked(int32(t.times.len()), evs)
+	}
+	t.pushEvents(evs)
 }

@@ -84,18 +84,26 @@ func (t *track) buildCells(sc *cellScratch) {
 	}
 	lv := cellLevel{origin: first >> base, firsts: make([]int32, m+1), types: make([]uint16, m)}
 	weights := sc.get(&sc.lo, m)
+	// Times are sorted: the cell of an event is that of the event before
+	// or a later one, so the vote of the cell at hand (cur) is kept in
+	// y and w and stored when the next cell begins.
 	cur := int64(0)
+	y, w := uint16(0), uint32(0)
 	i := 0
 	for k := range t.times.chunks {
 		ts, ty := load(st, t.times.chunk(k), &sc.times), load(st, t.types.chunk(k), &sc.types)
+		ty = ty[:len(ts)]
 		for j, tm := range ts {
-			c := int64(tm)>>base - lv.origin
-			for cur < c {
-				cur++
-				lv.firsts[cur] = int32(i)
+			if c := int64(tm)>>base - lv.origin; c != cur {
+				lv.types[cur], weights[cur] = y, w
+				for cur < c {
+					cur++
+					lv.firsts[cur] = int32(i + j)
+				}
+				y, w = 0, 0
 			}
 			// The vote as in the pyramid's grow, without branches.
-			x, y, w := ty[j], lv.types[c], weights[c]
+			x := ty[j]
 			if w == 0 {
 				y = x
 			}
@@ -103,10 +111,11 @@ func (t *track) buildCells(sc *cellScratch) {
 			if x != y {
 				d = 1<<32 - 1
 			}
-			lv.types[c], weights[c] = y, w+d
-			i++
+			w += d
 		}
+		i += len(ts)
 	}
+	lv.types[cur], weights[cur] = y, w
 	for cur < m {
 		cur++
 		lv.firsts[cur] = int32(n)
@@ -124,22 +133,26 @@ func (t *track) buildCells(sc *cellScratch) {
 		for c := range m {
 			child := (up.origin+c)*2 - lo.origin // first child, relative to the level below
 			up.firsts[c] = lo.firsts[max(child, 0)]
+			// The children's votes merged as in the pyramid's vote,
+			// written so that the compiler needs no branch (the types
+			// are in no pattern): an empty child (weight 0) votes for
+			// the candidate so far, which leaves it as it is.
+			t, w := uint16(0), uint32(0)
 			for r := max(child, 0); r < min(child+2, int64(len(lo.types))); r++ {
+				x, xw := lo.types[r], weights[r]
 				if lo.firsts[r] == lo.firsts[r+1] {
-					continue // empty
+					x = t
 				}
-				switch x, w := lo.types[r], weights[r]; {
-				case upw[c] == 0 || up.types[c] == x:
-					if up.types[c] != x {
-						up.types[c] = x
-					}
-					upw[c] += w
-				case upw[c] >= w:
-					upw[c] -= w
-				default:
-					up.types[c], upw[c] = x, w-upw[c]
+				nt, nw := t, w-xw
+				if w < xw {
+					nt, nw = x, xw-w
 				}
+				if w == 0 || t == x {
+					nt, nw = x, w+xw
+				}
+				t, w = nt, nw
 			}
+			up.types[c], upw[c] = t, w
 		}
 		up.firsts[m] = int32(n)
 		lo.seal(st)

@@ -38,6 +38,21 @@ func (c *column[T]) push(v T) {
 	c.pushSlow(v)
 }
 
+// appendAll appends vs, copying them a chunk at a time.
+func (c *column[T]) appendAll(vs []T) {
+	for len(vs) > 0 {
+		k, j := c.n>>chunkBits, c.n&chunkMask
+		if k < len(c.chunks) && j < len(c.chunks[k]) {
+			m := copy(c.chunks[k][j:], vs)
+			c.n += m
+			vs = vs[m:]
+			continue
+		}
+		c.pushSlow(vs[0])
+		vs = vs[1:]
+	}
+}
+
 func (c *column[T]) pushSlow(v T) {
 	k, j := c.n>>chunkBits, c.n&chunkMask
 	switch {
@@ -53,8 +68,11 @@ func (c *column[T]) pushSlow(v T) {
 			break
 		}
 		c.chunks = append(c.chunks, make([]T, chunkLen))
-	default: // the first chunk is full but shorter than chunkLen: double it
-		ch := make([]T, min(2*len(c.chunks[k]), chunkLen))
+	default: // the first chunk is full but shorter than chunkLen: grow it
+		// Eightfold: a track that fills its first chunk copies an eighth
+		// of it again on the way, where doubling copied as much as it
+		// holds; a small track keeps a small chunk.
+		ch := make([]T, min(8*len(c.chunks[k]), chunkLen))
 		copy(ch, c.chunks[k])
 		c.chunks[k] = ch
 	}

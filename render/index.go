@@ -118,6 +118,9 @@ type Options struct {
 	// inMemory keeps every array on the heap, without a store (tests
 	// compare the two).
 	inMemory bool
+	// spillKeep, when not 0, is the spill's drop-behind keep and step
+	// (see keepSpill), for tests.
+	spillKeep int64
 }
 
 // SymbolSource learns names for stack addresses from a trace's own events
@@ -167,6 +170,7 @@ type track struct {
 	times column[trace.Time]
 	types column[uint16]
 	nodes []column[node] // nodes[k-minLevel] summarizes aligned blocks of 2^k events
+	carry []node         // while building: per level, its last node when it has an odd count (pyramid.go)
 	// cells[k] are the time cells of level cellBase+k (see cells.go).
 	cells    []cellLevel
 	cellBase uint8
@@ -232,7 +236,11 @@ type Index struct {
 // Meta().Tracks are indexed on trace.NoTrack; events out of time order
 // are indexed at the previous event's time (see [Index.Clamped]).
 func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
-	sp, err := newSpill(opts.SpillDir)
+	keep, step := int64(keepSpill), int64(dropStep)
+	if opts.spillKeep > 0 {
+		keep, step = opts.spillKeep, opts.spillKeep
+	}
+	sp, err := newSpillKeeping(opts.SpillDir, keep, step)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +336,7 @@ func (g *grouper) reset() {
 }
 
 // batchEvents is how many events the reading goroutine hands over at once.
-const batchEvents = 4096
+const batchEvents = 8192
 
 // readAhead is the reading goroutine: it reads events into batches,
 // counts them and shows them to the symbol source and the deriver, and
@@ -414,28 +422,35 @@ func (rs *reading) seal(b *batch) error {
 		rs.scratch = rs.scratch[:0]
 		return fmt.Errorf("render: internal error: a batch of %d events has %d group ids and groups of %d", n, len(b.gid), at)
 	}
-	last := rs.last
-	for i := range rs.scratch {
-		e := &rs.scratch[i]
+	// In locals, and the stacked types gathered with a counted store
+	// rather than a branch (whether an event has a stack is often in no
+	// pattern).
+	scratch, evs, gid := rs.scratch, b.evs, b.gid[:n]
+	stacked := slices.Grow(b.stacked, n)
+	ns := len(stacked)
+	stacked = stacked[:ns+n]
+	last, clamped := rs.last, int64(0)
+	for i := range scratch {
+		e := &scratch[i]
 		if e.Time < last {
 			// Readers promise time order; keep the index sorted if one
 			// breaks it, and say so.
 			e.Time = last
-			b.clamped++
+			clamped++
 		}
 		last = e.Time
-		if e.Stack != trace.NoStack {
-			b.stacked = append(b.stacked, e.Type)
-		}
-		k := b.gid[i]
-		b.evs[starts[k]] = *e
+		stacked[ns] = e.Type
+		ns += int(uint32(e.Stack|-e.Stack) >> 31) // 1 when e.Stack != trace.NoStack
+		k := gid[i]
+		evs[starts[k]] = *e
 		starts[k]++
 	}
+	b.stacked, b.clamped = stacked[:ns], b.clamped+clamped
 	if n > 0 {
-		b.first, b.last = rs.scratch[0].Time, last
+		b.first, b.last = scratch[0].Time, last
 	}
 	rs.last = last
-	rs.scratch = rs.scratch[:0]
+	rs.scratch = scratch[:0]
 	return nil
 }
 
@@ -513,6 +528,7 @@ func (x *Index) add(b *batch, rs *reading, n int) {
 	evs := rs.scratch[len(rs.scratch) : len(rs.scratch)+n]
 	tracks := trace.TrackID(len(x.meta.Tracks))
 	gid, gcount := b.gid, b.gcount
+	bytes := rs.bytes
 	for i := range evs {
 		e := &evs[i]
 		if e.Track < 0 || e.Track >= tracks {
@@ -520,16 +536,15 @@ func (x *Index) add(b *batch, rs *reading, n int) {
 				e.Track = trace.NoTrack
 			}
 		}
-		if end := e.Payload.Off + int64(e.Payload.Len); end > rs.bytes {
-			rs.bytes = end
-		}
+		bytes = max(bytes, e.Payload.Off+int64(e.Payload.Len))
 		gid, gcount = rs.g.addTo(b, e.Track, gid, gcount)
-		x.counter.Add(*e)
 		if x.symbols != nil {
 			x.symbols.Observe(x.r, *e)
 		}
 	}
+	rs.bytes = bytes
 	b.gid, b.gcount = gid, gcount
+	x.counter.AddEvents(evs)
 	rs.scratch = rs.scratch[:len(rs.scratch)+n]
 	if rs.live != nil {
 		rs.live.unpub += len(evs)
@@ -613,7 +628,7 @@ func (x *Index) flushSpill(all []*track) {
 	for _, t := range all {
 		x.spill.flush(&t.spill)
 	}
-	x.spill.ship()
+	x.spill.ship(true)
 }
 
 // finishTracks clips the tracks' columns and builds their time cells,
@@ -646,29 +661,36 @@ func newTrack(st *store) *track {
 	return t
 }
 
-func (t *track) push(tm trace.Time, typ trace.TypeID) {
-	ty := uint16(typeEscape)
-	if typ >= 0 && typ < typeEscape {
-		ty = uint16(typ)
-	}
-	// The columns have the same length and chunk sizes: one index
-	// computation and one capacity check serve both.
-	n := t.times.n
-	k, j := n>>chunkBits, n&chunkMask
-	if k < len(t.times.chunks) && k < len(t.types.chunks) {
-		if tc, yc := t.times.chunks[k], t.types.chunks[k]; j < len(tc) && j < len(yc) {
-			tc[j], yc[j] = tm, ty
-			t.times.n, t.types.n = n+1, n+1
-			if (n+1)&(1<<minLevel-1) == 0 {
-				t.grow(n + 1)
-			}
-			return
+// pushEvents appends the times and type codes of evs to the track's
+// columns and grows its pyramid over the blocks they complete.
+func (t *track) pushEvents(evs []trace.Event) {
+	for len(evs) > 0 {
+		// The columns have the same length and chunk sizes: one index
+		// computation and one capacity check serve both.
+		n := t.times.n
+		k, j := n>>chunkBits, n&chunkMask
+		var tc []trace.Time
+		var yc []uint16
+		if k < len(t.times.chunks) && k < len(t.types.chunks) {
+			tc, yc = t.times.chunks[k], t.types.chunks[k]
 		}
-	}
-	t.times.pushSlow(tm)
-	t.types.pushSlow(ty)
-	if (n+1)&(1<<minLevel-1) == 0 {
-		t.grow(n + 1)
+		m := min(len(evs), len(tc)-j, len(yc)-j)
+		if m <= 0 {
+			t.times.pushSlow(evs[0].Time)
+			t.types.pushSlow(typeCode(evs[0].Type))
+			m = 1
+		} else {
+			tc, yc = tc[j:j+m], yc[j:j+m]
+			for q := range evs[:m] {
+				e := &evs[q]
+				tc[q], yc[q] = e.Time, typeCode(e.Type)
+			}
+			t.times.n, t.types.n = n+m, n+m
+		}
+		for end := (n>>minLevel + 1) << minLevel; end <= n+m; end += 1 << minLevel {
+			t.grow(end)
+		}
+		evs = evs[m:]
 	}
 }
 
@@ -680,6 +702,7 @@ func (t *track) clip() {
 	for i := range t.nodes {
 		t.nodes[i].clip()
 	}
+	t.carry = nil
 }
 
 // ErrClosed is returned by what reads an Index's spilled records (a

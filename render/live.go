@@ -21,7 +21,7 @@ import (
 // headers of the chunk lists (a column, the pyramid's node columns, the
 // stacked columns) and the lengths; the chunks themselves are shared, and
 // the indexer writes only past a snapshot's lengths (a first chunk that
-// doubles is copied into a new array, and clip replaces chunks in the
+// grows is copied into a new array, and clip replaces chunks in the
 // indexer's own lists, which snapshots hold copies of). A track with no
 // new events since the previous snapshot is shared with it.
 //

@@ -64,13 +64,17 @@ func (t *track) grow(n int) {
 	for k := 0; ; k++ {
 		if k == len(t.nodes) {
 			t.nodes = append(t.nodes, column[node]{store: t.times.store})
+			t.carry = append(t.carry, 0)
 		}
 		t.nodes[k].push(s)
-		m := t.nodes[k].len()
-		if m&1 != 0 {
+		if t.nodes[k].len()&1 != 0 {
+			// The left one of a pair waits in carry for its sibling,
+			// rather than being read back from its column then, where
+			// a high level's was written batches before (a cache miss).
+			t.carry[k] = s
 			return
 		}
-		s = vote(t.nodes[k].at(m-2), s)
+		s = vote(t.carry[k], s)
 	}
 }
 

@@ -315,9 +315,12 @@ func typeCode(t trace.TypeID) uint16 {
 	return typeEscape
 }
 
-// spill is the temporary file of event records. Full runs are handed to
-// a writer goroutine, so the file system's copy overlaps reading the
-// trace. Once the file is complete it is mapped read-only where the
+// spill is the temporary file of event records. Runs are copied, in
+// their order in the file, into shipments of up to shipSize bytes that a
+// writer goroutine writes with one call each, so that the file system's
+// copy overlaps reading the trace and a system call (several
+// microseconds here, as much as copying 16 KB) is paid per MB, not per
+// run. Once the file is complete it is mapped read-only where the
 // system allows (finish), so that a search reads a run's records in
 // place, touching only the bytes it decodes, with no read call and no
 // copy; snapshots read the growing file with pread.
@@ -340,21 +343,28 @@ type spill struct {
 	// track by one at a time: there a run that ends waits in its track
 	// (end) until the indexing goroutine places it in the file after the
 	// batch (place), in the order of the batch's tracks, so that the file
-	// is the same whatever the goroutines' timing, and hands them to the
-	// writer a batch at a time (ship), which wakes it once per batch
-	// rather than once per run. The bytes buffered over all tracks are
-	// counted by track (account).
-	off      int64        // bytes written or queued
+	// is the same whatever the goroutines' timing: place copies it to
+	// the shipment being filled (out) and frees its buffer for the next
+	// run that ends, and ship hands a shipment to the writer once it is
+	// full, or when every run placed must be written (flush, finish).
+	// The bytes buffered over all tracks are counted by track (account).
+	off      int64        // bytes written, queued or placed
 	buffered atomic.Int64 // bytes in the tracks' buffers, as last counted
-	out      [][]byte     // runs placed, not yet shipped
-	jobs     chan [][]byte
-	free     chan []byte // full-size buffers the writer is done with
+	out      []byte       // runs placed, not yet shipped
+	jobs     chan []byte
+	shipped  chan []byte // shipments the writer is done with
+	free     chan []byte // full-size run buffers, placed
 	done     chan error
 	// written is how many bytes the writer has written (or failed to),
 	// for snapshots that must not read a run before it is in the file.
 	wmu     sync.Mutex
 	wcond   sync.Cond
 	written int64
+	// The writer's drop-behind (dropBehind): pages are kept up to keep,
+	// writeback started up to started, pages dropped up to dropped, a
+	// step of it at a time.
+	keep, step       int64
+	started, dropped int64
 }
 
 // readers counts the reads of a mapping in progress, so that the
@@ -405,10 +415,52 @@ func (r *readers) close() {
 	}
 }
 
-// spillQueue is how many shipments of runs may wait for the writer.
-const spillQueue = 16
+// A spill of a few GB fills the page cache with pages written once and
+// read only later, if at all (details, field searches). Past keepSpill
+// the writer drops them from the cache as it goes (dropBehind): it starts
+// their writeback every dropStep bytes and drops what it started a step
+// before, so that the cache holds about two steps of the spill past the
+// first keepSpill bytes. On this project's machines (virtual machines
+// whose free memory goes back to the host) a page the system has not
+// used lately costs several times its copy to fill: writing a 10 GB file
+// took ~3.5 CPU-s per GB past the first 3–4 GB, against 0.5 with
+// drop-behind, which recycles the same pages. A spill below keepSpill
+// is never written to disk by us: a small trace's spill file, unlinked,
+// usually dies in the cache.
+const (
+	keepSpill = 1 << 30
+	dropStep  = 64 << 20
+)
 
-func newSpill(dir string) (*spill, error) {
+// dropBehind is the writer's drop-behind, once written bytes are in the
+// file (see keepSpill).
+func (s *spill) dropBehind(written int64) {
+	from := max(s.started, s.keep)
+	if !dropsPages || written-from < s.step {
+		return
+	}
+	startWriteback(s.f, from, written)
+	s.started = written
+	if done := max(s.dropped, s.keep); from-done >= s.step {
+		dropPages(s.f, done, from)
+		s.dropped = from
+	}
+}
+
+// spillQueue is how many shipments of runs may wait for the writer.
+const spillQueue = 4
+
+// shipSize is the capacity of a shipment of runs.
+const shipSize = 1 << 20
+
+// freeRuns is how many full-size run buffers the spill keeps for reuse.
+const freeRuns = 64
+
+func newSpill(dir string) (*spill, error) { return newSpillKeeping(dir, keepSpill, dropStep) }
+
+// newSpillKeeping is newSpill with the drop-behind's keep and step (see
+// keepSpill).
+func newSpillKeeping(dir string, keep, step int64) (*spill, error) {
 	f, err := os.CreateTemp(dir, "viewer-index-*.spill")
 	if err != nil {
 		return nil, fmt.Errorf("render: creating the index spill file: %w", err)
@@ -416,29 +468,27 @@ func newSpill(dir string) (*spill, error) {
 	// The file lives until Close; removing the name now means a crash
 	// leaves nothing behind on systems that allow it.
 	os.Remove(f.Name())
-	s := &spill{f: f, jobs: make(chan [][]byte, spillQueue), free: make(chan []byte, 2*spillQueue), done: make(chan error, 1)}
+	s := &spill{f: f, jobs: make(chan []byte, spillQueue), shipped: make(chan []byte, spillQueue+1), free: make(chan []byte, freeRuns), done: make(chan error, 1), keep: keep, step: step}
 	s.wcond.L = &s.wmu
 	go s.write(s.jobs)
 	return s, nil
 }
 
-func (s *spill) write(jobs <-chan [][]byte) {
+func (s *spill) write(jobs <-chan []byte) {
 	var err error
-	for bs := range jobs {
-		n := 0
-		for _, b := range bs {
-			if err == nil {
-				if _, werr := s.f.Write(b); werr != nil {
-					err = fmt.Errorf("render: writing the index spill file: %w", werr)
-				}
+	for b := range jobs {
+		if err == nil {
+			if _, werr := s.f.Write(b); werr != nil {
+				err = fmt.Errorf("render: writing the index spill file: %w", werr)
 			}
-			n += len(b)
-			if cap(b) == runBuffer {
-				select {
-				case s.free <- b[:0]:
-				default:
-				}
-			}
+		}
+		n := len(b)
+		select {
+		case s.shipped <- b[:0]:
+		default:
+		}
+		if err == nil {
+			s.dropBehind(s.written + int64(n)) // written is the writer's own
 		}
 		s.wmu.Lock()
 		s.written += int64(n)
@@ -448,28 +498,37 @@ func (s *spill) write(jobs <-chan [][]byte) {
 	s.done <- err
 }
 
-// add buffers e's record for track st. Once the records buffered over
-// all tracks, as account counts them, pass maxBuffered, the caller
-// flushes every track.
-func (s *spill) add(st *spillTrack, e *trace.Event) {
-	if len(st.buf)+maxRecordSize+blockTableSize(st.k+1) > cap(st.buf) {
-		if cap(st.buf) == runBuffer {
-			s.end(st) // leaves an empty full-size buffer
-		} else {
-			st.buf = s.grow(st.buf)
-		}
-	}
-	n := len(st.buf)
+// addEvents buffers the records of evs, the next events of track st.
+// Once the records buffered over all tracks, as account counts them,
+// pass maxBuffered, the caller flushes every track.
+func (s *spill) addEvents(st *spillTrack, evs []trace.Event) {
 	if st.w == nil {
 		st.w = &runWriter{}
 	}
-	if st.k > 0 && st.k%spillBlock == 0 {
-		st.w.blocks[st.k/spillBlock-1] = uint16(n) // n < runBuffer
-	}
-	st.buf = st.w.appendRecord(st.buf, typeCode(e.Type), e)
-	st.k++
-	if st.k == runRecords {
-		s.end(st)
+	w := st.w
+	for len(evs) > 0 {
+		// Records go to the buffer while it has room for one more and
+		// its block table, and the run has room for one more.
+		buf, k, i := st.buf, st.k, 0
+		for ; i < len(evs) && k < runRecords && len(buf)+maxRecordSize+blockTableSize(k+1) <= cap(buf); i++ {
+			if k > 0 && k%spillBlock == 0 {
+				w.blocks[k/spillBlock-1] = uint16(len(buf)) // < runBuffer
+			}
+			e := &evs[i]
+			buf = w.appendRecord(buf, typeCode(e.Type), e)
+			k++
+		}
+		st.buf, st.k = buf, k
+		evs = evs[i:]
+		switch {
+		case k == runRecords:
+			s.end(st)
+		case len(evs) == 0:
+		case cap(buf) == runBuffer:
+			s.end(st) // leaves an empty full-size buffer
+		default:
+			st.buf = s.grow(buf)
+		}
 	}
 }
 
@@ -491,8 +550,8 @@ func (s *spill) grow(b []byte) []byte {
 	return append(s.full(), b...)
 }
 
-// full returns an empty full-size buffer, recycled from the writer when
-// possible.
+// full returns an empty full-size buffer, recycled from a run placed
+// when possible.
 func (s *spill) full() []byte {
 	select {
 	case b := <-s.free:
@@ -503,7 +562,7 @@ func (s *spill) full() []byte {
 }
 
 // flush places the track's buffered records as one run, after its runs
-// that wait to be placed; ship hands them to the writer.
+// that wait to be placed; ship(true) hands them to the writer.
 func (s *spill) flush(st *spillTrack) {
 	s.end(st)
 	s.place(st)
@@ -534,24 +593,43 @@ func (s *spill) end(st *spillTrack) {
 	}
 }
 
-// place gives the track's ended runs their places in the file, in
-// s.out for ship.
+// place gives the track's ended runs their places in the file: copies
+// them to the shipment being filled, shipping it first when full, and
+// frees their buffers.
 func (s *spill) place(st *spillTrack) {
 	runs := st.runs[len(st.runs)-len(st.pending):]
 	for i, b := range st.pending {
 		runs[i].off = s.off
 		s.off += int64(len(b))
-		s.out = append(s.out, b)
+		if len(s.out)+len(b) > cap(s.out) {
+			s.ship(true)
+			if cap(s.out) < len(b) {
+				s.out = make([]byte, 0, max(shipSize, len(b)))
+			}
+		}
+		s.out = append(s.out, b...)
+		if cap(b) == runBuffer {
+			select {
+			case s.free <- b[:0]:
+			default:
+			}
+		}
 		st.pending[i] = nil
 	}
 	st.pending = st.pending[:0]
 }
 
-// ship hands the runs placed to the writer.
-func (s *spill) ship() {
-	if len(s.out) > 0 {
-		s.jobs <- s.out
-		s.out = nil
+// ship hands the shipment being filled to the writer once it is nearly
+// full, or, with all, whenever it holds runs.
+func (s *spill) ship(all bool) {
+	if len(s.out) == 0 || !all && len(s.out) < cap(s.out)-runBuffer {
+		return
+	}
+	s.jobs <- s.out
+	select {
+	case s.out = <-s.shipped:
+	default:
+		s.out = make([]byte, 0, shipSize)
 	}
 }
 
@@ -563,7 +641,7 @@ func (s *spill) finish(tracks []*spillTrack) error {
 		st.buf, st.w = nil, nil
 		st.runs = slices.Clip(st.runs)
 	}
-	s.ship()
+	s.ship(true)
 	if err := s.stop(); err != nil {
 		return err
 	}

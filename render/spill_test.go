@@ -2,12 +2,18 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/cpel"
+	"viewer/trace/cpel/cpeltest"
 	"viewer/trace/synth"
 )
 
@@ -139,4 +145,99 @@ func appendDeltas(b []byte, base, f *recordFields) []byte {
 
 func fieldsOf(e *trace.Event) recordFields {
 	return recordFields{int64(e.Type), int64(e.Seq), int64(e.Capture), int64(e.CPU), int64(e.Stack), int64(e.Labels), e.Payload.Off, int64(e.Payload.Len)}
+}
+
+// BenchmarkRecords times the spill writer's encoding alone (runWriter,
+// no file) over the events of a synthetic trace and of a CPEL file, each
+// track's events in a row as the indexers take them.
+func BenchmarkRecords(b *testing.B) {
+	cpelFile := filepath.Join(b.TempDir(), "b.cpel")
+	var buf bytes.Buffer
+	if err := cpeltest.Generate(&buf, 200_000, 1e9); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(cpelFile, buf.Bytes(), 0o666); err != nil {
+		b.Fatal(err)
+	}
+	for _, src := range []struct {
+		name string
+		open func() trace.Reader
+	}{
+		{"synth", func() trace.Reader { return synth.New(synth.Config{Events: 200_000, Tracks: 64, Seed: 1}) }},
+		{"cpel", func() trace.Reader {
+			r, err := cpel.Format{}.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return r
+		}},
+	} {
+		b.Run(src.name, func(b *testing.B) {
+			r := src.open()
+			byTrack := map[trace.TrackID][]trace.Event{}
+			for {
+				e, err := r.ReadEvent()
+				if err != nil {
+					break
+				}
+				byTrack[e.Track] = append(byTrack[e.Track], e)
+			}
+			var evs []trace.Event
+			for _, t := range slices.Sorted(maps.Keys(byTrack)) {
+				evs = append(evs, byTrack[t]...)
+			}
+			rec := make([]byte, 0, runBuffer)
+			var w runWriter
+			size := 0
+			for b.Loop() {
+				size = 0
+				for i := range evs {
+					if i%runRecords == 0 {
+						size += len(rec)
+						rec, w.set = rec[:0], 0
+					}
+					rec = w.appendRecord(rec, typeCode(evs[i].Type), &evs[i])
+				}
+				size += len(rec)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+			b.ReportMetric(float64(size)/float64(len(evs)), "bytes/event")
+		})
+	}
+}
+
+// TestSpillDropBehind: a build whose spill drops its pages from the page
+// cache as it goes (past a tiny keep, in tiny steps) writes the same
+// index file as one that keeps them, its spilled records read back the
+// same, and, where the system drops pages, most of the spill is not
+// resident once built.
+func TestSpillDropBehind(t *testing.T) {
+	cfg := synth.Config{Events: 1_000_000, Tracks: 9, Seed: 6}
+	var files [][]byte
+	var xs []*Index
+	for _, keep := range []int64{0, 64 << 10} {
+		x, err := Build(context.Background(), synth.New(cfg), Options{SpillDir: t.TempDir(), Derive: newGaps(), spillKeep: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		if keep > 0 && dropsPages {
+			m := *x.spill.mem.Load()
+			// At most the kept bytes, the last two shipments (each
+			// drops up to the one before) and a step's rounding.
+			if res, most := residentBytes(m), 2*keep+2*shipSize; res > most || len(m) < 3*int(most) {
+				t.Errorf("%d of the spill's %d bytes resident after the build, want at most %d", res, len(m), most)
+			}
+		}
+		name := filepath.Join(t.TempDir(), "index")
+		if err := x.WriteFile(name, testKey); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fileBody(t, name))
+		xs = append(xs, x)
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Errorf("the index files with and without drop-behind differ (%d and %d bytes)", len(files[0]), len(files[1]))
+	}
+	compareIndexes(t, xs[1], xs[0], rand.New(rand.NewPCG(6, 1)))
 }

@@ -18,17 +18,49 @@ import (
 // exactly the track's first ones, stacked stays empty and the k-th stacked
 // event is the k-th event (stackedAt).
 
-func (t *track) addStacked(stack trace.StackID) {
-	i := int32(t.times.len()) // the index the event is about to get
-	if k := t.stackedID.len(); t.stacked.len() > 0 || int(i) != k {
-		if t.stacked.len() == 0 { // the dense run ends: list it
-			for j := range k {
+// addStacked records which of evs, the track's events from its event
+// at on, carry a stack.
+func (t *track) addStacked(at int32, evs []trace.Event) {
+	// In runs of up to len(idx) events: their stacked events' indexes
+	// and stacks gathered (without a branch per event: whether an event
+	// has a stack is often in no pattern), then appended to the columns
+	// a chunk's worth at a time.
+	var idx [256]int32
+	var ids [256]trace.StackID
+	for len(evs) > 0 {
+		m := min(len(evs), len(idx))
+		n := 0
+		for i := range evs[:m] {
+			s := evs[i].Stack
+			idx[n&255], ids[n&255] = at+int32(i), s
+			n += int(uint32(s|-s) >> 31) // 1 when s != NoStack
+		}
+		t.appendStacked(idx[:n], ids[:n])
+		at += int32(m)
+		evs = evs[m:]
+	}
+}
+
+// appendStacked records that the track's events idx (ascending, after
+// those recorded) carry the stacks ids.
+func (t *track) appendStacked(idx []int32, ids []trace.StackID) {
+	if k := t.stackedID.len(); t.stacked.len() == 0 {
+		// While the stacked events are the track's first ones, only
+		// their stacks are listed (see above).
+		q := 0
+		for q < len(idx) && int(idx[q]) == k+q {
+			q++
+		}
+		if q < len(idx) { // the dense run ends: list it
+			for j := range k + q {
 				t.stacked.push(int32(j))
 			}
+			t.stacked.appendAll(idx[q:])
 		}
-		t.stacked.push(i)
+	} else {
+		t.stacked.appendAll(idx)
 	}
-	t.stackedID.push(stack)
+	t.stackedID.appendAll(ids)
 }
 
 // countStacked counts an event of type typ that carries a stack.
