@@ -118,8 +118,8 @@ type Options struct {
 	// inMemory keeps every array on the heap, without a store (tests
 	// compare the two).
 	inMemory bool
-	// spillKeep, when not 0, is the drop-behind keep and step of the
-	// spill and of the store (see keepSpill), for tests.
+	// spillKeep, when not 0, is the spill's drop-behind keep and step
+	// (see keepSpill), for tests.
 	spillKeep int64
 }
 
@@ -246,7 +246,7 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	}
 	x := &Index{r: r, meta: r.Meta(), spill: sp, symbols: opts.Symbols}
 	if !opts.inMemory {
-		x.store = newStore(opts.SpillDir, keep, step)
+		x.store = newStore(opts.SpillDir)
 		x.store.reuse = opts.Live == nil
 	}
 	x.none = newTrack(x.store)

@@ -206,9 +206,8 @@ func BenchmarkRecords(b *testing.B) {
 	}
 }
 
-// TestSpillDropBehind: a build whose spill and store drop their pages
-// from the page cache as they go (past a tiny keep, in tiny steps; the
-// time cells' pass then reads the store from the disk) writes the same
+// TestSpillDropBehind: a build whose spill drops its pages from the page
+// cache as it goes (past a tiny keep, in tiny steps) writes the same
 // index file as one that keeps them, its spilled records read back the
 // same, and, where the system drops pages, most of the spill is not
 // resident once built.

@@ -52,18 +52,9 @@ type store struct {
 	// reuse says that nothing but the column that sealed an array holds
 	// its heap copy (no Live snapshots), so the column may fill it again.
 	reuse bool
-	// The drop-behind (dropBehind), where the system drops pages: past
-	// keep bytes, every step bytes reserved are sent to drops, which a
-	// goroutine of its own works through; dropped is closed when it ends.
-	keep, step int64
-	sent       int64
-	drops      chan int64
-	dropped    chan struct{}
 }
 
-func newStore(dir string, keep, step int64) *store {
-	return &store{dir: dir, keep: keep, step: step}
-}
+func newStore(dir string) *store { return &store{dir: dir} }
 
 // put writes b to the store and returns its bytes in the mapping; b
 // itself when the store cannot take it (s.err says why, unless the
@@ -86,10 +77,6 @@ func (s *store) put(b []byte) []byte {
 		}
 		os.Remove(f.Name()) // see the file comment
 		s.f = f
-		if dropsPages && s.step > 0 {
-			s.drops, s.dropped = make(chan int64, 1), make(chan struct{})
-			go s.dropBehind(f)
-		}
 	}
 	off := (s.off + storeAlign - 1) &^ (storeAlign - 1)
 	if off/storeWindow != (off+int64(len(b))-1)/storeWindow {
@@ -114,13 +101,6 @@ func (s *store) put(b []byte) []byte {
 		s.wins[w] = m
 	}
 	s.off = off + int64(len(b))
-	if s.drops != nil && s.off-s.sent >= s.step && s.off > s.keep {
-		select {
-		case s.drops <- s.off:
-			s.sent = s.off
-		default: // the goroutine is busy: it gets a later offset
-		}
-	}
 	win := s.wins[w]
 	s.mu.Unlock()
 	if _, err := s.f.WriteAt(b, off); err != nil {
@@ -237,42 +217,12 @@ func (s *store) close() error { return s.end(unmapWindow) }
 // address ranges stay reserved until the process ends.
 func (s *store) abandon() error { return s.end(zeroWindow) }
 
-// dropBehind drops the store file's pages from the page cache behind
-// the writers, as the spill's writer does its own (see keepSpill; a
-// billion events write ~17 GB here): for each offset received, it starts
-// the writeback of what was reserved up to a step before it (so that the
-// writes there have ended, or nearly: a page written again is only
-// written back again) and drops what it started the time before. Queries
-// then read the dropped arrays from the disk, as after a restart, and
-// the time cells' pass reads them with pread (load) either way.
-func (s *store) dropBehind(f *os.File) {
-	defer close(s.dropped)
-	started, dropped := s.keep, s.keep
-	for off := range s.drops {
-		to := off - s.step
-		if to-started < s.step {
-			continue
-		}
-		startWriteback(f, started, to)
-		if started-dropped >= s.step {
-			dropPages(f, dropped, started)
-			dropped = started
-		}
-		started = to
-	}
-}
-
 func (s *store) end(unmap func([]byte) error) error {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.drops != nil {
-		close(s.drops)
-		<-s.dropped
-		s.drops = nil
-	}
 	var err error
 	for i, m := range s.wins {
 		if m != nil {

@@ -127,7 +127,7 @@ func fileBody(t *testing.T, name string) []byte {
 // TestStoreFails: a store that cannot create its file keeps the arrays
 // on the heap and says why.
 func TestStoreFails(t *testing.T) {
-	s := newStore(filepath.Join(t.TempDir(), "missing"), keepSpill, dropStep)
+	s := newStore(filepath.Join(t.TempDir(), "missing"))
 	a := []int64{1, 2, 3}
 	if b := storeSlice(s, a); &b[0] != &a[0] {
 		t.Error("the array moved to a store without a file")
