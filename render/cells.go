@@ -35,7 +35,7 @@ func (lv *cellLevel) seal(st *store) {
 	if st == nil || lv.stored || len(lv.types) == 0 {
 		return
 	}
-	f, ty := storeSlice(st, lv.firsts), storeSlice(st, lv.types)
+	f, ty := storeSlice(st, lv.firsts, true), storeSlice(st, lv.types, true)
 	lv.stored = &f[0] != &lv.firsts[0] && &ty[0] != &lv.types[0]
 	lv.firsts, lv.types = f, ty
 }

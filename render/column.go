@@ -14,6 +14,9 @@ type column[T any] struct {
 	n      int
 	sealed int    // chunks[:sealed] lie in the store
 	store  *store // where full chunks go; nil: they stay on the heap
+	// cold says that the build does not read the sealed chunks again
+	// (store.cold): the pyramid's nodes and the stacked events.
+	cold bool
 }
 
 const (
@@ -89,7 +92,7 @@ func (c *column[T]) seal(k int) bool {
 	if c.store == nil || k != c.sealed || len(c.chunks[k]) != chunkLen {
 		return false
 	}
-	if s := storeSlice(c.store, c.chunks[k]); &s[0] != &c.chunks[k][0] {
+	if s := storeSlice(c.store, c.chunks[k], c.cold); &s[0] != &c.chunks[k][0] {
 		c.chunks[k] = s
 		c.sealed++
 		return true

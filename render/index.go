@@ -119,7 +119,7 @@ type Options struct {
 	// compare the two).
 	inMemory bool
 	// spillKeep, when not 0, is the spill's drop-behind keep and step
-	// (see keepSpill), for tests.
+	// and the store's (see keepSpill, store.dropCold), for tests.
 	spillKeep int64
 }
 
@@ -246,7 +246,7 @@ func Build(ctx context.Context, r trace.Reader, opts Options) (*Index, error) {
 	}
 	x := &Index{r: r, meta: r.Meta(), spill: sp, symbols: opts.Symbols}
 	if !opts.inMemory {
-		x.store = newStore(opts.SpillDir)
+		x.store = newStore(opts.SpillDir, keep, step)
 		x.store.reuse = opts.Live == nil
 	}
 	x.none = newTrack(x.store)
@@ -658,6 +658,7 @@ func newTrack(st *store) *track {
 	t := &track{}
 	t.times.store, t.types.store = st, st
 	t.stacked.store, t.stackedID.store = st, st
+	t.stacked.cold, t.stackedID.cold = true, true
 	return t
 }
 

@@ -63,7 +63,7 @@ func (t *track) grow(n int) {
 	s := makeNode(c, w)
 	for k := 0; ; k++ {
 		if k == len(t.nodes) {
-			t.nodes = append(t.nodes, column[node]{store: t.times.store})
+			t.nodes = append(t.nodes, column[node]{store: t.times.store, cold: true})
 			t.carry = append(t.carry, 0)
 		}
 		t.nodes[k].push(s)

@@ -52,14 +52,26 @@ type store struct {
 	// reuse says that nothing but the column that sealed an array holds
 	// its heap copy (no Live snapshots), so the column may fill it again.
 	reuse bool
+	// colds takes the places of the cold arrays written past keep to
+	// dropCold, which drops them a step behind and closes coldDone when
+	// it ends (nil where the system drops no pages).
+	colds      chan storeRange
+	coldDone   chan struct{}
+	keep, step int64
 }
 
-func newStore(dir string) *store { return &store{dir: dir} }
+// storeRange is a range of bytes of the store's file.
+type storeRange struct{ off, n int64 }
+
+func newStore(dir string, keep, step int64) *store {
+	return &store{dir: dir, keep: keep, step: step}
+}
 
 // put writes b to the store and returns its bytes in the mapping; b
 // itself when the store cannot take it (s.err says why, unless the
-// system has no mmap).
-func (s *store) put(b []byte) []byte {
+// system has no mmap). A cold b, one the build does not read again, is
+// dropped from the page cache once written (dropCold).
+func (s *store) put(b []byte, cold bool) []byte {
 	if len(b) == 0 || len(b) > storeWindow {
 		return b
 	}
@@ -77,6 +89,10 @@ func (s *store) put(b []byte) []byte {
 		}
 		os.Remove(f.Name()) // see the file comment
 		s.f = f
+		if dropsPages {
+			s.colds, s.coldDone = make(chan storeRange, 1024), make(chan struct{})
+			go s.dropCold(f)
+		}
 	}
 	off := (s.off + storeAlign - 1) &^ (storeAlign - 1)
 	if off/storeWindow != (off+int64(len(b))-1)/storeWindow {
@@ -111,16 +127,52 @@ func (s *store) put(b []byte) []byte {
 		s.mu.Unlock()
 		return b
 	}
+	if cold && off >= s.keep {
+		s.mu.Lock()
+		if s.colds != nil {
+			select {
+			case s.colds <- storeRange{off, int64(len(b))}:
+			default: // dropCold is behind: these pages stay cached
+			}
+		}
+		s.mu.Unlock()
+	}
 	at := off - int64(w)*storeWindow
 	return win[at : at+int64(len(b)) : at+int64(len(b))]
 }
 
-// storeSlice is put for a typed array: the stored copy of a, or a.
-func storeSlice[T any](s *store, a []T) []T {
+// dropCold drops the pages of cold arrays from the page cache once they
+// are written to disk: arrays the build does not read again (the
+// pyramid's nodes, the stacked events, the time cells), about half of
+// the store at a billion events. On this project's machines a page the
+// system has not used lately costs several times its copy to fill (see
+// keepSpill); dropped pages are used again for later arrays. The arrays
+// the time cells' pass reads back (times and types) stay cached: the
+// disk reads them at under 1 GB/s. Queries read dropped arrays from the
+// disk, as after a restart.
+func (s *store) dropCold(f *os.File) {
+	defer close(s.coldDone)
+	var queue []storeRange
+	var queued int64
+	for r := range s.colds {
+		startWriteback(f, r.off, r.off+r.n)
+		queue = append(queue, r)
+		queued += r.n
+		for queued > s.step { // the oldest: written back by now, or nearly
+			q := queue[0]
+			queue, queued = queue[1:], queued-q.n
+			dropPages(f, q.off, q.off+q.n)
+		}
+	}
+}
+
+// storeSlice is put for a typed array: the stored copy of a, or a; cold
+// as put's.
+func storeSlice[T any](s *store, a []T, cold bool) []T {
 	if s == nil || len(a) == 0 {
 		return a
 	}
-	b := s.put(bytesOf(a))
+	b := s.put(bytesOf(a), cold)
 	if &b[0] == (*byte)(unsafe.Pointer(&a[0])) {
 		return a
 	}
@@ -223,6 +275,11 @@ func (s *store) end(unmap func([]byte) error) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.colds != nil {
+		close(s.colds)
+		<-s.coldDone
+		s.colds = nil
+	}
 	var err error
 	for i, m := range s.wins {
 		if m != nil {

@@ -127,9 +127,9 @@ func fileBody(t *testing.T, name string) []byte {
 // TestStoreFails: a store that cannot create its file keeps the arrays
 // on the heap and says why.
 func TestStoreFails(t *testing.T) {
-	s := newStore(filepath.Join(t.TempDir(), "missing"))
+	s := newStore(filepath.Join(t.TempDir(), "missing"), keepSpill, dropStep)
 	a := []int64{1, 2, 3}
-	if b := storeSlice(s, a); &b[0] != &a[0] {
+	if b := storeSlice(s, a, false); &b[0] != &a[0] {
 		t.Error("the array moved to a store without a file")
 	}
 	if s.failed() == nil {
