@@ -149,17 +149,26 @@ type flatLabel struct {
 
 func (l *flatLabel) open() bool { return len(l.b)-l.start < MaxLabel }
 
-// key appends a field's key. A short one is stored as its 32 padded
-// bytes, which the label's spare room holds, then the label is cut to
-// its end: two moves instead of a call to memmove.
+// key appends a field's key.
 func (l *flatLabel) key(st *flatStep) {
-	k := len(l.b)
-	if !st.short || cap(l.b)-k < 32 {
-		l.b = append(l.b, st.key...)
+	if k, ok := l.keyIn(st, 0); ok {
+		l.b = l.b[:k]
 		return
 	}
+	l.b = append(l.b, st.key...)
+}
+
+// keyIn writes a short key in the label's spare room, when that holds
+// its 32 padded bytes and n more, and returns where the key ends (the
+// label is not lengthened): two moves instead of a call to memmove, and
+// the value's text can then be written in place too.
+func (l *flatLabel) keyIn(st *flatStep, n int) (end int, ok bool) {
+	k := len(l.b)
+	if !st.short || cap(l.b)-k < 32+n {
+		return 0, false
+	}
 	*(*[32]byte)(l.b[k : k+32]) = st.key32
-	l.b = l.b[:k+len(st.key)]
+	return k + len(st.key), true
 }
 
 func (l *flatLabel) uint(st *flatStep, v *trace.Value, x uint64, a *arena) {
@@ -167,9 +176,7 @@ func (l *flatLabel) uint(st *flatStep, v *trace.Value, x uint64, a *arena) {
 	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
 		return
 	}
-	if k := len(l.b); st.short && cap(l.b)-k >= 32+20 { // key and digits written in place (see key)
-		*(*[32]byte)(l.b[k : k+32]) = st.key32
-		k += len(st.key)
+	if k, ok := l.keyIn(st, 20); ok {
 		l.b = l.b[:k+putDec((*[20]byte)(l.b[k:k+20]), x)]
 		return
 	}
@@ -182,9 +189,7 @@ func (l *flatLabel) int(st *flatStep, v *trace.Value, x int64, a *arena) {
 	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
 		return
 	}
-	if k := len(l.b); st.short && cap(l.b)-k >= 32+21 { // as uint, after a sign
-		*(*[32]byte)(l.b[k : k+32]) = st.key32
-		k += len(st.key)
+	if k, ok := l.keyIn(st, 21); ok { // as uint, after a sign
 		u := uint64(x)
 		if x < 0 {
 			l.b[k : k+1][0] = '-'
@@ -203,9 +208,7 @@ func (l *flatLabel) hex(st *flatStep, v *trace.Value, x uint64, a *arena) {
 	if st.m != nil && l.mapped(st, v, float64(x), a) || !l.open() {
 		return
 	}
-	if k := len(l.b); st.short && cap(l.b)-k >= 32+18 { // key and digits written whole (see key)
-		*(*[32]byte)(l.b[k : k+32]) = st.key32
-		k += len(st.key)
+	if k, ok := l.keyIn(st, 18); ok {
 		l.b = l.b[:k+putHex((*[18]byte)(l.b[k:k+18]), x)]
 		return
 	}
