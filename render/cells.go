@@ -102,16 +102,7 @@ func (t *track) buildCells(sc *cellScratch) {
 				}
 				y, w = 0, 0
 			}
-			// The vote as in the pyramid's grow, without branches.
-			x := ty[j]
-			if w == 0 {
-				y = x
-			}
-			d := uint32(1)
-			if x != y {
-				d = 1<<32 - 1
-			}
-			w += d
+			y, w = voteFor(y, w, ty[j]) // as in the pyramid's grow
 		}
 		i += len(ts)
 	}

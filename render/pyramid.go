@@ -48,17 +48,7 @@ func (t *track) grow(n int) {
 	ty := t.types.chunks[lo>>chunkBits][lo&chunkMask:][:1<<minLevel]
 	c, w := ty[0], uint32(1)
 	for _, x := range ty[1:] {
-		// The vote without branches (types in a block are often mixed):
-		// an empty vote takes x, then x adds to its candidate or takes
-		// from it.
-		if w == 0 {
-			c = x
-		}
-		d := uint32(1)
-		if x != c {
-			d = 1<<32 - 1
-		}
-		w += d
+		c, w = voteFor(c, w, x)
 	}
 	s := makeNode(c, w)
 	for k := 0; ; k++ {
@@ -143,4 +133,18 @@ func typeOf(ty uint16) trace.TypeID {
 		return OtherType
 	}
 	return trace.TypeID(ty)
+}
+
+// voteFor adds type x to the majority vote of candidate c with weight w,
+// without branches (types in a block are often mixed): an empty vote
+// takes x, then x adds to its candidate or takes from it.
+func voteFor(c uint16, w uint32, x uint16) (uint16, uint32) {
+	if w == 0 {
+		c = x
+	}
+	d := uint32(1)
+	if x != c {
+		d = 1<<32 - 1
+	}
+	return c, w + d
 }
