@@ -36,7 +36,7 @@ func BenchmarkSchedNotes(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			var r0, r1 syscall.Rusage
-			syscall.Getrusage(1, &r0) // RUSAGE_THREAD
+			syscall.Getrusage(1, &r0) // RUSAGE_THREAD (Linux)
 			for b.Loop() {
 				r, err := NewReader(f, size, Options{})
 				if err != nil {
