@@ -16,23 +16,40 @@ import (
 // chunkSize is how much of the file chunkBuf reads at a time.
 const chunkSize = 1 << 20
 
+// maxHeld bounds the bytes of the chunks chunkBuf keeps behind the
+// current one. Rounds larger than that (many CPUs' buffers) leave some
+// payloads unheld: their readers read them again (rawAt, Sched's window).
+const maxHeld = 32 << 20
+
 // chunkBuf reads a file's records through a buffer of about chunkSize
-// bytes. It keeps the chunk before the current one too: the events of a
-// round are handed out after the next round is read, and their payloads
-// are then still here (held) rather than read again.
+// bytes. It keeps the chunks before the current one that hold payloads of
+// events not yet handed out, and of those handed out since the last
+// release (NOTES.md §ordering: the events of a round are handed out after
+// the next round is read), so that their payloads are still here (held)
+// rather than read again.
 type chunkBuf struct {
 	r     io.ReaderAt
 	limit int64 // end of the readable region
 	base  int64
 	b     []byte
-	// the previous chunk, and a buffer to read the next one into
-	prevBase int64
-	prev     []byte
-	spare    []byte
+	// kept are the earlier chunks, oldest first; free are buffers to read
+	// the next ones into.
+	kept []chunk
+	free [][]byte
+	// keep is the offset from which the payloads are wanted: chunks that
+	// end at or before it are dropped when the next one is read.
+	keep func() int64
 }
 
-// at returns the n bytes at off, valid until the call after next. It
-// returns io.ErrUnexpectedEOF when they run past the limit or the file.
+// chunk is bytes of the file at an offset.
+type chunk struct {
+	base int64
+	b    []byte
+}
+
+// at returns the n bytes at off, valid until the next call that reads
+// past the current chunk, or held longer (held). It returns
+// io.ErrUnexpectedEOF when they run past the limit or the file.
 func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 	if off >= c.base && off+int64(n) <= c.base+int64(len(c.b)) {
 		return c.b[off-c.base : off-c.base+int64(n)], nil
@@ -44,11 +61,16 @@ func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 	if g, ok := c.r.(trace.Growing); ok { // read no further than has arrived
 		want = max(int64(n), min(want, g.Available()-off))
 	}
-	next := c.spare
-	if int64(cap(next)) < want {
+	if c.b != nil {
+		c.kept = append(c.kept, chunk{c.base, c.b})
+	}
+	c.drop()
+	var next []byte
+	if k := len(c.free) - 1; k >= 0 && int64(cap(c.free[k])) >= want {
+		next, c.free = c.free[k], c.free[:k]
+	} else {
 		next = make([]byte, want)
 	}
-	c.prev, c.prevBase, c.spare = c.b, c.base, c.prev[:0]
 	next = next[:want]
 	m, err := c.r.ReadAt(next, off)
 	c.base, c.b = off, next[:m]
@@ -61,8 +83,33 @@ func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 	return c.b[:n], nil
 }
 
-// held returns the bytes of l when the current or the previous chunk
-// holds them.
+// drop moves the kept chunks nobody wants any more (all but the newest
+// without keep), and the oldest past maxHeld, to the free list.
+func (c *chunkBuf) drop() {
+	from := int64(1<<63 - 1)
+	if c.keep != nil {
+		from = c.keep()
+	}
+	held := 0
+	for _, k := range c.kept {
+		held += len(k.b)
+	}
+	i := 0
+	for ; i < len(c.kept)-1; i++ {
+		k := c.kept[i]
+		if k.base+int64(len(k.b)) > from && held <= maxHeld {
+			break
+		}
+		held -= len(k.b)
+		if cap(k.b) >= chunkSize {
+			c.free = append(c.free, k.b[:0])
+		}
+	}
+	c.kept = append(c.kept[:0], c.kept[i:]...)
+}
+
+// held returns the bytes of l when the current or a kept chunk holds
+// them.
 func (c *chunkBuf) held(l trace.Loc) ([]byte, bool) {
 	if l.Len < 0 {
 		return nil, false
@@ -70,8 +117,11 @@ func (c *chunkBuf) held(l trace.Loc) ([]byte, bool) {
 	if o := l.Off - c.base; l.Off >= c.base && o <= int64(len(c.b))-int64(l.Len) {
 		return c.b[o : o+int64(l.Len)], true
 	}
-	if o := l.Off - c.prevBase; l.Off >= c.prevBase && o <= int64(len(c.prev))-int64(l.Len) {
-		return c.prev[o : o+int64(l.Len)], true
+	for i := len(c.kept) - 1; i >= 0; i-- {
+		k := c.kept[i]
+		if o := l.Off - k.base; l.Off >= k.base && o <= int64(len(k.b))-int64(l.Len) {
+			return k.b[o : o+int64(l.Len)], true
+		}
 	}
 	return nil, false
 }

@@ -131,6 +131,12 @@ type Reader struct {
 	unknownSample int
 	done          bool
 	err           error
+	// Where the payloads the chunks must hold begin (chunkBuf.keep): of
+	// the events in out, of those queued at the last flush, of those
+	// queued since, and (once Hold was called) of those handed out since
+	// the last Release. noFrom where there are none.
+	outFrom, restFrom, newFrom, handedFrom int64
+	holding                                bool
 
 	// shared is how many tracks a copy of Meta may hold: the tracks
 	// there were when an event was last handed out. Changing one of them
@@ -197,6 +203,8 @@ func NewReader(r io.ReaderAt, size int64, opts Options) (*Reader, error) {
 		return nil, &trace.FormatError{Format: "perf", Off: 8, Msg: "header size " + strconv.FormatUint(hsize, 10) + " is neither 104 (file) nor 16 (pipe)", Err: trace.ErrUnsupported}
 	}
 	rd.buf.limit = rd.end
+	rd.outFrom, rd.restFrom, rd.newFrom, rd.handedFrom = noFrom, noFrom, noFrom, noFrom
+	rd.buf.keep = rd.keepFrom
 	return rd, nil
 }
 
@@ -630,6 +638,10 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 			return trace.Event{}, rd.err
 		}
 		rd.out, rd.outPos = rd.out[:0], 0
+		if rd.holding {
+			rd.handedFrom = min(rd.handedFrom, rd.outFrom)
+		}
+		rd.outFrom = noFrom
 		if err := rd.step(); err != nil {
 			rd.done = true
 			rd.err = err
@@ -651,6 +663,35 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 			}
 		}
 	}
+}
+
+// noFrom is a payload offset past any file's.
+const noFrom = int64(1<<63 - 1)
+
+// payloadFrom returns where the payload of l begins in the file, or
+// noFrom when it is empty or not in the file (decompressed data).
+func (rd *Reader) payloadFrom(l trace.Loc) int64 {
+	if l.Len <= 0 || l.Off >= rd.size {
+		return noFrom
+	}
+	return l.Off
+}
+
+// keepFrom returns where the payloads the chunks must hold begin.
+func (rd *Reader) keepFrom() int64 {
+	return min(rd.outFrom, rd.restFrom, rd.newFrom, rd.handedFrom)
+}
+
+// hold makes the chunks hold the payloads of the events handed out too,
+// until release: a reader of payloads after ReadEvent (Sched.NoteEvents)
+// then finds them held. Without it, only the chunks holding events not
+// yet handed out are kept.
+func (rd *Reader) hold() { rd.holding = true }
+
+// release says the payloads of the events handed out so far are no
+// longer wanted (see hold): their chunks are dropped at the next read.
+func (rd *Reader) release() {
+	rd.handedFrom = noFrom
 }
 
 // applyLostSamples adds the LOST_SAMPLES gaps beyond what LOST records
@@ -680,6 +721,7 @@ func (rd *Reader) applyLostSamples() {
 func (rd *Reader) enqueue(ev trace.Event) {
 	rd.keys = append(rd.keys, sortKey{ev.Time, int32(len(rd.pending))})
 	rd.pending = append(rd.pending, ev)
+	rd.newFrom = min(rd.newFrom, rd.payloadFrom(ev.Payload))
 	if ev.Time > rd.maxTime {
 		rd.maxTime = ev.Time
 	}
@@ -726,11 +768,15 @@ func (rd *Reader) flush(limit trace.Time) {
 		}
 		rd.lastOut = ev.Time
 		rd.out = append(rd.out, ev)
+		rd.outFrom = min(rd.outFrom, rd.payloadFrom(ev.Payload))
 	}
 	rest := rd.spare[:0]
+	rd.restFrom, rd.newFrom = noFrom, noFrom
 	for j, k := range keys[n:] {
-		rest = append(rest, rd.pending[k.i])
+		ev := rd.pending[k.i]
+		rest = append(rest, ev)
 		keys[j] = sortKey{k.t, int32(j)}
+		rd.restFrom = min(rd.restFrom, rd.payloadFrom(ev.Payload))
 	}
 	rd.spare, rd.pending = rd.pending[:0], rest
 	rd.keys = keys[:len(rest)]

@@ -37,8 +37,8 @@ import (
 // notes that Take hands over, and the slices are made from the notes on
 // the Driver's other goroutines while Note fills the next batch. Note
 // reads the fields on the reading goroutine, while the reader's chunks
-// still hold the payloads and the caches the bytes the reader has just
-// parsed. (Reading a run's payloads again from the file on the deriving
+// still hold the payloads: the reader keeps them until Note releases
+// them (Reader.hold, NOTES.md §ordering), so they are not read twice. (Reading a run's payloads again from the file on the deriving
 // goroutine, as Sched once did, spares the reading goroutine those reads
 // but costs a second copy of the whole file: on a loaded two-core
 // machine it made the load slower and dearer.) What Note changes (the
@@ -118,14 +118,13 @@ func NewSched(rd *Reader) *Sched {
 	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{},
 		batch: &noteBatch{}}
 	s.big = rd.bo == binary.ByteOrder(binary.BigEndian)
+	rd.hold()
 	return s
 }
 
 // window is Sched's own view of the file around the payloads it reads
-// when the reader's chunks no longer hold them (chunkBuf.held: the
-// current and the previous chunk): events arrive a round or two after the
-// reader read their records, and a round may be larger than two chunks,
-// so Sched then reads the file again, sequentially, in
+// when the reader's chunks no longer hold them (chunkBuf.held: rounds
+// larger than maxHeld), so Sched then reads the file again, sequentially, in
 // windows of windowSize bytes through one buffer (no allocation per
 // block, one system call per window).
 type window struct {
@@ -471,7 +470,10 @@ type textRef struct{ off, n uint32 }
 
 // Note implements span.Split: on the reading goroutine, it reads what
 // the event's payload says into a schedNote.
-func (s *Sched) Note(_ trace.Reader, e trace.Event) { s.note(&e) }
+func (s *Sched) Note(_ trace.Reader, e trace.Event) {
+	s.note(&e)
+	s.rd.release()
+}
 
 // NoteEvents implements span.BatchSplit: Note for each of evs Sched
 // wants, in one call.
@@ -484,6 +486,7 @@ func (s *Sched) NoteEvents(_ trace.Reader, evs []trace.Event) {
 		}
 		s.note(e)
 	}
+	s.rd.release()
 }
 
 func (s *Sched) note(e *trace.Event) {

@@ -1,0 +1,91 @@
+package perf
+
+import (
+	"bytes"
+	"testing"
+
+	"viewer/trace"
+	"viewer/trace/perf/perftest"
+)
+
+// TestHeldPayloads: the chunks hold the payload of every event not yet
+// handed out, and once hold is called of every event handed out since
+// the last release, in a recording whose rounds (4096 samples) span
+// several chunks; past maxHeld they hold no more than that.
+func TestHeldPayloads(t *testing.T) {
+	var f memFile
+	if err := perftest.GenerateSched(&f, 400000, 4, 16); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.b) < maxHeld+8*chunkSize {
+		t.Fatalf("the recording is %d bytes: too small to pass maxHeld", len(f.b))
+	}
+	open := func() *Reader {
+		r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	held := func(r *Reader, e trace.Event) bool {
+		b, ok := r.buf.held(e.Payload)
+		return ok && bytes.Equal(b, f.b[e.Payload.Off:e.Payload.Off+int64(e.Payload.Len)])
+	}
+
+	// Without hold: each event's payload is held when it is handed out.
+	r := open()
+	n := 0
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			break
+		}
+		if e.Payload.Len > 0 && !held(r, e) {
+			t.Fatalf("event %d: payload at %d not held when handed out", n, e.Payload.Off)
+		}
+		n++
+	}
+	if n < 400000 {
+		t.Fatalf("read %d events", n)
+	}
+
+	// With hold: a batch's payloads are held until release.
+	r = open()
+	r.hold()
+	batch := make([]trace.Event, 0, 8192)
+	for done := false; !done; {
+		batch = batch[:0]
+		for len(batch) < cap(batch) {
+			e, err := r.ReadEvent()
+			if err != nil {
+				done = true
+				break
+			}
+			batch = append(batch, e)
+		}
+		for i, e := range batch {
+			if e.Payload.Len > 0 && !held(r, e) {
+				t.Fatalf("batch event %d: payload at %d not held before release", i, e.Payload.Off)
+			}
+		}
+		r.release()
+	}
+
+	// With hold and no release: no more than maxHeld behind the current chunk.
+	r = open()
+	r.hold()
+	most := 0
+	for {
+		if _, err := r.ReadEvent(); err != nil {
+			break
+		}
+		k := 0
+		for _, c := range r.buf.kept {
+			k += len(c.b)
+		}
+		most = max(most, k)
+	}
+	if most > maxHeld+chunkSize || most < maxHeld-chunkSize {
+		t.Errorf("kept at most %d bytes unreleased, want maxHeld (%d)", most, maxHeld)
+	}
+}
