@@ -7,7 +7,7 @@ import (
 	"viewer/trace"
 )
 
-// columnBits sets the chunk size of a Column: 1024 slices (8 to 16 KiB).
+// columnBits sets the chunk size of a Column: 1024 slices (5 to 16 KiB).
 const columnBits = 10
 
 // Column holds one track's slices in chunks that are never copied once
@@ -18,12 +18,13 @@ const columnBits = 10
 // A slice is stored as its times and the index of its attributes (name,
 // arguments, thread, depth, flags) in a table of the column, where slices
 // that share them share one entry (a CPU track's slices repeat a few
-// threads, a state track's a few states). A chunk stores the times in the
-// most compact of three forms that holds them (see chunk): 8 bytes a
-// slice when each starts where the one before it ends (a CPU's track, a
-// thread's states), 12 when they are less than 2^32 ns from the chunk's
-// first start and long, 16 otherwise. Derived slices are stored by the
-// million, and writing fresh memory is what deriving them costs.
+// threads, a state track's a few states). A chunk stores them in the most
+// compact of its forms that holds them (see chunk): 5 bytes a slice when
+// each starts where the one before it ends (a CPU's track, a thread's
+// states) and the column has fewer than 256 attributes, 9 when they are
+// less than 2^32 ns from the chunk's first start and long, 16 at most.
+// Derived slices are stored by the million, and writing fresh memory is
+// what deriving them costs.
 type Column struct {
 	chunks []chunk
 	n      int
@@ -45,6 +46,9 @@ type Column struct {
 	// ends; lastEnd is the last slice's end.
 	gapped  bool
 	lastEnd trace.Time
+	// keys32 says the column has had an attributes index of 256 or
+	// more: new chunks keep 32-bit ones from the start.
+	keys32 bool
 }
 
 // A Column of recentFrom slices or more caches 2^recentBits attributes
@@ -62,34 +66,33 @@ type recentAttr struct {
 	ok bool
 }
 
-// chunk holds up to 1<<columnBits consecutive slices of a Column in one
-// of three forms, one of tight, packed and wide non-nil:
+// chunk holds up to 1<<columnBits consecutive slices of a Column, their
+// times in one of three forms:
 //
-//   - tight: each slice starts where the one before it ends, less than
-//     2^32 ns after the chunk's first start; a slice's end is the next
-//     one's start (the last one's: last);
-//   - packed: every slice starts less than 2^32 ns after the chunk's
-//     first start and lasts less than 2^32 ns;
-//   - wide: any slices (a long one's end in the column's longs).
+//   - tight (durs and wide nil): each slice starts where the one before
+//     it ends, less than 2^32 ns after the chunk's first start (offs); a
+//     slice's end is the next one's start (the last one's: last);
+//   - packed (wide nil): every slice starts less than 2^32 ns after the
+//     chunk's first start (offs) and lasts less than 2^32 ns (durs);
+//   - wide: any slices (wide; a long one's end in the column's longs).
 //
-// A chunk begins tight and moves to the next form when a slice does not
-// fit the one it is in, copying the slices it holds (at most a chunk's):
-// the forms are the same slices, and readers share a chunk's arrays (a
-// Snapshot), so a chunk is rewritten only into fresh memory.
+// The attributes' indexes of a tight or packed chunk are 8-bit (keys8)
+// while they are below 256, else 32-bit (keys); a wide chunk keeps them
+// in wide. A chunk begins tight with 8-bit keys (32-bit ones once its
+// column has had a larger index) and moves to the next form when a slice
+// does not fit the one it is in, copying what it holds (at most a
+// chunk's slices): the forms are the same slices, and readers share a
+// chunk's arrays (a Snapshot), so a chunk is rewritten only into fresh
+// memory.
 type chunk struct {
-	base   trace.Time // the first slice's start
-	last   trace.Time // the last slice's end
-	tight  []tightRec
-	packed []packedRec
-	wide   []rec
+	base  trace.Time // the first slice's start
+	last  trace.Time // the last slice's end
+	offs  []uint32
+	durs  []uint32
+	keys8 []uint8
+	keys  []uint32
+	wide  []rec
 }
-
-// tightRec is a slice of a tight chunk: its start's offset from the
-// chunk's first, and its attributes' index.
-type tightRec struct{ off, key uint32 }
-
-// packedRec is a slice of a packed chunk.
-type packedRec struct{ off, dur, key uint32 }
 
 // rec is a slice of a wide chunk.
 type rec struct {
@@ -101,13 +104,10 @@ type rec struct {
 const longBit = 1 << 31
 
 func (ch *chunk) len() int {
-	switch {
-	case ch.tight != nil:
-		return len(ch.tight)
-	case ch.packed != nil:
-		return len(ch.packed)
+	if ch.wide != nil {
+		return len(ch.wide)
 	}
-	return len(ch.wide)
+	return len(ch.offs)
 }
 
 // attr is what a slice holds beside its times.
@@ -141,11 +141,8 @@ func (c *Column) At(i int) Slice {
 // Start returns the start of slice i.
 func (c *Column) Start(i int) trace.Time {
 	ch, j := &c.chunks[i>>columnBits], i&(1<<columnBits-1)
-	switch {
-	case ch.tight != nil:
-		return ch.base + trace.Time(ch.tight[j].off)
-	case ch.packed != nil:
-		return ch.base + trace.Time(ch.packed[j].off)
+	if ch.wide == nil {
+		return ch.base + trace.Time(ch.offs[j])
 	}
 	return ch.wide[j].start
 }
@@ -164,22 +161,21 @@ func (c *Column) Times(i int) (start, end trace.Time) {
 // chunkTimes returns the times of slice j of ch.
 func (c *Column) chunkTimes(ch *chunk, j int) (start, end trace.Time) {
 	switch {
-	case ch.tight != nil:
-		start = ch.base + trace.Time(ch.tight[j].off)
-		if j+1 < len(ch.tight) {
-			return start, ch.base + trace.Time(ch.tight[j+1].off)
+	case ch.wide != nil:
+		r := &ch.wide[j]
+		if r.key&longBit != 0 {
+			return r.start, c.longs[r.key&^longBit].end
 		}
-		return start, ch.last
-	case ch.packed != nil:
-		r := &ch.packed[j]
-		start = ch.base + trace.Time(r.off)
-		return start, start + trace.Time(r.dur)
+		return r.start, r.start + trace.Time(r.dur)
+	case ch.durs != nil:
+		start = ch.base + trace.Time(ch.offs[j])
+		return start, start + trace.Time(ch.durs[j])
 	}
-	r := &ch.wide[j]
-	if r.key&longBit != 0 {
-		return r.start, c.longs[r.key&^longBit].end
+	start = ch.base + trace.Time(ch.offs[j])
+	if j+1 < len(ch.offs) {
+		return start, ch.base + trace.Time(ch.offs[j+1])
 	}
-	return r.start, r.start + trace.Time(r.dur)
+	return start, ch.last
 }
 
 // key returns the index of slice i's attributes.
@@ -187,10 +183,10 @@ func (c *Column) key(i int) uint32 { return c.chunkKey(&c.chunks[i>>columnBits],
 
 func (c *Column) chunkKey(ch *chunk, j int) uint32 {
 	switch {
-	case ch.tight != nil:
-		return ch.tight[j].key
-	case ch.packed != nil:
-		return ch.packed[j].key
+	case ch.keys8 != nil:
+		return uint32(ch.keys8[j])
+	case ch.wide == nil:
+		return ch.keys[j]
 	}
 	if k := ch.wide[j].key; k&longBit != 0 {
 		return c.longs[k&^longBit].key
@@ -224,9 +220,9 @@ func (c *Column) bytes() int64 {
 	var n int64
 	for i := range c.chunks {
 		ch := &c.chunks[i]
-		n += int64(cap(ch.tight))*8 + int64(cap(ch.packed))*12 + int64(cap(ch.wide))*16
+		n += int64(cap(ch.offs)+cap(ch.durs)+cap(ch.keys))*4 + int64(cap(ch.keys8)) + int64(cap(ch.wide))*16
 	}
-	return n + int64(cap(c.chunks))*88 + int64(cap(c.attrs))*16 + int64(cap(c.longs))*16
+	return n + int64(cap(c.chunks))*136 + int64(cap(c.attrs))*16 + int64(cap(c.longs))*16
 }
 
 func (c *Column) attrKey(s Slice) uint32 {
@@ -287,7 +283,13 @@ func (c *Column) pushKey(start, end trace.Time, k uint32) {
 		if n == 0 {
 			size = 16 // small tracks stay small; the first chunk grows by append
 		}
-		c.chunks = append(c.chunks, chunk{base: start, last: start, tight: make([]tightRec, 0, size)})
+		ch := chunk{base: start, last: start, offs: make([]uint32, 0, size)}
+		if c.keys32 {
+			ch.keys = make([]uint32, 0, size)
+		} else {
+			ch.keys8 = make([]uint8, 0, size)
+		}
+		c.chunks = append(c.chunks, ch)
 	}
 	if c.n > 0 && start != c.lastEnd {
 		c.gapped = true
@@ -302,21 +304,31 @@ func (c *Column) pushKey(start, end trace.Time, k uint32) {
 
 // add appends a slice to ch if its form holds it.
 func (c *Column) add(ch *chunk, start, end trace.Time, k uint32) bool {
-	off := uint64(start - ch.base) // huge when start is before base
-	switch {
-	case ch.tight != nil:
-		if off >= 1<<32 || start != ch.last && len(ch.tight) > 0 {
-			return false
-		}
-		ch.tight = append(ch.tight, tightRec{off: uint32(off), key: k})
-	case ch.packed != nil:
-		d := uint64(end - start)
-		if off >= 1<<32 || d >= 1<<32 {
-			return false
-		}
-		ch.packed = append(ch.packed, packedRec{off: uint32(off), dur: uint32(d), key: k})
-	default:
+	if ch.wide != nil {
 		ch.wide = append(ch.wide, c.wideRec(start, end, k))
+		ch.last = end
+		return true
+	}
+	off := uint64(start - ch.base) // huge when start is before base
+	d := uint64(end - start)
+	if off >= 1<<32 || ch.durs == nil && start != ch.last && len(ch.offs) > 0 || ch.durs != nil && d >= 1<<32 {
+		return false
+	}
+	if ch.keys8 != nil && k > 0xff {
+		ch.keys = make([]uint32, len(ch.keys8), cap(ch.keys8))
+		for j, k := range ch.keys8 {
+			ch.keys[j] = uint32(k)
+		}
+		ch.keys8, c.keys32 = nil, true
+	}
+	ch.offs = append(ch.offs, uint32(off))
+	if ch.durs != nil {
+		ch.durs = append(ch.durs, uint32(d))
+	}
+	if ch.keys8 != nil {
+		ch.keys8 = append(ch.keys8, uint8(k))
+	} else {
+		ch.keys = append(ch.keys, k)
 	}
 	ch.last = end
 	return true
@@ -336,29 +348,29 @@ func (c *Column) wideRec(start, end trace.Time, k uint32) rec {
 // widen moves ch to the next form that holds its slices, into fresh
 // arrays of the same capacity.
 func (c *Column) widen(ch *chunk) {
-	if ch.tight != nil {
-		p := make([]packedRec, len(ch.tight), cap(ch.tight))
+	if ch.durs == nil {
+		durs := make([]uint32, len(ch.offs), cap(ch.offs))
 		ok := true
-		for j, r := range ch.tight {
+		for j := range durs {
 			s, e := c.chunkTimes(ch, j)
 			if d := uint64(e - s); d < 1<<32 {
-				p[j] = packedRec{off: r.off, dur: uint32(d), key: r.key}
+				durs[j] = uint32(d)
 			} else {
 				ok = false
 				break
 			}
 		}
 		if ok {
-			ch.tight, ch.packed = nil, p
+			ch.durs = durs
 			return
 		}
 	}
-	w := make([]rec, ch.len(), max(cap(ch.tight), cap(ch.packed)))
+	w := make([]rec, len(ch.offs), cap(ch.offs))
 	for j := range w {
 		s, e := c.chunkTimes(ch, j)
 		w[j] = c.wideRec(s, e, c.chunkKey(ch, j))
 	}
-	ch.tight, ch.packed, ch.wide = nil, nil, w
+	ch.offs, ch.durs, ch.keys8, ch.keys, ch.wide = nil, nil, nil, nil, w
 }
 
 // finish ends building: the lookup table goes.
@@ -382,7 +394,7 @@ func (c *Column) sort() {
 	slices.SortStableFunc(all, func(x, y flat) int {
 		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(c.attrs[x.key].depth, c.attrs[y.key].depth))
 	})
-	c.chunks, c.longs, c.n, c.gapped = nil, nil, 0, false
+	c.chunks, c.longs, c.n, c.gapped, c.keys32 = nil, nil, 0, false, false
 	for _, f := range all {
 		c.pushKey(f.start, f.end, f.key)
 	}

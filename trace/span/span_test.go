@@ -341,10 +341,12 @@ func BenchmarkBuilderAdd(b *testing.B) {
 // the slices pushed, checked against a plain list of them: runs of
 // back-to-back slices, gaps, overlaps, slices of 2^32 ns and more,
 // starts 2^32 ns and more after a chunk's first, and starts out of
-// order, in columns built slice by slice (so that a chunk's form is
-// met at every length) and read at every length as well.
+// order, with few attributes or more than 8-bit indexes hold, in
+// columns built slice by slice (so that a chunk's form is met at every
+// length) and read at every length as well.
 func TestColumnForms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	seen := map[string]bool{} // the forms met
 	for round := range 40 {
 		var c Column
 		var want []Slice
@@ -355,23 +357,27 @@ func TestColumnForms(t *testing.T) {
 		n := rng.IntN(3<<columnBits) + 1
 		for i := range n {
 			start := at
-			switch r := rng.IntN(100); {
-			case mix == 0 && r < 97, mix == 1 && r < 20, mix == 2 && r < 50:
-				// back to back
-			case r < 98:
-				start += trace.Time(rng.IntN(1000)) // a gap
-			case r < 99:
+			// Far starts and long slices move a chunk to the wide
+			// form: a few per column.
+			switch r := rng.IntN(10000); {
+			case r < 5:
 				start += 1<<32 + trace.Time(rng.IntN(1000)) // far from the chunk's first
+			case r < 10 && mix == 3:
+				start -= trace.Time(rng.IntN(1 << 20)) // out of order
+			case mix == 0, mix == 1 && r < 2000, mix == 2 && r < 5000:
+				// back to back
 			default:
-				if mix == 3 {
-					start -= trace.Time(rng.IntN(1 << 20)) // out of order
-				}
+				start += trace.Time(rng.IntN(1000)) // a gap
 			}
 			end := start + trace.Time(rng.IntN(2000))
-			if rng.IntN(200) == 0 {
+			if rng.IntN(2000) == 0 {
 				end = start + 1<<32 + trace.Time(rng.IntN(3)) - 1 // long (or just short of it)
 			}
-			s := Slice{Start: start, End: end, Name: NameID(rng.IntN(4)), Depth: uint16(rng.IntN(2)), Flags: Flags(rng.IntN(2))}
+			names := 4
+			if round%5 == 4 && i > 700 {
+				names = 1000 // past 256 attributes part way
+			}
+			s := Slice{Start: start, End: end, Name: NameID(rng.IntN(names)), Depth: uint16(rng.IntN(2)), Flags: Flags(rng.IntN(2))}
 			c.push(s)
 			want = append(want, s)
 			at = max(at, end)
@@ -388,6 +394,17 @@ func TestColumnForms(t *testing.T) {
 				}
 			}
 		}
+		for _, ch := range c.chunks {
+			switch {
+			case ch.wide != nil:
+				seen["wide"] = true
+			case ch.durs != nil:
+				seen["packed"] = true
+			default:
+				seen["tight"] = true
+			}
+			seen[fmt.Sprint("8-bit keys ", ch.keys8 != nil)] = true
+		}
 		contiguous := true
 		for k := 1; k < len(want); k++ {
 			contiguous = contiguous && want[k].Start == want[k-1].End
@@ -402,24 +419,32 @@ func TestColumnForms(t *testing.T) {
 			t.Fatalf("round %d: sorted column differs", round)
 		}
 	}
+	if len(seen) != 5 {
+		t.Fatalf("forms met: %v", seen)
+	}
 }
 
-// TestColumnBytes: a column takes 8 bytes a slice when its slices run
-// back to back (a CPU's, a thread's states), 12 when they have gaps, 16
-// when they are far apart.
+// TestColumnBytes: a column takes 5 bytes a slice when its slices run
+// back to back (a CPU's, a thread's states), 9 when they have gaps, 16
+// when they are far apart, and 3 more for the first two with more
+// attributes than 8-bit indexes hold.
 func TestColumnBytes(t *testing.T) {
 	const n = 8 << columnBits
 	for _, c := range []struct {
 		name      string
 		gap, step trace.Time
+		names     int
 		per       int64
-	}{{"back to back", 0, 100, 8}, {"gaps", 10, 100, 12}, {"far apart", 10, 1 << 30, 16}} {
+	}{{"back to back", 0, 100, 1, 5}, {"gaps", 10, 100, 1, 9}, {"far apart", 10, 1 << 30, 1, 16},
+		{"back to back, many attributes", 0, 100, 300, 8}, {"gaps, many attributes", 10, 100, 300, 12}} {
 		var col Column
 		for i := range trace.Time(n) {
-			col.push(Slice{Start: i * c.step, End: (i+1)*c.step - c.gap})
+			col.push(Slice{Start: i * c.step, End: (i+1)*c.step - c.gap, Name: NameID(int(i) % c.names)})
 		}
 		col.finish()
-		if got, most := col.bytes(), c.per*n*21/20; got < c.per*n || got > most {
+		// Allowing for the chunks' headers, the first chunk's growth by
+		// append and the attributes.
+		if got, most := col.bytes(), c.per*n*21/20+2048+int64(c.names)*32; got < c.per*n || got > most {
 			t.Errorf("%s: %d bytes for %d slices, want %d a slice", c.name, got, n, c.per)
 		}
 	}
