@@ -107,7 +107,7 @@ type lane struct {
 	// cpts does) in 4 bytes a slice; nil with pts.
 	src  *span.Column
 	ccum []uint32
-	wide [][]int64 // wide[k-wideBase][b]: longest slice in block b of 2^k
+	wide [][]uint32 // wide[k-wideBase][b]: longest slice in block b of 2^k (saturated: see shorter)
 }
 
 // cpoint is a point relative to its block's first start and total.
@@ -188,6 +188,14 @@ func (l *lane) end(i int) trace.Time {
 }
 
 const wideBase = 4
+
+// maxWide is the largest length the pyramid of longest slices holds: a
+// block with a slice that long or longer holds it, and is never skipped.
+const maxWide = 1<<32 - 1
+
+// shorter reports whether every slice of a block whose longest slice the
+// pyramid holds as w is shorter than res.
+func shorter(w uint32, res int64) bool { return w != maxWide && int64(w) < res }
 
 type counterIndex struct {
 	time  []trace.Time
@@ -284,7 +292,7 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 		cum0, cpts = make([]int64, n>>coarseBits+1), make([]cpoint, n+1)
 	}
 	compact := !contig
-	wide0 := make([]int64, n>>wideBase)
+	wide0 := make([]uint32, n>>wideBase)
 	var cs cellStart
 	if n > 0 {
 		cs = newCellStart(c.Start(at(0)), c.Start(at(n-1)), n, sc)
@@ -318,7 +326,7 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 			overlap = true
 		}
 		if w := i >> wideBase; w < len(wide0) {
-			wide0[w] = max(wide0[w], int64(e-s))
+			wide0[w] = max(wide0[w], uint32(min(uint64(e-s), maxWide)))
 		}
 		if cs.firsts != nil {
 			cs.add(i, s, prevStart, prevEnd, cum)
@@ -366,7 +374,7 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 		l.wide = append(l.wide, wide0)
 	}
 	for k := wideBase + 1; n>>k > 0; k++ {
-		prev, blocks := l.wide[len(l.wide)-1], make([]int64, n>>k)
+		prev, blocks := l.wide[len(l.wide)-1], make([]uint32, n>>k)
 		for b := range blocks {
 			blocks[b] = max(prev[2*b], prev[2*b+1])
 		}
@@ -585,9 +593,9 @@ func (l *lane) searchStart(lo, hi int, t trace.Time) int {
 func (l *lane) nextWide(i int, res int64) int {
 	n := l.n
 	for i < n {
-		if i&(1<<wideBase-1) == 0 && len(l.wide) > 0 && i>>wideBase < len(l.wide[0]) && l.wide[0][i>>wideBase] < res {
+		if i&(1<<wideBase-1) == 0 && len(l.wide) > 0 && i>>wideBase < len(l.wide[0]) && shorter(l.wide[0][i>>wideBase], res) {
 			k := wideBase
-			for k+1-wideBase < len(l.wide) && i&(1<<(k+1)-1) == 0 && i>>(k+1) < len(l.wide[k+1-wideBase]) && l.wide[k+1-wideBase][i>>(k+1)] < res {
+			for k+1-wideBase < len(l.wide) && i&(1<<(k+1)-1) == 0 && i>>(k+1) < len(l.wide[k+1-wideBase]) && shorter(l.wide[k+1-wideBase][i>>(k+1)], res) {
 				k++
 			}
 			i += 1 << k
@@ -677,7 +685,7 @@ func (s *Spans) Bytes() (index, slices int64) {
 				index += int64(cap(c)+cap(l.fracs[k])) * 4
 			}
 			for _, w := range l.wide {
-				index += int64(cap(w)) * 8
+				index += int64(cap(w)) * 4
 			}
 		}
 	}
