@@ -33,7 +33,7 @@ import (
 //     the slices' lengths: two binary searches). The next bucket is found
 //     by a galloping search, and the next slice long enough to be
 //     returned whole by a pyramid of the largest length per aligned block
-//     of 2^k slices (k ≥ 4, 1 byte per slice), so a million tiny slices
+//     of 2^k slices (k ≥ 4, half a byte per slice), so a million tiny slices
 //     cost O(buckets · log n), never O(slices). At resolutions where a
 //     lane's time cells hold two slices or more on average, a bucket is a
 //     cell and costs two reads, its first slice and its busy fraction
