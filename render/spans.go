@@ -33,7 +33,7 @@ import (
 //     the slices' lengths: two binary searches). The next bucket is found
 //     by a galloping search, and the next slice long enough to be
 //     returned whole by a pyramid of the largest length per aligned block
-//     of 2^k slices (k ≥ 4, 1 byte per slice), so a million tiny slices
+//     of 2^k slices (k ≥ 4, half a byte per slice), so a million tiny slices
 //     cost O(buckets · log n), never O(slices). At resolutions where a
 //     lane's time cells hold two slices or more on average, a bucket is a
 //     cell and costs two reads, its first slice and its busy fraction
@@ -47,10 +47,12 @@ import (
 // A lane holds, beside the slices themselves (in the span.Set), only
 // their starts and the prefix sums of their lengths (16 bytes per slice,
 // 8 in compact form, from which every end and length follows) and the
-// pyramid: a query touches two flat arrays. A lane of a contiguous track
-// (a CPU's, a thread's states: each slice starts where the one before it
-// ends) holds neither: it reads the starts from the set's column, and
-// the prefix sums follow from them. The index is built once, after
+// pyramid: a query touches two flat arrays. A lane that is all of its
+// track's slices (one depth) reads the starts from the set's column
+// instead and keeps only the prefix sums (4 bytes per slice); a lane of a
+// contiguous track (a CPU's, a thread's states: each slice starts where
+// the one before it ends) keeps neither, the prefix sums following from
+// the starts. The index is built once, after
 // reading, from the finished span.Set; it is immutable and safe for
 // concurrent queries.
 
@@ -99,7 +101,13 @@ type lane struct {
 	// last end.
 	col   *span.Column
 	total int64
-	wide  [][]int64 // wide[k-wideBase][b]: longest slice in block b of 2^k
+	// src holds the lane's slices when they are all of a track's that
+	// is not contiguous (a thread's syscalls): their starts are read
+	// from it, and ccum holds the total lengths (relative to cum0, as
+	// cpts does) in 4 bytes a slice; nil with pts.
+	src  *span.Column
+	ccum []uint32
+	wide [][]uint32 // wide[k-wideBase][b]: longest slice in block b of 2^k (saturated: see shorter)
 }
 
 // cpoint is a point relative to its block's first start and total.
@@ -124,6 +132,8 @@ func (l *lane) start(i int) trace.Time {
 		return l.pts[i].start
 	case l.col != nil:
 		return l.col.Start(i)
+	case l.src != nil:
+		return l.src.Start(i)
 	}
 	return l.coarse[i>>coarseBits] + trace.Time(l.cpts[i].start)
 }
@@ -133,6 +143,8 @@ func (l *lane) cum(i int) int64 {
 	switch {
 	case l.pts != nil:
 		return l.pts[i].cum
+	case l.ccum != nil:
+		return l.cum0[i>>coarseBits] + int64(l.ccum[i])
 	case l.col == nil:
 	case i < l.n:
 		return int64(l.col.Start(i) - l.coarse[0])
@@ -152,21 +164,38 @@ func (l *lane) spanFrac(t trace.Time, res int64) float32 {
 }
 
 func (l *lane) dur(i int) int64 {
-	if l.col != nil { // one read of the column, not two of the starts
-		s, e := l.col.Times(i)
+	if c := l.column(); c != nil { // one read of the column, not two of the starts
+		s, e := c.Times(i)
 		return int64(e - s)
 	}
 	return l.cum(i+1) - l.cum(i)
 }
 
-func (l *lane) end(i int) trace.Time {
+// column returns the column the lane reads its slices' times from, or
+// nil.
+func (l *lane) column() *span.Column {
 	if l.col != nil {
-		return l.col.End(i)
+		return l.col
+	}
+	return l.src
+}
+
+func (l *lane) end(i int) trace.Time {
+	if c := l.column(); c != nil {
+		return c.End(i)
 	}
 	return l.start(i) + trace.Time(l.dur(i))
 }
 
 const wideBase = 4
+
+// maxWide is the largest length the pyramid of longest slices holds: a
+// block with a slice that long or longer holds it, and is never skipped.
+const maxWide = 1<<32 - 1
+
+// shorter reports whether every slice of a block whose longest slice the
+// pyramid holds as w is shorter than res.
+func shorter(w uint32, res int64) bool { return w != maxWide && int64(w) < res }
 
 type counterIndex struct {
 	time  []trace.Time
@@ -248,15 +277,22 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 	// when the compact ones do not fit. A contiguous lane needs no
 	// points.
 	contig := l.idx == nil && n > 0 && c.Contiguous()
+	// All of a track's slices otherwise: the starts are read from the
+	// column, the points keep the totals alone (ccum).
+	fromCol := l.idx == nil && !contig
 	blocks := (n + 1<<coarseBits - 1) >> coarseBits
 	l.coarse = make([]trace.Time, blocks)
 	var cum0 []int64
 	var cpts []cpoint
-	if !contig {
+	var ccum []uint32
+	switch {
+	case fromCol:
+		cum0, ccum = make([]int64, n>>coarseBits+1), make([]uint32, n+1)
+	case !contig:
 		cum0, cpts = make([]int64, n>>coarseBits+1), make([]cpoint, n+1)
 	}
 	compact := !contig
-	wide0 := make([]int64, n>>wideBase)
+	wide0 := make([]uint32, n>>wideBase)
 	var cs cellStart
 	if n > 0 {
 		cs = newCellStart(c.Start(at(0)), c.Start(at(n-1)), n, sc)
@@ -273,18 +309,24 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 				cum0[b] = cum
 			}
 		}
-		if compact {
-			if uint64(s-l.coarse[b]) >= 1<<32 || uint64(cum-cum0[b]) >= 1<<32 {
+		switch {
+		case !compact:
+		case fromCol:
+			if uint64(cum-cum0[b]) >= 1<<32 {
 				compact = false
 			} else {
-				cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
+				ccum[i] = uint32(cum - cum0[b])
 			}
+		case uint64(s-l.coarse[b]) >= 1<<32 || uint64(cum-cum0[b]) >= 1<<32:
+			compact = false
+		default:
+			cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
 		}
 		if i > 0 && s < prevEnd {
 			overlap = true
 		}
 		if w := i >> wideBase; w < len(wide0) {
-			wide0[w] = max(wide0[w], int64(e-s))
+			wide0[w] = max(wide0[w], uint32(min(uint64(e-s), maxWide)))
 		}
 		if cs.firsts != nil {
 			cs.add(i, s, prevStart, prevEnd, cum)
@@ -302,6 +344,9 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 	}
 	switch {
 	case contig:
+	case compact && fromCol:
+		ccum[n] = uint32(cum - cum0[n>>coarseBits])
+		l.src, l.ccum, l.cum0 = c, ccum, cum0
 	case compact:
 		cpts[n].cum = uint32(cum - cum0[n>>coarseBits])
 		l.cpts, l.cum0 = cpts, cum0
@@ -329,7 +374,7 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 		l.wide = append(l.wide, wide0)
 	}
 	for k := wideBase + 1; n>>k > 0; k++ {
-		prev, blocks := l.wide[len(l.wide)-1], make([]int64, n>>k)
+		prev, blocks := l.wide[len(l.wide)-1], make([]uint32, n>>k)
 		for b := range blocks {
 			blocks[b] = max(prev[2*b], prev[2*b+1])
 		}
@@ -548,9 +593,9 @@ func (l *lane) searchStart(lo, hi int, t trace.Time) int {
 func (l *lane) nextWide(i int, res int64) int {
 	n := l.n
 	for i < n {
-		if i&(1<<wideBase-1) == 0 && len(l.wide) > 0 && i>>wideBase < len(l.wide[0]) && l.wide[0][i>>wideBase] < res {
+		if i&(1<<wideBase-1) == 0 && len(l.wide) > 0 && i>>wideBase < len(l.wide[0]) && shorter(l.wide[0][i>>wideBase], res) {
 			k := wideBase
-			for k+1-wideBase < len(l.wide) && i&(1<<(k+1)-1) == 0 && i>>(k+1) < len(l.wide[k+1-wideBase]) && l.wide[k+1-wideBase][i>>(k+1)] < res {
+			for k+1-wideBase < len(l.wide) && i&(1<<(k+1)-1) == 0 && i>>(k+1) < len(l.wide[k+1-wideBase]) && shorter(l.wide[k+1-wideBase][i>>(k+1)], res) {
 				k++
 			}
 			i += 1 << k
@@ -635,12 +680,12 @@ const MaxSpanItems = 1 << 21
 func (s *Spans) Bytes() (index, slices int64) {
 	for _, ls := range s.lanes {
 		for _, l := range ls {
-			index += int64(cap(l.idx))*4 + int64(cap(l.coarse)+cap(l.maxEnd)+cap(l.cell0)+2*cap(l.pts)+cap(l.cpts)+cap(l.cum0))*8 + 128
+			index += int64(cap(l.idx))*4 + int64(cap(l.coarse)+cap(l.maxEnd)+cap(l.cell0)+2*cap(l.pts)+cap(l.cpts)+cap(l.cum0))*8 + int64(cap(l.ccum))*4 + 128
 			for k, c := range l.cells {
 				index += int64(cap(c)+cap(l.fracs[k])) * 4
 			}
 			for _, w := range l.wide {
-				index += int64(cap(w)) * 8
+				index += int64(cap(w)) * 4
 			}
 		}
 	}

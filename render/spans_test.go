@@ -48,6 +48,13 @@ func randomSet(rng *rand.Rand, n int, long, contig bool) *span.Set {
 	for i := range n {
 		b.AddSample(span.Sample{Time: trace.Time(i * int(t) / n), Track: ctr, Value: float64(rng.IntN(1000))})
 	}
+	// Overlapping slices at one depth: a lane that is all of its track's
+	// slices, not contiguous.
+	over := b.Track(span.Track{Kind: span.KindSlices, Name: "overlapping", Of: trace.NoTrack})
+	for range n / 4 {
+		s := trace.Time(rng.IntN(int(min(t, 1<<20)))) // dense enough to overlap
+		b.Add(span.Slice{Start: s, End: s + trace.Time(rng.IntN(2000)), Track: over, Name: name})
+	}
 	b.See(0)
 	b.See(t)
 	return b.Finish()
@@ -74,8 +81,13 @@ func testSpansQueryBruteForce(t *testing.T, long, contig bool) {
 	switch l := &s.lanes[0][0]; {
 	case contig && (l.col == nil || l.pts != nil || l.cpts != nil || l.fracs[0] != nil):
 		t.Fatalf("long=%v: the contiguous CPU lane has points (%d wide, %d compact) or cell fractions", long, len(l.pts), len(l.cpts))
-	case !contig && ((l.pts != nil) != long || (l.cpts == nil) != long || l.col != nil):
-		t.Fatalf("long=%v: the CPU lane has %d wide and %d compact points", long, len(l.pts), len(l.cpts))
+	case !contig && ((l.pts != nil) != long || (l.ccum == nil) != long || (l.src == nil) != long || l.cpts != nil || l.col != nil):
+		// All of its track's slices: the starts from the column, 32-bit
+		// totals unless some are too long.
+		t.Fatalf("long=%v: the CPU lane has %d wide points, %d compact ones and %d totals", long, len(l.pts), len(l.cpts), len(l.ccum))
+	}
+	if l := &s.lanes[3][0]; l.src == nil || l.maxEnd == nil {
+		t.Fatal("the overlapping track's lane does not read its column or has no maximum ends")
 	}
 	cpu := set.TrackSlices(0)
 	last := cpu[len(cpu)-1].End
@@ -86,13 +98,14 @@ func testSpansQueryBruteForce(t *testing.T, long, contig bool) {
 			win = trace.Time(1 + rng.IntN(5000))
 		}
 		vs := trace.Time(rng.Int64N(int64(last)+1)) - win/2
-		vp := SpanViewport{Start: vs, End: vs + win, Width: width, Tracks: []span.TrackID{0, 1, 2}}
+		vp := SpanViewport{Start: vs, End: vs + win, Width: width, Tracks: []span.TrackID{0, 1, 2, 3}}
 		got, err := s.Query(context.Background(), vp)
 		if err != nil {
 			t.Fatal(err)
 		}
 		qs, qe := got.Start, got.Start+trace.Time(int64(got.Buckets)*got.Res)
-		for ti, tr := range got.Tracks[:2] {
+		for _, ti := range []int{0, 1, 3} {
+			tr := got.Tracks[ti]
 			all := set.TrackSlices(span.TrackID(ti))
 			want := map[int32]bool{}
 			count := 0

@@ -141,7 +141,7 @@ func (b *Builder) Key(s Slice) Key {
 		return Key{}
 	}
 	s.Depth = min(s.Depth, MaxDepth)
-	return Key{track: s.Track, depth: s.Depth, k: b.per[s.Track].slices.key(s) + 1}
+	return Key{track: s.Track, depth: s.Depth, k: b.per[s.Track].slices.attrKey(s) + 1}
 }
 
 // AddKeyed adds a slice from start to end with the attributes k stands

@@ -7,7 +7,7 @@ import (
 	"viewer/trace"
 )
 
-// columnBits sets the chunk size of a Column: 1024 slices (16 KiB).
+// columnBits sets the chunk size of a Column: 1024 slices (5 to 16 KiB).
 const columnBits = 10
 
 // Column holds one track's slices in chunks that are never copied once
@@ -15,15 +15,18 @@ const columnBits = 10
 // byte once, instead of copying the whole every time it doubles. Every
 // chunk but the last holds exactly 1<<columnBits slices.
 //
-// A slice is stored in 16 bytes: its start, its length in 32 bits and
-// the index of its attributes (name, arguments, thread, depth, flags) in
-// a table of the column, where slices that share them share one entry (a
-// CPU track's slices repeat a few threads, a state track's a few
-// states). A slice of 2^32 ns or more keeps its end in a table of long
-// slices instead. Derived slices are stored by the million, and writing
-// fresh memory is what deriving them costs.
+// A slice is stored as its times and the index of its attributes (name,
+// arguments, thread, depth, flags) in a table of the column, where slices
+// that share them share one entry (a CPU track's slices repeat a few
+// threads, a state track's a few states). A chunk stores them in the most
+// compact of its forms that holds them (see chunk): 5 bytes a slice when
+// each starts where the one before it ends (a CPU's track, a thread's
+// states) and the column has fewer than 256 attributes, 9 when they are
+// less than 2^32 ns from the chunk's first start and long, 16 at most.
+// Derived slices are stored by the million, and writing fresh memory is
+// what deriving them costs.
 type Column struct {
-	chunks [][]rec
+	chunks []chunk
 	n      int
 	track  TrackID
 	attrs  []attr
@@ -43,6 +46,9 @@ type Column struct {
 	// ends; lastEnd is the last slice's end.
 	gapped  bool
 	lastEnd trace.Time
+	// keys32 says the column has had an attributes index of 256 or
+	// more: new chunks keep 32-bit ones from the start.
+	keys32 bool
 }
 
 // A Column of recentFrom slices or more caches 2^recentBits attributes
@@ -60,7 +66,35 @@ type recentAttr struct {
 	ok bool
 }
 
-// rec is a slice as a Column stores it.
+// chunk holds up to 1<<columnBits consecutive slices of a Column, their
+// times in one of three forms:
+//
+//   - tight (durs and wide nil): each slice starts where the one before
+//     it ends, less than 2^32 ns after the chunk's first start (offs); a
+//     slice's end is the next one's start (the last one's: last);
+//   - packed (wide nil): every slice starts less than 2^32 ns after the
+//     chunk's first start (offs) and lasts less than 2^32 ns (durs);
+//   - wide: any slices (wide; a long one's end in the column's longs).
+//
+// The attributes' indexes of a tight or packed chunk are 8-bit (keys8)
+// while they are below 256, else 32-bit (keys); a wide chunk keeps them
+// in wide. A chunk begins tight with 8-bit keys (32-bit ones once its
+// column has had a larger index) and moves to the next form when a slice
+// does not fit the one it is in, copying what it holds (at most a
+// chunk's slices): the forms are the same slices, and readers share a
+// chunk's arrays (a Snapshot), so a chunk is rewritten only into fresh
+// memory.
+type chunk struct {
+	base  trace.Time // the first slice's start
+	last  trace.Time // the last slice's end
+	offs  []uint32
+	durs  []uint32
+	keys8 []uint8
+	keys  []uint32
+	wide  []rec
+}
+
+// rec is a slice of a wide chunk.
 type rec struct {
 	start trace.Time
 	dur   uint32 // end − start; unused for a long slice
@@ -68,6 +102,13 @@ type rec struct {
 }
 
 const longBit = 1 << 31
+
+func (ch *chunk) len() int {
+	if ch.wide != nil {
+		return len(ch.wide)
+	}
+	return len(ch.offs)
+}
 
 // attr is what a slice holds beside its times.
 type attr struct {
@@ -87,35 +128,70 @@ type long struct {
 // maxDedup bounds the distinct attributes a column looks up.
 const maxDedup = 1 << 16
 
-func (c *Column) rec(i int) *rec { return &c.chunks[i>>columnBits][i&(1<<columnBits-1)] }
-
-func (c *Column) attr(r *rec) *attr {
-	if r.key&longBit != 0 {
-		return &c.attrs[c.longs[r.key&^longBit].key]
-	}
-	return &c.attrs[r.key]
-}
-
 // Len returns the number of slices.
 func (c *Column) Len() int { return c.n }
 
 // At returns slice i (0 ≤ i < Len).
 func (c *Column) At(i int) Slice {
-	r := c.rec(i)
-	a := c.attr(r)
-	return Slice{Start: r.start, End: c.end(r), Track: c.track, Name: a.name, Args: a.args, Thread: a.thread, Depth: a.depth, Flags: a.flags}
+	s, e := c.Times(i)
+	a := &c.attrs[c.key(i)]
+	return Slice{Start: s, End: e, Track: c.track, Name: a.name, Args: a.args, Thread: a.thread, Depth: a.depth, Flags: a.flags}
 }
 
 // Start returns the start of slice i.
-func (c *Column) Start(i int) trace.Time { return c.rec(i).start }
+func (c *Column) Start(i int) trace.Time {
+	ch, j := &c.chunks[i>>columnBits], i&(1<<columnBits-1)
+	if ch.wide == nil {
+		return ch.base + trace.Time(ch.offs[j])
+	}
+	return ch.wide[j].start
+}
 
 // End returns the end of slice i.
-func (c *Column) End(i int) trace.Time { return c.end(c.rec(i)) }
+func (c *Column) End(i int) trace.Time {
+	_, e := c.Times(i)
+	return e
+}
 
 // Times returns the start and end of slice i.
 func (c *Column) Times(i int) (start, end trace.Time) {
-	r := c.rec(i)
-	return r.start, c.end(r)
+	return c.chunkTimes(&c.chunks[i>>columnBits], i&(1<<columnBits-1))
+}
+
+// chunkTimes returns the times of slice j of ch.
+func (c *Column) chunkTimes(ch *chunk, j int) (start, end trace.Time) {
+	switch {
+	case ch.wide != nil:
+		r := &ch.wide[j]
+		if r.key&longBit != 0 {
+			return r.start, c.longs[r.key&^longBit].end
+		}
+		return r.start, r.start + trace.Time(r.dur)
+	case ch.durs != nil:
+		start = ch.base + trace.Time(ch.offs[j])
+		return start, start + trace.Time(ch.durs[j])
+	}
+	start = ch.base + trace.Time(ch.offs[j])
+	if j+1 < len(ch.offs) {
+		return start, ch.base + trace.Time(ch.offs[j+1])
+	}
+	return start, ch.last
+}
+
+// key returns the index of slice i's attributes.
+func (c *Column) key(i int) uint32 { return c.chunkKey(&c.chunks[i>>columnBits], i&(1<<columnBits-1)) }
+
+func (c *Column) chunkKey(ch *chunk, j int) uint32 {
+	switch {
+	case ch.keys8 != nil:
+		return uint32(ch.keys8[j])
+	case ch.wide == nil:
+		return ch.keys[j]
+	}
+	if k := ch.wide[j].key; k&longBit != 0 {
+		return c.longs[k&^longBit].key
+	}
+	return ch.wide[j].key
 }
 
 // Contiguous reports whether every slice starts where the one before
@@ -125,7 +201,7 @@ func (c *Column) Times(i int) (start, end trace.Time) {
 func (c *Column) Contiguous() bool { return !c.gapped }
 
 // Depth returns the nesting depth of slice i.
-func (c *Column) Depth(i int) uint16 { return c.attr(c.rec(i)).depth }
+func (c *Column) Depth(i int) uint16 { return c.attrs[c.key(i)].depth }
 
 // Depths returns the distinct nesting depths of the slices, in order.
 func (c *Column) Depths() []uint16 {
@@ -139,23 +215,17 @@ func (c *Column) Depths() []uint16 {
 	return ds
 }
 
-func (c *Column) end(r *rec) trace.Time {
-	if r.key&longBit != 0 {
-		return c.longs[r.key&^longBit].end
-	}
-	return r.start + trace.Time(r.dur)
-}
-
 // bytes returns the memory the column holds.
 func (c *Column) bytes() int64 {
 	var n int64
-	for _, ch := range c.chunks {
-		n += int64(cap(ch)) * 16
+	for i := range c.chunks {
+		ch := &c.chunks[i]
+		n += int64(cap(ch.offs)+cap(ch.durs)+cap(ch.keys))*4 + int64(cap(ch.keys8)) + int64(cap(ch.wide))*16
 	}
-	return n + int64(cap(c.attrs))*16 + int64(cap(c.longs))*16
+	return n + int64(cap(c.chunks))*136 + int64(cap(c.attrs))*16 + int64(cap(c.longs))*16
 }
 
-func (c *Column) key(s Slice) uint32 {
+func (c *Column) attrKey(s Slice) uint32 {
 	a := attr{name: s.Name, args: s.Args, thread: s.Thread, depth: s.Depth, flags: s.Flags}
 	if c.recent == nil {
 		if c.n < recentFrom {
@@ -202,7 +272,7 @@ func (c *Column) lookup(a attr) uint32 {
 }
 
 // push appends s (End ≥ Start).
-func (c *Column) push(s Slice) { c.pushKey(s.Start, s.End, c.key(s)) }
+func (c *Column) push(s Slice) { c.pushKey(s.Start, s.End, c.attrKey(s)) }
 
 // pushKey appends a slice from start to end (end ≥ start) whose
 // attributes are attrs[k].
@@ -213,12 +283,58 @@ func (c *Column) pushKey(start, end trace.Time, k uint32) {
 		if n == 0 {
 			size = 16 // small tracks stay small; the first chunk grows by append
 		}
-		c.chunks = append(c.chunks, make([]rec, 0, size))
+		ch := chunk{base: start, last: start, offs: make([]uint32, 0, size)}
+		if c.keys32 {
+			ch.keys = make([]uint32, 0, size)
+		} else {
+			ch.keys8 = make([]uint8, 0, size)
+		}
+		c.chunks = append(c.chunks, ch)
 	}
 	if c.n > 0 && start != c.lastEnd {
 		c.gapped = true
 	}
 	c.lastEnd = end
+	ch := &c.chunks[n]
+	for !c.add(ch, start, end, k) {
+		c.widen(ch)
+	}
+	c.n++
+}
+
+// add appends a slice to ch if its form holds it.
+func (c *Column) add(ch *chunk, start, end trace.Time, k uint32) bool {
+	if ch.wide != nil {
+		ch.wide = append(ch.wide, c.wideRec(start, end, k))
+		ch.last = end
+		return true
+	}
+	off := uint64(start - ch.base) // huge when start is before base
+	d := uint64(end - start)
+	if off >= 1<<32 || ch.durs == nil && start != ch.last && len(ch.offs) > 0 || ch.durs != nil && d >= 1<<32 {
+		return false
+	}
+	if ch.keys8 != nil && k > 0xff {
+		ch.keys = make([]uint32, len(ch.keys8), cap(ch.keys8))
+		for j, k := range ch.keys8 {
+			ch.keys[j] = uint32(k)
+		}
+		ch.keys8, c.keys32 = nil, true
+	}
+	ch.offs = append(ch.offs, uint32(off))
+	if ch.durs != nil {
+		ch.durs = append(ch.durs, uint32(d))
+	}
+	if ch.keys8 != nil {
+		ch.keys8 = append(ch.keys8, uint8(k))
+	} else {
+		ch.keys = append(ch.keys, k)
+	}
+	ch.last = end
+	return true
+}
+
+func (c *Column) wideRec(start, end trace.Time, k uint32) rec {
 	r := rec{start: start, key: k}
 	if d := uint64(end - start); d < 1<<32 {
 		r.dur = uint32(d)
@@ -226,9 +342,35 @@ func (c *Column) pushKey(start, end trace.Time, k uint32) {
 		c.longs = append(c.longs, long{end: end, key: k})
 		r.key = longBit | uint32(len(c.longs)-1)
 	}
-	ch := &c.chunks[n]
-	*ch = append(*ch, r)
-	c.n++
+	return r
+}
+
+// widen moves ch to the next form that holds its slices, into fresh
+// arrays of the same capacity.
+func (c *Column) widen(ch *chunk) {
+	if ch.durs == nil {
+		durs := make([]uint32, len(ch.offs), cap(ch.offs))
+		ok := true
+		for j := range durs {
+			s, e := c.chunkTimes(ch, j)
+			if d := uint64(e - s); d < 1<<32 {
+				durs[j] = uint32(d)
+			} else {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			ch.durs = durs
+			return
+		}
+	}
+	w := make([]rec, len(ch.offs), cap(ch.offs))
+	for j := range w {
+		s, e := c.chunkTimes(ch, j)
+		w[j] = c.wideRec(s, e, c.chunkKey(ch, j))
+	}
+	ch.offs, ch.durs, ch.keys8, ch.keys, ch.wide = nil, nil, nil, nil, w
 }
 
 // finish ends building: the lookup table goes.
@@ -238,36 +380,25 @@ func (c *Column) finish() {
 }
 
 // sort sorts the slices by start, then depth, keeping the order of
-// equals.
+// equals. It writes fresh chunks: the old ones may be shared (Snapshot).
 func (c *Column) sort() {
-	flat := c.flatRecs()
-	slices.SortStableFunc(flat, func(x, y rec) int {
-		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(c.attr(&x).depth, c.attr(&y).depth))
+	type flat struct {
+		start, end trace.Time
+		key        uint32
+	}
+	all := make([]flat, 0, c.n)
+	for i := range c.n {
+		s, e := c.Times(i)
+		all = append(all, flat{s, e, c.key(i)})
+	}
+	slices.SortStableFunc(all, func(x, y flat) int {
+		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(c.attrs[x.key].depth, c.attrs[y.key].depth))
 	})
-	c.gapped = false
-	for i := 1; i < len(flat); i++ {
-		if flat[i].start != c.end(&flat[i-1]) {
-			c.gapped = true
-			break
-		}
+	c.chunks, c.longs, c.n, c.gapped, c.keys32 = nil, nil, 0, false, false
+	for _, f := range all {
+		c.pushKey(f.start, f.end, f.key)
 	}
-	c.chunks = c.chunks[:0]
-	for len(flat) > 0 {
-		k := min(len(flat), 1<<columnBits)
-		c.chunks = append(c.chunks, flat[:k:k])
-		flat = flat[k:]
-	}
-}
-
-func (c *Column) flatRecs() []rec {
-	if len(c.chunks) == 1 {
-		return c.chunks[0]
-	}
-	out := make([]rec, 0, c.n)
-	for _, ch := range c.chunks {
-		out = append(out, ch...)
-	}
-	return out
+	c.longs = slices.Clip(c.longs)
 }
 
 // appendTo appends the slices to dst.

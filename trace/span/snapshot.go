@@ -33,13 +33,7 @@ func (v *Driver) Snapshot() *Set {
 		sc := Column{chunks: slices.Clone(c.chunks), n: c.n, track: c.track, attrs: slices.Clip(c.attrs), longs: slices.Clip(c.longs),
 			gapped: c.gapped, lastEnd: c.lastEnd}
 		if p.unsorted {
-			// The chunks are shared: sort a copy.
-			flat := make([]rec, 0, c.n)
-			for _, ch := range sc.chunks {
-				flat = append(flat, ch...)
-			}
-			sc.chunks = [][]rec{flat}
-			sc.sort()
+			sc.sort() // into chunks of its own: the shared ones stay
 		}
 		s.slices[i] = sc
 		sm := slices.Clip(p.samples)

@@ -11,8 +11,9 @@ import (
 // adder is a Deriver that adds, per event, a slice at a random earlier
 // start (so its track is out of order) and one from the event's time to
 // the next event's (events 10 ns apart: a contiguous track), an in-order
-// slice longer than 2^32 ns every 100th event, and a counter sample out
-// of order every 7th.
+// slice longer than 2^32 ns every 100th event, and a counter sample (out
+// of order every 7th) of how many slices the Builder held before the
+// event: what it adds depends on the order of every Builder call.
 type adder struct{ rng *rand.Rand }
 
 func (a *adder) Observe(_ trace.Reader, e trace.Event, b *Builder) {
@@ -20,6 +21,7 @@ func (a *adder) Observe(_ trace.Reader, e trace.Event, b *Builder) {
 	in := b.Track(Track{Kind: KindSlices, Name: "in order"})
 	c := b.Track(Track{Kind: KindCounter, Name: "c"})
 	back := b.Track(Track{Kind: KindState, Name: "back to back"})
+	before := b.nslices
 	b.Add(Slice{Start: e.Time, End: e.Time + 10, Track: back})
 	b.Add(Slice{Start: e.Time - trace.Time(a.rng.IntN(1000)), End: e.Time, Track: out, Name: b.Name(fmt.Sprint(e.Time % 5)), Thread: e.Track, Depth: uint16(e.Time % 3)})
 	if e.Time%100 == 0 {
@@ -29,7 +31,7 @@ func (a *adder) Observe(_ trace.Reader, e trace.Event, b *Builder) {
 	if t%7 == 0 {
 		t -= 50
 	}
-	b.AddSample(Sample{Time: t, Track: c, Value: float64(e.Time)})
+	b.AddSample(Sample{Time: t, Track: c, Value: float64(before)})
 }
 
 func (a *adder) Finish(trace.Reader, *Builder) {}

@@ -30,8 +30,9 @@
 // The model is pointer-light so that millions of slices cost the garbage
 // collector nothing to scan: a [Slice] names its track, name and
 // arguments by dense ids into the [Set]'s tables, and each track keeps
-// its slices in a [Column] of fixed-size chunks, 16 bytes a slice (what
-// slices share, a column stores once), that is never copied as it grows.
+// its slices in a [Column] of fixed-size chunks, 8 to 16 bytes a slice
+// (what slices share, a column stores once), that is never copied as it
+// grows.
 //
 // Slices whose end (or start) the trace does not hold are kept, flagged
 // [OpenEnd] (or [OpenStart]) and bounded by the last (or first) event of

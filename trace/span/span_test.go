@@ -335,3 +335,117 @@ func BenchmarkBuilderAdd(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/slice")
 }
+
+// TestColumnForms: a column's chunks in each of their forms (tight,
+// packed, wide, moved from one to the next part way) read back exactly
+// the slices pushed, checked against a plain list of them: runs of
+// back-to-back slices, gaps, overlaps, slices of 2^32 ns and more,
+// starts 2^32 ns and more after a chunk's first, and starts out of
+// order, with few attributes or more than 8-bit indexes hold, in
+// columns built slice by slice (so that a chunk's form is met at every
+// length) and read at every length as well.
+func TestColumnForms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	seen := map[string]bool{} // the forms met
+	for round := range 40 {
+		var c Column
+		var want []Slice
+		at := trace.Time(rng.Int64N(1 << 40))
+		// Each round keeps to a mix: mostly back to back, mostly gaps,
+		// or anything.
+		mix := round % 4
+		n := rng.IntN(3<<columnBits) + 1
+		for i := range n {
+			start := at
+			// Far starts and long slices move a chunk to the wide
+			// form: a few per column.
+			switch r := rng.IntN(10000); {
+			case r < 5:
+				start += 1<<32 + trace.Time(rng.IntN(1000)) // far from the chunk's first
+			case r < 10 && mix == 3:
+				start -= trace.Time(rng.IntN(1 << 20)) // out of order
+			case mix == 0, mix == 1 && r < 2000, mix == 2 && r < 5000:
+				// back to back
+			default:
+				start += trace.Time(rng.IntN(1000)) // a gap
+			}
+			end := start + trace.Time(rng.IntN(2000))
+			if rng.IntN(2000) == 0 {
+				end = start + 1<<32 + trace.Time(rng.IntN(3)) - 1 // long (or just short of it)
+			}
+			names := 4
+			if round%5 == 4 && i > 700 {
+				names = 1000 // past 256 attributes part way
+			}
+			s := Slice{Start: start, End: end, Name: NameID(rng.IntN(names)), Depth: uint16(rng.IntN(2)), Flags: Flags(rng.IntN(2))}
+			c.push(s)
+			want = append(want, s)
+			at = max(at, end)
+			if rng.IntN(100) == 0 || i == n-1 {
+				// Read it all so far, as a Snapshot would.
+				if c.Len() != len(want) {
+					t.Fatalf("round %d: Len %d, want %d", round, c.Len(), len(want))
+				}
+				for k, w := range want {
+					s, e := c.Times(k)
+					if got := c.At(k); got != w || s != w.Start || e != w.End || c.Start(k) != w.Start || c.End(k) != w.End || c.Depth(k) != w.Depth {
+						t.Fatalf("round %d, %d slices: slice %d is %+v (times %d %d), want %+v", round, len(want), k, got, s, e, w)
+					}
+				}
+			}
+		}
+		for _, ch := range c.chunks {
+			switch {
+			case ch.wide != nil:
+				seen["wide"] = true
+			case ch.durs != nil:
+				seen["packed"] = true
+			default:
+				seen["tight"] = true
+			}
+			seen[fmt.Sprint("8-bit keys ", ch.keys8 != nil)] = true
+		}
+		contiguous := true
+		for k := 1; k < len(want); k++ {
+			contiguous = contiguous && want[k].Start == want[k-1].End
+		}
+		if c.Contiguous() != contiguous {
+			t.Fatalf("round %d: Contiguous %v, want %v", round, c.Contiguous(), contiguous)
+		}
+		c.finish()
+		c.sort()
+		slices.SortStableFunc(want, func(x, y Slice) int { return cmp.Or(cmp.Compare(x.Start, y.Start), cmp.Compare(x.Depth, y.Depth)) })
+		if got := c.appendTo(nil); !slices.Equal(got, want) {
+			t.Fatalf("round %d: sorted column differs", round)
+		}
+	}
+	if len(seen) != 5 {
+		t.Fatalf("forms met: %v", seen)
+	}
+}
+
+// TestColumnBytes: a column takes 5 bytes a slice when its slices run
+// back to back (a CPU's, a thread's states), 9 when they have gaps, 16
+// when they are far apart, and 3 more for the first two with more
+// attributes than 8-bit indexes hold.
+func TestColumnBytes(t *testing.T) {
+	const n = 8 << columnBits
+	for _, c := range []struct {
+		name      string
+		gap, step trace.Time
+		names     int
+		per       int64
+	}{{"back to back", 0, 100, 1, 5}, {"gaps", 10, 100, 1, 9}, {"far apart", 10, 1 << 30, 1, 16},
+		{"back to back, many attributes", 0, 100, 300, 8}, {"gaps, many attributes", 10, 100, 300, 12}} {
+		var col Column
+		for i := range trace.Time(n) {
+			col.push(Slice{Start: i * c.step, End: (i+1)*c.step - c.gap, Name: NameID(int(i) % c.names)})
+		}
+		col.finish()
+		// Allowing for the chunks' headers, the first chunk's growth by
+		// append and the attributes.
+		if got, most := col.bytes(), c.per*n*21/20+2048+int64(c.names)*32; got < c.per*n || got > most {
+			t.Errorf("%s: %d bytes for %d slices, want %d a slice", c.name, got, n, c.per)
+		}
+	}
+}

@@ -47,16 +47,16 @@ func (a batchAdder) NoteEvents(r trace.Reader, evs []trace.Event) {
 	}
 }
 
-// splitEvents returns n events of types 0 to 2, those of type 2 rare
-// (a few per batch) or absent, on the reader's track 0 or none; with
+// splitEvents returns n events of types 0 to 2, one in plainEvery of
+// type 2 on average (none for 0), on the reader's track 0 or none; with
 // damaged, some are out of time order or on a track the reader does not
 // have, which a Driver shows changed.
-func splitEvents(n int, withPlain, damaged bool) []trace.Event {
+func splitEvents(n, plainEvery int, damaged bool) []trace.Event {
 	rng := rand.New(rand.NewPCG(5, 6))
 	evs := make([]trace.Event, n)
 	for i := range evs {
 		typ := trace.TypeID(rng.IntN(2))
-		if withPlain && rng.IntN(300) == 0 {
+		if plainEvery > 0 && rng.IntN(plainEvery) == 0 {
 			typ = 2
 		}
 		e := trace.Event{Time: trace.Time(10 * i), Type: typ, Track: trace.TrackID(rng.IntN(2)) - 1}
@@ -83,8 +83,14 @@ func splitEvents(n int, withPlain, damaged bool) []trace.Event {
 // track the reader does not have).
 func TestDriverSplit(t *testing.T) {
 	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3), Tracks: make([]trace.Track, 1)}}
-	for _, c := range []struct{ withPlain, damaged bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-		evs := splitEvents(20000, c.withPlain, c.damaged)
+	// Type 2 (the plain deriver's) absent, rare (a few per batch) or
+	// common (so that runs the Driver checks at a time often begin with
+	// one).
+	for _, c := range []struct {
+		plainEvery int
+		damaged    bool
+	}{{0, false}, {300, false}, {0, true}, {300, true}, {3, false}} {
+		evs := splitEvents(20000, c.plainEvery, c.damaged)
 		derive := func(batched, runs bool) string {
 			var sd Deriver = &splitAdder{adder: adder{rand.New(rand.NewPCG(1, 2))}}
 			if runs {
@@ -126,7 +132,7 @@ func TestDriverSplit(t *testing.T) {
 // is raised by the Driver's next call, on the caller's.
 func TestDriverSplitPanic(t *testing.T) {
 	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3)}}
-	evs := splitEvents(100, false, false)
+	evs := splitEvents(100, 0, false)
 	for _, next := range []string{"observe", "finish", "batches"} {
 		v := NewDriver(r, &splitAdder{adder: adder{rand.New(rand.NewPCG(1, 2))}, panic: 500})
 		v.ObserveEvents(evs[:60]) // returns: the panic is on the other goroutine
@@ -158,7 +164,7 @@ func TestDriverSplitPanic(t *testing.T) {
 // joined or driven alone.
 func TestOnly(t *testing.T) {
 	r := &noReader{meta: trace.Meta{Types: make([]trace.EventType, 3)}}
-	evs := splitEvents(3000, true, false)
+	evs := splitEvents(3000, 300, false)
 	want := 0
 	for _, e := range evs {
 		if e.Type == 1 {
