@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"viewer/trace"
 	"viewer/trace/perf/tracefs"
@@ -64,6 +65,12 @@ type Sched struct {
 	batch   *noteBatch
 	spentMu sync.Mutex
 	spent   []*noteBatch
+	// taken counts the batches taken, flights lists those not known to be
+	// derived from (reading goroutine), and derived is the number of the
+	// last batch derived from (set by the derivation).
+	taken   int64
+	flights []flight
+	derived atomic.Int64
 	// What Note writes and what derivations write lie in cache lines of
 	// their own: the goroutines write them at once.
 	_       [64]byte
@@ -96,7 +103,16 @@ type noteBatch struct {
 	text     []byte
 	kinds    []schedType
 	table    []string
+	// The reader's chunks at the Take, which hold the payloads of the
+	// lazy notes, the first of those payloads, and the batch's number.
+	chunks []chunk
+	from   int64
+	seq    int64
 }
+
+// flight is a batch taken and not yet derived from: the reader keeps the
+// chunks from its first payload on (Sched.inFlight).
+type flight struct{ seq, from int64 }
 
 // spentBatches is how many batches Sched keeps for reuse: as many as a
 // Driver can have waiting to be derived from, and the one being noted.
@@ -116,9 +132,10 @@ const (
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
 	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{},
-		batch: &noteBatch{}}
+		batch: &noteBatch{from: noFrom}}
 	s.big = rd.bo == binary.ByteOrder(binary.BigEndian)
-	rd.hold()
+	s.derived.Store(-1)
+	rd.hold(s.inFlight)
 	return s
 }
 
@@ -448,6 +465,10 @@ type schedNote struct {
 	time  trace.Time
 	track trace.TrackID // of the event: NoTrack or one of the reader's
 	kind  schedKind
+	// lazy says the fields are not read yet: b is the payload's length
+	// and the event's type (<<32), a (or a switch's switchNote.off) the
+	// payload's offset, in noteBatch.chunks.
+	lazy bool
 	// a: a switch's switchNote in noteBatch.switches; a wakeup's pid;
 	// sys_enter's and sys_exit's id; the type of a sys_enter_NAME or
 	// sys_exit_NAME event. b: sys_exit's and sys_exit_NAME's ret.
@@ -463,6 +484,7 @@ type switchNote struct {
 	tid, pid int64
 	comm     [2]textRef
 	cpu      int32 // of the event
+	off      int64 // the payload's offset, while the note is lazy
 }
 
 // textRef is bytes in Sched.text.
@@ -525,6 +547,19 @@ func (s *Sched) note(e *trace.Event) {
 		nb.switches = append(nb.switches, x)
 	}
 	raw, ok := s.rd.buf.held(e.Payload)
+	if ok && e.Payload.Off < s.rd.size {
+		// Read on the deriving goroutine, from the chunks the reader
+		// keeps until then.
+		n.lazy, n.b = true, int64(uint32(e.Payload.Len))|int64(e.Type)<<32
+		if st.kind == schedSwitch {
+			nb.switches[n.a].off = e.Payload.Off
+		} else {
+			n.a = e.Payload.Off
+		}
+		nb.from = min(nb.from, e.Payload.Off)
+		nb.notes = append(nb.notes, n)
+		return
+	}
 	if !ok || e.Payload.Off >= s.rd.size {
 		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
 			if st.kind == schedSwitch {
@@ -560,6 +595,39 @@ func (s *Sched) fields(nb *noteBatch, st *schedType, typ trace.TypeID, raw []byt
 	}
 }
 
+// resolve reads the fields of a lazy note's event from its payload, on
+// the deriving goroutine; false when the chunks do not hold it.
+func (s *Sched) resolve(nb *noteBatch, n *schedNote) bool {
+	off, ln, typ := n.a, int64(uint32(n.b)), trace.TypeID(n.b>>32)
+	if n.kind == schedSwitch {
+		off = nb.switches[n.a].off
+	}
+	raw, ok := heldIn(nb.chunks, off, ln)
+	if !ok || int(typ) >= len(nb.kinds) {
+		return false
+	}
+	n.lazy, n.b = false, 0
+	s.fields(nb, &nb.kinds[typ], typ, raw, n)
+	return true
+}
+
+// inFlight returns the first payload of the batches noted and not yet
+// derived from: the reader keeps the chunks from there on (Reader.hold).
+// It runs on the reading goroutine.
+func (s *Sched) inFlight() int64 {
+	done := s.derived.Load()
+	k := 0
+	for k < len(s.flights) && s.flights[k].seq <= done {
+		k++
+	}
+	s.flights = append(s.flights[:0], s.flights[k:]...)
+	from := s.batch.from
+	for _, f := range s.flights {
+		from = min(from, f.from)
+	}
+	return from
+}
+
 // keep copies b into nb.text.
 func (nb *noteBatch) keep(b []byte) textRef {
 	r := textRef{uint32(len(nb.text)), uint32(len(b))}
@@ -574,16 +642,25 @@ var _ span.BatchSplit = (*Sched)(nil)
 func (s *Sched) Take() func(b *span.Builder) {
 	nb := s.batch
 	nb.kinds, nb.table = s.kinds, s.table
+	nb.seq = s.taken
+	s.taken++
+	if nb.from != noFrom {
+		nb.chunks = s.rd.buf.appendChunks(nb.chunks[:0])
+		s.flights = append(s.flights, flight{nb.seq, nb.from})
+	}
 	s.spentMu.Lock()
 	if k := len(s.spent) - 1; k >= 0 {
 		s.batch, s.spent = s.spent[k], s.spent[:k]
 	} else {
 		s.batch = &noteBatch{}
 	}
+	s.batch.from = noFrom
 	s.spentMu.Unlock()
 	return func(b *span.Builder) {
 		s.derive(nb, b)
-		nb.notes, nb.switches, nb.text = nb.notes[:0], nb.switches[:0], nb.text[:0]
+		s.derived.Store(nb.seq) // the batches are derived from in order
+		clear(nb.chunks)
+		nb.notes, nb.switches, nb.text, nb.chunks = nb.notes[:0], nb.switches[:0], nb.text[:0], nb.chunks[:0]
 		s.spentMu.Lock()
 		if len(s.spent) < spentBatches {
 			s.spent = append(s.spent, nb)
@@ -602,7 +679,11 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 // while the reader reads on).
 func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
 	for i := range nb.notes {
-		s.apply(nb, &nb.notes[i], b)
+		n := &nb.notes[i]
+		if n.lazy && !s.resolve(nb, n) {
+			continue
+		}
+		s.apply(nb, n, b)
 	}
 }
 
