@@ -110,6 +110,14 @@ func (c *chunkBuf) drop() {
 	c.kept = append(c.kept[:0], c.kept[i:]...)
 }
 
+// first returns the offset of the first byte the chunks hold.
+func (c *chunkBuf) first() int64 {
+	if len(c.kept) > 0 {
+		return c.kept[0].base
+	}
+	return c.base
+}
+
 // appendChunks appends the kept chunks and the current one to cs.
 func (c *chunkBuf) appendChunks(cs []chunk) []chunk {
 	cs = append(cs, c.kept...)
