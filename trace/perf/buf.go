@@ -83,8 +83,10 @@ func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 	return c.b[:n], nil
 }
 
-// drop moves the kept chunks nobody wants any more (all but the newest
-// without keep), and the oldest past maxHeld, to the free list.
+// drop forgets the kept chunks nobody wants any more (all but the newest
+// without keep), and the oldest past maxHeld. Those nobody wants go to the
+// free list; those past maxHeld are left to the garbage collector, since
+// a batch of lazy notes may still read them (Sched.Take).
 func (c *chunkBuf) drop() {
 	from := int64(1<<63 - 1)
 	if c.keep != nil {
@@ -101,11 +103,36 @@ func (c *chunkBuf) drop() {
 			break
 		}
 		held -= len(k.b)
-		if cap(k.b) >= chunkSize {
+		if cap(k.b) >= chunkSize && k.base+int64(len(k.b)) <= from {
 			c.free = append(c.free, k.b[:0])
 		}
 	}
 	c.kept = append(c.kept[:0], c.kept[i:]...)
+}
+
+// first returns the offset of the first byte the chunks hold.
+func (c *chunkBuf) first() int64 {
+	if len(c.kept) > 0 {
+		return c.kept[0].base
+	}
+	return c.base
+}
+
+// appendChunks appends the kept chunks and the current one to cs.
+func (c *chunkBuf) appendChunks(cs []chunk) []chunk {
+	cs = append(cs, c.kept...)
+	return append(cs, chunk{c.base, c.b})
+}
+
+// heldIn returns the n bytes at off when one of cs holds them.
+func heldIn(cs []chunk, off, n int64) ([]byte, bool) {
+	for i := len(cs) - 1; i >= 0; i-- {
+		k := cs[i]
+		if o := off - k.base; off >= k.base && o <= int64(len(k.b))-n {
+			return k.b[o : o+n], true
+		}
+	}
+	return nil, false
 }
 
 // held returns the bytes of l when the current or a kept chunk holds

@@ -8,13 +8,16 @@ import (
 
 	"viewer/trace"
 	"viewer/trace/perf/perftest"
+	"viewer/trace/span"
 )
 
 // BenchmarkSchedNotes reads a generated scheduler recording in batches
-// as render.Build does, noting each batch for Sched on the reading
-// goroutine: the difference is what noting costs there, in CPU time per
-// event of the benchmark's thread (wall time on this shared machine
-// varies more than the difference).
+// as render.Build does, and with derive shows each batch to a
+// span.Driver deriving with Sched, as render.Build does: the difference
+// is what deriving costs the reading goroutine (the one a load waits
+// for), in CPU time per event of the benchmark's thread (wall time on
+// this shared machine varies more than the difference). The Driver
+// derives on other goroutines, which this does not count.
 func BenchmarkSchedNotes(b *testing.B) {
 	f, err := os.CreateTemp(b.TempDir(), "sched-*.data")
 	if err != nil {
@@ -26,10 +29,10 @@ func BenchmarkSchedNotes(b *testing.B) {
 		b.Fatal(err)
 	}
 	size, _ := f.Seek(0, 2)
-	for _, note := range []bool{false, true} {
+	for _, derive := range []bool{false, true} {
 		name := "read"
-		if note {
-			name = "read+note"
+		if derive {
+			name = "read+derive"
 		}
 		b.Run(name, func(b *testing.B) {
 			evs := make([]trace.Event, 8192)
@@ -42,9 +45,9 @@ func BenchmarkSchedNotes(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var s *Sched
-				if note {
-					s = NewSched(r)
+				var v *span.Driver
+				if derive {
+					v = span.NewDriver(r, NewSched(r))
 				}
 				for done := false; !done; {
 					k := 0
@@ -56,11 +59,12 @@ func BenchmarkSchedNotes(b *testing.B) {
 						}
 						evs[k] = e
 					}
-					if s != nil {
-						s.NoteEvents(r, evs[:k])
-						nb := s.batch // dropped, as deriving from it would
-						nb.notes, nb.switches, nb.text = nb.notes[:0], nb.switches[:0], nb.text[:0]
+					if v != nil && k > 0 {
+						v.ObserveEvents(evs[:k])
 					}
+				}
+				if v != nil {
+					v.Finish()
 				}
 			}
 			syscall.Getrusage(1, &r1)

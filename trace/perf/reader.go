@@ -137,6 +137,7 @@ type Reader struct {
 	// the last Release. noFrom where there are none.
 	outFrom, restFrom, newFrom, handedFrom int64
 	holding                                bool
+	held                                   func() int64 // hold's, or nil
 
 	// shared is how many tracks a copy of Meta may hold: the tracks
 	// there were when an event was last handed out. Changing one of them
@@ -679,14 +680,20 @@ func (rd *Reader) payloadFrom(l trace.Loc) int64 {
 
 // keepFrom returns where the payloads the chunks must hold begin.
 func (rd *Reader) keepFrom() int64 {
-	return min(rd.outFrom, rd.restFrom, rd.newFrom, rd.handedFrom)
+	from := min(rd.outFrom, rd.restFrom, rd.newFrom, rd.handedFrom)
+	if rd.held != nil {
+		from = min(from, rd.held())
+	}
+	return from
 }
 
 // hold makes the chunks hold the payloads of the events handed out too,
-// until release: a reader of payloads after ReadEvent (Sched.NoteEvents)
-// then finds them held. Without it, only the chunks holding events not
-// yet handed out are kept.
-func (rd *Reader) hold() { rd.holding = true }
+// until release, and those from where held says on (it is asked before
+// each chunk is read): a reader of payloads after ReadEvent
+// (Sched.NoteEvents, and the derivations of Sched's lazy notes) then finds
+// them held. Without it, only the chunks holding events not yet handed
+// out are kept.
+func (rd *Reader) hold(held func() int64) { rd.holding, rd.held = true, held }
 
 // release says the payloads of the events handed out so far are no
 // longer wanted (see hold): their chunks are dropped at the next read.

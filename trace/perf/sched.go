@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"viewer/trace"
 	"viewer/trace/perf/tracefs"
@@ -36,9 +37,11 @@ import (
 // It is a span.Split: Note keeps what it needs of an event in a batch of
 // notes that Take hands over, and the slices are made from the notes on
 // the Driver's other goroutines while Note fills the next batch. Note
-// reads the fields on the reading goroutine, while the reader's chunks
-// still hold the payloads: the reader keeps them until Note releases
-// them (Reader.hold, NOTES.md §ordering), so they are not read twice. (Reading a run's payloads again from the file on the deriving
+// keeps the events Sched wants, as they are, and the derivation reads
+// their fields from the reader's chunks: the reader keeps those until
+// the batches noted from them are derived from (Reader.hold,
+// Sched.inFlight, NOTES.md §ordering), so the payloads are not read twice,
+// nor on the reading goroutine. (Reading a run's payloads again from the file on the deriving
 // goroutine, as Sched once did, spares the reading goroutine those reads
 // but costs a second copy of the whole file: on a loaded two-core
 // machine it made the load slower and dearer.) What Note changes (the
@@ -64,6 +67,12 @@ type Sched struct {
 	batch   *noteBatch
 	spentMu sync.Mutex
 	spent   []*noteBatch
+	// taken counts the batches taken, flights lists those not known to be
+	// derived from (reading goroutine), and derived is the number of the
+	// last batch derived from (set by the derivation).
+	taken   int64
+	flights []flight
+	derived atomic.Int64
 	// What Note writes and what derivations write lie in cache lines of
 	// their own: the goroutines write them at once.
 	_       [64]byte
@@ -91,12 +100,35 @@ type Sched struct {
 // they hold; kinds and table are Sched's at the Take (Note may grow them
 // while the batch is derived from).
 type noteBatch struct {
-	notes    []schedNote
+	// events are the events noted, in order. Their payloads are in the
+	// reader's chunks, which the batch lists at the Take, from its first
+	// payload on (from); or, when the chunks no longer held one, a copy
+	// in own, at ownBase + its offset there.
+	events []trace.Event
+	own    []byte
+	chunks []chunk
+	from   int64
+	// tracks are the reader's tracks at the last Note: the reader copies
+	// its table before it changes a track a copy may hold
+	// (Reader.ownTrack), so they do not change while the batch is derived
+	// from.
+	tracks []trace.Track
+	seq    int64 // the batch's number
+	// What the derivation makes of a switch: the rest of its note, and
+	// the comms.
 	switches []switchNote
 	text     []byte
 	kinds    []schedType
 	table    []string
 }
+
+// ownBase is where the offsets of payloads copied into noteBatch.own
+// begin: below any file offset.
+const ownBase = -1 << 62
+
+// flight is a batch taken and not yet derived from: the reader keeps the
+// chunks from its first payload on (Sched.inFlight).
+type flight struct{ seq, from int64 }
 
 // spentBatches is how many batches Sched keeps for reuse: as many as a
 // Driver can have waiting to be derived from, and the one being noted.
@@ -116,9 +148,10 @@ const (
 // NewSched returns the scheduling deriver for the recording rd reads.
 func NewSched(rd *Reader) *Sched {
 	s := &Sched{rd: rd, busyCtr: -1, threads: map[int64]*threadRun{}, sysNames: map[string]span.NameID{}, retArgs: map[int64]span.ArgsID{},
-		batch: &noteBatch{}}
+		batch: &noteBatch{from: noFrom}}
 	s.big = rd.bo == binary.ByteOrder(binary.BigEndian)
-	rd.hold()
+	s.derived.Store(-1)
+	rd.hold(s.inFlight)
 	return s
 }
 
@@ -441,9 +474,8 @@ func (s *Sched) Wants(_ trace.Reader, t trace.TypeID) bool {
 	return t >= 0 && s.classify(t).kind != schedOther
 }
 
-// schedNote is what Sched keeps of an event it derives from
-// (span.Split): the fields it reads, taken from the payload while the
-// reader still holds it.
+// schedNote is what Sched reads of an event it derives from: the
+// fields it needs, taken from the payload by the derivation (noteOf).
 type schedNote struct {
 	time  trace.Time
 	track trace.TrackID // of the event: NoTrack or one of the reader's
@@ -468,11 +500,11 @@ type switchNote struct {
 // textRef is bytes in Sched.text.
 type textRef struct{ off, n uint32 }
 
-// Note implements span.Split: on the reading goroutine, it reads what
-// the event's payload says into a schedNote.
+// Note implements span.Split: on the reading goroutine, it keeps the
+// event when Sched derives from it.
 func (s *Sched) Note(_ trace.Reader, e trace.Event) {
 	s.note(&e)
-	s.rd.release()
+	s.noted()
 }
 
 // NoteEvents implements span.BatchSplit: Note for each of evs Sched
@@ -486,6 +518,14 @@ func (s *Sched) NoteEvents(_ trace.Reader, evs []trace.Event) {
 		}
 		s.note(e)
 	}
+	s.noted()
+}
+
+// noted ends a Note: the batch holds the tracks the events name, and the
+// reader keeps their payloads until the batch is derived from
+// (inFlight), not until it is noted.
+func (s *Sched) noted() {
+	s.batch.tracks = s.rd.meta.Tracks
 	s.rd.release()
 }
 
@@ -511,30 +551,47 @@ func (s *Sched) note(e *trace.Event) {
 		s.tabled = true
 	}
 	nb := s.batch
-	n := schedNote{time: e.Time, track: e.Track, kind: st.kind}
-	tracks := s.rd.meta.Tracks
-	if e.Track < 0 || int(e.Track) >= len(tracks) {
-		n.track = trace.NoTrack
+	ev := *e
+	if ev.Track < 0 || int(ev.Track) >= len(s.rd.meta.Tracks) {
+		ev.Track = trace.NoTrack
 	}
+	// A payload of the file at or after the first chunk kept lies in a
+	// chunk kept (records are read in order, each into one chunk).
+	if l := ev.Payload; l.Off >= s.rd.buf.first() && l.Off < s.rd.size && l.Len >= 0 {
+		nb.from = min(nb.from, l.Off)
+	} else {
+		raw, ok := s.rd.buf.held(l)
+		if !ok || l.Off >= s.rd.size {
+			if raw, ok = s.win.at(s.rd, l); !ok {
+				return
+			}
+		}
+		ev.Payload.Off = ownBase + int64(len(nb.own))
+		nb.own = append(nb.own, raw...)
+	}
+	nb.events = append(nb.events, ev)
+}
+
+// noteOf makes the note of a noted event, on the deriving goroutine,
+// reading its fields from its payload; false when the batch does not
+// hold the payload.
+func (s *Sched) noteOf(nb *noteBatch, e *trace.Event, n *schedNote) bool {
+	raw, ok := heldIn(nb.chunks, e.Payload.Off, int64(e.Payload.Len))
+	if !ok || int(e.Type) >= len(nb.kinds) {
+		return false
+	}
+	st := &nb.kinds[e.Type] // classified by Note
+	*n = schedNote{time: e.Time, track: e.Track, kind: st.kind}
 	if st.kind == schedSwitch {
 		x := switchNote{cpu: e.CPU}
 		if n.track >= 0 {
-			x.tid, x.pid = tracks[n.track].TID, tracks[n.track].PID
+			x.tid, x.pid = nb.tracks[n.track].TID, nb.tracks[n.track].PID
 		}
 		n.a = int64(len(nb.switches))
 		nb.switches = append(nb.switches, x)
 	}
-	raw, ok := s.rd.buf.held(e.Payload)
-	if !ok || e.Payload.Off >= s.rd.size {
-		if raw, ok = s.win.at(s.rd, e.Payload); !ok {
-			if st.kind == schedSwitch {
-				nb.switches = nb.switches[:n.a]
-			}
-			return
-		}
-	}
-	s.fields(nb, st, e.Type, raw, &n)
-	nb.notes = append(nb.notes, n)
+	s.fields(nb, st, e.Type, raw, n)
+	return true
 }
 
 // fields reads the fields of a note's event from its payload.
@@ -560,6 +617,23 @@ func (s *Sched) fields(nb *noteBatch, st *schedType, typ trace.TypeID, raw []byt
 	}
 }
 
+// inFlight returns the first payload of the batches noted and not yet
+// derived from: the reader keeps the chunks from there on (Reader.hold).
+// It runs on the reading goroutine.
+func (s *Sched) inFlight() int64 {
+	done := s.derived.Load()
+	k := 0
+	for k < len(s.flights) && s.flights[k].seq <= done {
+		k++
+	}
+	s.flights = append(s.flights[:0], s.flights[k:]...)
+	from := s.batch.from
+	for _, f := range s.flights {
+		from = min(from, f.from)
+	}
+	return from
+}
+
 // keep copies b into nb.text.
 func (nb *noteBatch) keep(b []byte) textRef {
 	r := textRef{uint32(len(nb.text)), uint32(len(b))}
@@ -574,16 +648,29 @@ var _ span.BatchSplit = (*Sched)(nil)
 func (s *Sched) Take() func(b *span.Builder) {
 	nb := s.batch
 	nb.kinds, nb.table = s.kinds, s.table
+	nb.seq = s.taken
+	s.taken++
+	if nb.from != noFrom {
+		nb.chunks = s.rd.buf.appendChunks(nb.chunks[:0])
+		s.flights = append(s.flights, flight{nb.seq, nb.from})
+	}
+	if len(nb.own) > 0 {
+		nb.chunks = append(nb.chunks, chunk{ownBase, nb.own})
+	}
 	s.spentMu.Lock()
 	if k := len(s.spent) - 1; k >= 0 {
 		s.batch, s.spent = s.spent[k], s.spent[:k]
 	} else {
 		s.batch = &noteBatch{}
 	}
+	s.batch.from = noFrom
 	s.spentMu.Unlock()
 	return func(b *span.Builder) {
 		s.derive(nb, b)
-		nb.notes, nb.switches, nb.text = nb.notes[:0], nb.switches[:0], nb.text[:0]
+		s.derived.Store(nb.seq) // the batches are derived from in order
+		clear(nb.chunks)
+		nb.events, nb.own, nb.chunks, nb.tracks = nb.events[:0], nb.own[:0], nb.chunks[:0], nil
+		nb.switches, nb.text = nb.switches[:0], nb.text[:0]
 		s.spentMu.Lock()
 		if len(s.spent) < spentBatches {
 			s.spent = append(s.spent, nb)
@@ -601,8 +688,11 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 // derive derives from a batch of notes (without the reader: it may run
 // while the reader reads on).
 func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
-	for i := range nb.notes {
-		s.apply(nb, &nb.notes[i], b)
+	var n schedNote
+	for i := range nb.events {
+		if s.noteOf(nb, &nb.events[i], &n) {
+			s.apply(nb, &n, b)
+		}
 	}
 }
 
