@@ -21,9 +21,12 @@ import (
 // track order (reading.seal, a counting sort, stable), making on the way
 // the one pass in order that what depends on the order of all events
 // needs (clamping times, the first and last times, the types of the
-// events with stacks); the indexing goroutine finds the groups' tracks,
-// then it and GOMAXPROCS-1 helpers take the groups, largest first, one
-// at a time, until none is left. A track is thus written by one
+// events with stacks). A reader that can group a batch as it decodes it
+// (trackOrderReader: trace/cpel) fills the batch in group order itself,
+// and the reading goroutine makes that pass over the groups instead
+// (Index.addGrouped), with no copy. The indexing goroutine finds the
+// groups' tracks, then it and GOMAXPROCS-1 helpers take the groups,
+// largest first, one at a time, until none is left. A track is thus written by one
 // goroutine at a time, and by the indexing goroutine alone between
 // batches, when the snapshots (live.go), the placing of spill runs in
 // the file and the spill flushes that need every track happen.

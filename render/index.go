@@ -295,6 +295,9 @@ type batch struct {
 	first   trace.Time
 	last    trace.Time
 	stacked []trace.TypeID
+	// grouped says that a trackOrderReader filled evs in group order,
+	// sealed as it was (addGrouped), without gid.
+	grouped bool
 }
 
 // grouper numbers the tracks of a batch as the reading goroutine fills
@@ -325,6 +328,21 @@ func (g *grouper) addTo(b *batch, id trace.TrackID, gid, gcount []int32) ([]int3
 	}
 	gcount[n-1]++
 	return append(gid, n-1), gcount
+}
+
+// seen marks track id as seen in the batch, and says whether it was
+// already (for a batch read by track, see Index.addGrouped).
+func (g *grouper) seen(id trace.TrackID) bool {
+	k := int(id) + 1
+	for k >= len(g.group) {
+		g.group = append(g.group, 0)
+	}
+	if g.group[k] != 0 {
+		return true
+	}
+	g.group[k] = 1
+	g.touched = append(g.touched, int32(k))
+	return false
 }
 
 // reset starts a new batch.
@@ -392,7 +410,7 @@ func (rs *reading) next() *batch {
 	case b := <-rs.free:
 		b.evs, b.pub = b.evs[:0], nil
 		b.gid, b.gtrack, b.gcount = b.gid[:0], b.gtrack[:0], b.gcount[:0]
-		b.clamped, b.stacked = 0, b.stacked[:0]
+		b.clamped, b.stacked, b.grouped = 0, b.stacked[:0], false
 		return b
 	default:
 		return &batch{evs: make([]trace.Event, 0, batchEvents), gid: make([]int32, 0, batchEvents)}
@@ -410,6 +428,9 @@ func (rs *reading) rest() {
 // clamping times, the first and last times, the types of the events
 // with stacks (build.go).
 func (rs *reading) seal(b *batch) error {
+	if b.grouped {
+		return nil // sealed as it was read (addGrouped)
+	}
 	n := len(rs.scratch)
 	b.evs = slices.Grow(b.evs[:0], n)[:n]
 	starts, at := rs.starts[:0], int32(0)
@@ -493,7 +514,21 @@ func (x *Index) fill(rs *reading) (err error) {
 		}
 	}()
 	rs.rest()
-	if br, ok := x.r.(batchReader); ok && (lr == nil || !lr.perEvent) {
+	if gr, ok := x.r.(trackOrderReader); ok && x.symbols == nil && x.deriving == nil && len(rs.scratch) == 0 && (lr == nil || !lr.perEvent) {
+		if lr != nil {
+			lr.inBatch = true
+		}
+		b := rs.b
+		evs := slices.Grow(b.evs[:0], batchEvents)[:batchEvents]
+		n, gtrack, gcount, rerr := gr.ReadEventsByTrack(evs, b.gtrack[:0], b.gcount[:0])
+		if lr != nil {
+			lr.inBatch = false
+		}
+		b.evs, b.gtrack, b.gcount, err = evs[:min(max(n, 0), len(evs))], gtrack, gcount, rerr
+		if gerr := x.addGrouped(b, rs); gerr != nil {
+			return gerr
+		}
+	} else if br, ok := x.r.(batchReader); ok && (lr == nil || !lr.perEvent) {
 		if lr != nil {
 			lr.inBatch = true
 		}
@@ -513,12 +548,106 @@ func (x *Index) fill(rs *reading) (err error) {
 			rs.n++
 		}
 	}
-	x.add(rs.b, rs, rs.n)
+	if !rs.b.grouped {
+		x.add(rs.b, rs, rs.n)
+	}
 	rs.rest()
 	if lr != nil && err == nil && lr.unpub > 0 && time.Since(lr.last) >= lr.l.every {
 		rs.b.pub = x.prepare(rs)
 	}
 	return err
+}
+
+// trackOrderReader is a batchReader that can also hand out a batch's
+// events grouped by track, as the reading goroutine would group them
+// (trace/cpel does): ReadEventsByTrack reads at most len(dst) of the next
+// events, at least one while events remain, and stores them in dst
+// grouped, appending to tracks and counts the tracks of the groups, in
+// the order of their first events, and their sizes; each group is in
+// reading order; err is as for ReadEvents. Such a batch skips the
+// reading goroutine's copy of every event into group order (seal),
+// unless a symbol source or a deriver must see the events in reading
+// order.
+type trackOrderReader interface {
+	ReadEventsByTrack(dst []trace.Event, tracks []trace.TrackID, counts []int32) (n int, _ []trace.TrackID, _ []int32, err error)
+}
+
+// addGrouped checks, counts and seals a batch a trackOrderReader filled
+// (b.evs, b.gtrack and b.gcount set): it does what add and seal do for
+// a batch read in reading order, but for clamping times, which it does
+// per group, against the group's previous event and the last time
+// sealed; for a reader whose events come in time order, as they must,
+// that is the same.
+func (x *Index) addGrouped(b *batch, rs *reading) error {
+	evs := b.evs
+	if len(b.gtrack) != len(b.gcount) {
+		return fmt.Errorf("render: internal error: a batch read by track has %d tracks and %d counts", len(b.gtrack), len(b.gcount))
+	}
+	// Each group's track, checked as add checks an event's, and once:
+	// rs.g marks the tracks seen so that two groups of one track fail.
+	tracks := trace.TrackID(len(x.meta.Tracks))
+	at := 0
+	var err error
+	for k, id := range b.gtrack {
+		c := int(b.gcount[k])
+		if c <= 0 || c > len(evs)-at {
+			err = fmt.Errorf("render: internal error: a batch of %d events read by track has a group of %d at %d", len(evs), c, at)
+			break
+		}
+		if id < 0 || id >= tracks {
+			id = trace.NoTrack
+			b.gtrack[k] = id
+			for i := range evs[at : at+c] {
+				evs[at+i].Track = id
+			}
+		}
+		if rs.g.seen(id) {
+			err = fmt.Errorf("render: internal error: a batch read by track has two groups of track %d", id)
+			break
+		}
+		at += c
+	}
+	rs.g.reset()
+	if err == nil && at != len(evs) {
+		err = fmt.Errorf("render: internal error: a batch of %d events read by track has groups of %d", len(evs), at)
+	}
+	if err != nil {
+		b.evs, b.gtrack, b.gcount = b.evs[:0], b.gtrack[:0], b.gcount[:0]
+		return err
+	}
+	x.counter.AddEvents(evs)
+	n := len(evs)
+	stacked := slices.Grow(b.stacked[:0], n)[:n]
+	ns, clamped := 0, int64(0)
+	bytes, last0, last := rs.bytes, rs.last, rs.last
+	at = 0
+	for _, c := range b.gcount {
+		g := evs[at : at+int(c)]
+		at += int(c)
+		prev := last0
+		for i := range g {
+			e := &g[i]
+			if e.Time < prev {
+				e.Time = prev
+				clamped++
+			}
+			prev = e.Time
+			bytes = max(bytes, e.Payload.Off+int64(e.Payload.Len))
+			stacked[ns] = e.Type
+			ns += int(uint32(e.Stack|-e.Stack) >> 31) // 1 when e.Stack != trace.NoStack
+		}
+		last = max(last, prev)
+	}
+	if n > 0 {
+		b.first, b.last = evs[0].Time, last
+		rs.last = last
+	}
+	b.stacked, b.clamped, b.grouped = stacked[:ns], clamped, true
+	rs.bytes = bytes
+	if rs.live != nil {
+		rs.live.unpub += n
+	}
+	return nil
 }
 
 // add counts and groups the n events read into the rest of the scratch
