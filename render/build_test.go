@@ -50,31 +50,57 @@ func TestBuildCores(t *testing.T) {
 	}
 }
 
-// byTrack hands out a reader's events grouped by track through
-// ReadEventsByTrack, grouping by brute force what the reader's
-// ReadEvents returns in batches of at most size (trace/cpel groups as it
-// decodes); twice, when set, splits every batch's first track into two
-// groups, which breaks the contract.
-type byTrack struct {
+// sameFields is a reader whose events keep only their time, track, type
+// and payload offset, the rest base's (as trackOrderReader wants).
+type sameFields struct {
 	trace.Reader
+	base trace.Event
+}
+
+func (r *sameFields) keep(e *trace.Event) {
+	b := r.base
+	b.Time, b.Track, b.Type, b.Payload.Off = e.Time, e.Track, e.Type, e.Payload.Off
+	*e = b
+}
+
+func (r *sameFields) ReadEvent() (trace.Event, error) {
+	e, err := r.Reader.ReadEvent()
+	r.keep(&e)
+	return e, err
+}
+
+func (r *sameFields) ReadEvents(dst []trace.Event) (n int, err error) {
+	if br, ok := r.Reader.(batchReader); ok {
+		n, err = br.ReadEvents(dst)
+	} else {
+		for ; n < len(dst); n++ {
+			if dst[n], err = r.Reader.ReadEvent(); err != nil {
+				break
+			}
+		}
+	}
+	for i := range dst[:n] {
+		r.keep(&dst[i])
+	}
+	return n, err
+}
+
+// byTrack hands out a sameFields reader's events grouped by track
+// through ReadEventsByTrack, grouping by brute force what its ReadEvents
+// returns in batches of at most size (trace/cpel groups as it decodes);
+// twice, when set, splits every batch's first track into two groups,
+// which breaks the contract.
+type byTrack struct {
+	*sameFields
 	size  int
 	twice bool
 }
 
-func (r *byTrack) ReadEventsByTrack(dst []trace.Event, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
-	evs := make([]trace.Event, min(len(dst), r.size))
-	var n int
-	var err error
-	if br, ok := r.Reader.(batchReader); ok {
-		n, err = br.ReadEvents(evs)
-	} else {
-		for ; n < len(evs) && err == nil; n++ {
-			evs[n], err = r.ReadEvent()
-		}
-		if err != nil {
-			n--
-		}
-	}
+func (r *byTrack) EventBase() trace.Event { return r.base }
+
+func (r *byTrack) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+	evs := make([]trace.Event, min(len(times), len(types), len(offs), r.size))
+	n, err := r.ReadEvents(evs)
 	evs = evs[:n]
 	at := 0
 	for _, e := range evs {
@@ -85,7 +111,7 @@ func (r *byTrack) ReadEventsByTrack(dst []trace.Event, tracks []trace.TrackID, c
 		counts = append(counts, 0)
 		for _, f := range evs {
 			if f.Track == e.Track {
-				dst[at] = f
+				times[at], types[at], offs[at] = f.Time, f.Type, f.Payload.Off
 				at++
 				counts[len(counts)-1]++
 			}
@@ -102,8 +128,9 @@ func (r *byTrack) ReadEventsByTrack(dst []trace.Event, tracks []trace.TrackID, c
 // TestBuildByTrack: a reader that hands out its events grouped by track
 // (trackOrderReader, as trace/cpel does) gets the index file, byte for
 // byte, that the same events read in time order get, on one core and on
-// four; in shorter batches the same index; events out of time order are
-// clamped per track, so that every track's times stay sorted; and a
+// four, with and without stacks; in shorter batches the same index; the
+// CPEL reader's index file is its ReadEvents'; events out of time order
+// are clamped per track, so that every track's times stay sorted; and a
 // reader that breaks the contract fails Build rather than the process.
 func TestBuildByTrack(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
@@ -114,24 +141,29 @@ func TestBuildByTrack(t *testing.T) {
 		}
 		return fileBody(t, name)
 	}
-	for _, cfg := range []synth.Config{
-		{Events: 100000, Tracks: 64, Seed: 3},
-		{Events: 60000, Tracks: 7, Types: 70000, Seed: 4, Stacks: 20, StackDepth: 4}, // escaped types, stacks
+	for _, c := range []struct {
+		cfg  synth.Config
+		base trace.Event
+	}{
+		{synth.Config{Events: 100000, Tracks: 64, Seed: 3}, trace.Event{Capture: trace.NoTrack, CPU: trace.NoCPU, Payload: trace.Loc{Len: 4}}},
+		{synth.Config{Events: 60000, Tracks: 7, Types: 70000, Seed: 4}, trace.Event{Seq: 9, CPU: 2, Stack: 5, Labels: 1, Payload: trace.Loc{Len: 30}}}, // escaped types, stacks
 	} {
+		cfg := c.cfg
+		same := func() *sameFields { return &sameFields{Reader: synth.New(cfg), base: c.base} }
 		build := func(r trace.Reader) *Index {
 			x := build1(t, r)
 			t.Cleanup(func() { x.Close() })
 			return x
 		}
-		want := build(synth.New(cfg))
+		want := build(same())
 		wantFile := write(want)
 		for _, procs := range []int{1, 4} {
 			runtime.GOMAXPROCS(procs)
-			if got := write(build(&byTrack{Reader: synth.New(cfg), size: batchEvents})); !bytes.Equal(got, wantFile) {
+			if got := write(build(&byTrack{sameFields: same(), size: batchEvents})); !bytes.Equal(got, wantFile) {
 				t.Errorf("%+v, %d cores: the index file of a reader by track differs (%d bytes, want %d)", cfg, procs, len(got), len(wantFile))
 			}
 		}
-		compareIndexesNoDerive(t, build(&byTrack{Reader: synth.New(cfg), size: 1000}), want)
+		compareIndexesNoDerive(t, build(&byTrack{sameFields: same(), size: 1000}), want)
 	}
 
 	// The CPEL reader groups as it decodes: the index file is the one
@@ -163,7 +195,7 @@ func TestBuildByTrack(t *testing.T) {
 		t.Error("CPEL: the index file read by track differs from the one read in time order")
 	}
 
-	x := build1(t, &byTrack{Reader: disordered(), size: 700})
+	x := build1(t, &byTrack{sameFields: &sameFields{Reader: disordered()}, size: 700})
 	defer x.Close()
 	if x.Clamped() == 0 {
 		t.Fatal("no event out of order: nothing clamped")
@@ -177,7 +209,7 @@ func TestBuildByTrack(t *testing.T) {
 		}
 	}
 
-	if _, err := Build(context.Background(), &byTrack{Reader: synth.New(synth.Config{Events: 5000, Seed: 1}), size: 100, twice: true}, Options{SpillDir: t.TempDir()}); err == nil {
+	if _, err := Build(context.Background(), &byTrack{sameFields: &sameFields{Reader: synth.New(synth.Config{Events: 5000, Seed: 1})}, size: 100, twice: true}, Options{SpillDir: t.TempDir()}); err == nil {
 		t.Error("Build of a reader giving one track two groups succeeded")
 	}
 }

@@ -84,6 +84,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -295,9 +296,42 @@ type batch struct {
 	first   trace.Time
 	last    trace.Time
 	stacked []trace.TypeID
-	// grouped says that a trackOrderReader filled evs in group order,
-	// sealed as it was (addGrouped), without gid.
+	// grouped says that a trackOrderReader filled the batch, sealed as
+	// it was (addGrouped), without gid: its events, in group order, are
+	// base with the times, types and payload offsets in times, types and
+	// offs (evs is not used).
 	grouped bool
+	times   []trace.Time
+	types   []trace.TypeID
+	offs    []int64
+	base    trace.Event
+}
+
+// len returns the number of events of the batch.
+func (b *batch) len() int {
+	if b.grouped {
+		return len(b.times)
+	}
+	return len(b.evs)
+}
+
+// expand returns events lo..hi-1 of a grouped batch, of track id, in dst
+// (grown as needed).
+func (b *batch) expand(dst []trace.Event, lo, hi int, id trace.TrackID) []trace.Event {
+	dst = slices.Grow(dst[:0], hi-lo)[:hi-lo]
+	base := b.base
+	base.Track = id
+	times, types, offs := b.times[lo:hi], b.types[lo:hi], b.offs[lo:hi]
+	for i := range dst {
+		// The base copied whole, then the fields set in place: copying
+		// an event just assembled field by field would load its fields
+		// in wider words than they were stored in, which the processor
+		// does not forward from the pending stores (a stall per event).
+		e := &dst[i]
+		*e = base
+		e.Time, e.Type, e.Payload.Off = times[i], types[i], offs[i]
+	}
+	return dst
 }
 
 // grouper numbers the tracks of a batch as the reading goroutine fills
@@ -396,11 +430,12 @@ type reading struct {
 	// moves them into b.evs; evs is its unused rest, being read into.
 	scratch []trace.Event
 	evs     []trace.Event
-	n       int        // events read into evs
-	g       grouper    // the tracks of b
-	last    trace.Time // the time of the last event sealed
-	starts  []int32    // seal's cursors
-	live    *liveRead  // nil without Options.Live
+	n       int           // events read into evs
+	g       grouper       // the tracks of b
+	last    trace.Time    // the time of the last event sealed
+	starts  []int32       // seal's cursors
+	counted []trace.Event // addGrouped's events for the counter
+	live    *liveRead     // nil without Options.Live
 }
 
 // next returns an empty batch, recycled when one is free.
@@ -411,6 +446,7 @@ func (rs *reading) next() *batch {
 		b.evs, b.pub = b.evs[:0], nil
 		b.gid, b.gtrack, b.gcount = b.gid[:0], b.gtrack[:0], b.gcount[:0]
 		b.clamped, b.stacked, b.grouped = 0, b.stacked[:0], false
+		b.times, b.types, b.offs = b.times[:0], b.types[:0], b.offs[:0]
 		return b
 	default:
 		return &batch{evs: make([]trace.Event, 0, batchEvents), gid: make([]int32, 0, batchEvents)}
@@ -519,12 +555,16 @@ func (x *Index) fill(rs *reading) (err error) {
 			lr.inBatch = true
 		}
 		b := rs.b
-		evs := slices.Grow(b.evs[:0], batchEvents)[:batchEvents]
-		n, gtrack, gcount, rerr := gr.ReadEventsByTrack(evs, b.gtrack[:0], b.gcount[:0])
+		times := slices.Grow(b.times[:0], batchEvents)[:batchEvents]
+		types := slices.Grow(b.types[:0], batchEvents)[:batchEvents]
+		offs := slices.Grow(b.offs[:0], batchEvents)[:batchEvents]
+		n, gtrack, gcount, rerr := gr.ReadEventsByTrack(times, types, offs, b.gtrack[:0], b.gcount[:0])
 		if lr != nil {
 			lr.inBatch = false
 		}
-		b.evs, b.gtrack, b.gcount, err = evs[:min(max(n, 0), len(evs))], gtrack, gcount, rerr
+		n = min(max(n, 0), batchEvents)
+		b.times, b.types, b.offs, b.base = times[:n], types[:n], offs[:n], gr.EventBase()
+		b.gtrack, b.gcount, err = gtrack, gcount, rerr
 		if gerr := x.addGrouped(b, rs); gerr != nil {
 			return gerr
 		}
@@ -558,28 +598,32 @@ func (x *Index) fill(rs *reading) (err error) {
 	return err
 }
 
-// trackOrderReader is a batchReader that can also hand out a batch's
-// events grouped by track, as the reading goroutine would group them
-// (trace/cpel does): ReadEventsByTrack reads at most len(dst) of the next
-// events, at least one while events remain, and stores them in dst
-// grouped, appending to tracks and counts the tracks of the groups, in
-// the order of their first events, and their sizes; each group is in
-// reading order; err is as for ReadEvents. Such a batch skips the
-// reading goroutine's copy of every event into group order (seal),
-// unless a symbol source or a deriver must see the events in reading
-// order.
+// trackOrderReader is a reader whose events differ only in their time,
+// track, type and payload offset (trace/cpel's): EventBase returns their
+// other fields. ReadEventsByTrack reads at most min(len(times),
+// len(types), len(offs)) of the next events, at least one while events
+// remain, and stores them grouped by track, as the reading goroutine
+// would group them: their times, types and payload offsets in times,
+// types and offs, and it appends to tracks and counts the tracks of the
+// groups, in the order of their first events, and their sizes; each
+// group is in reading order; err is as for ReadEvents. Such a batch
+// skips the reading goroutine's copy of every event into group order
+// (seal), and is a third of the bytes to hand over to the indexers,
+// which make its events group by group (batch.expand), unless a symbol
+// source or a deriver must see them in reading order.
 type trackOrderReader interface {
-	ReadEventsByTrack(dst []trace.Event, tracks []trace.TrackID, counts []int32) (n int, _ []trace.TrackID, _ []int32, err error)
+	EventBase() trace.Event
+	ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (n int, _ []trace.TrackID, _ []int32, err error)
 }
 
 // addGrouped checks, counts and seals a batch a trackOrderReader filled
-// (b.evs, b.gtrack and b.gcount set): it does what add and seal do for
-// a batch read in reading order, but for clamping times, which it does
-// per group, against the group's previous event and the last time
-// sealed; for a reader whose events come in time order, as they must,
-// that is the same.
+// (b.times, b.types, b.offs, b.base, b.gtrack and b.gcount set): it does
+// what add and seal do for a batch read in reading order, but for
+// clamping times, which it does per group, against the group's previous
+// event and the last time sealed; for a reader whose events come in time
+// order, as they must, that is the same.
 func (x *Index) addGrouped(b *batch, rs *reading) error {
-	evs := b.evs
+	n := len(b.times)
 	if len(b.gtrack) != len(b.gcount) {
 		return fmt.Errorf("render: internal error: a batch read by track has %d tracks and %d counts", len(b.gtrack), len(b.gcount))
 	}
@@ -590,16 +634,13 @@ func (x *Index) addGrouped(b *batch, rs *reading) error {
 	var err error
 	for k, id := range b.gtrack {
 		c := int(b.gcount[k])
-		if c <= 0 || c > len(evs)-at {
-			err = fmt.Errorf("render: internal error: a batch of %d events read by track has a group of %d at %d", len(evs), c, at)
+		if c <= 0 || c > n-at {
+			err = fmt.Errorf("render: internal error: a batch of %d events read by track has a group of %d at %d", n, c, at)
 			break
 		}
 		if id < 0 || id >= tracks {
 			id = trace.NoTrack
 			b.gtrack[k] = id
-			for i := range evs[at : at+c] {
-				evs[at+i].Track = id
-			}
 		}
 		if rs.g.seen(id) {
 			err = fmt.Errorf("render: internal error: a batch read by track has two groups of track %d", id)
@@ -608,47 +649,62 @@ func (x *Index) addGrouped(b *batch, rs *reading) error {
 		at += c
 	}
 	rs.g.reset()
-	if err == nil && at != len(evs) {
-		err = fmt.Errorf("render: internal error: a batch of %d events read by track has groups of %d", len(evs), at)
+	if err == nil && at != n {
+		err = fmt.Errorf("render: internal error: a batch of %d events read by track has groups of %d", n, at)
 	}
 	if err != nil {
-		b.evs, b.gtrack, b.gcount = b.evs[:0], b.gtrack[:0], b.gcount[:0]
+		b.times, b.types, b.offs, b.gtrack, b.gcount = b.times[:0], b.types[:0], b.offs[:0], b.gtrack[:0], b.gcount[:0]
 		return err
 	}
-	x.counter.AddEvents(evs)
-	n := len(evs)
-	stacked := slices.Grow(b.stacked[:0], n)[:n]
-	ns, clamped := 0, int64(0)
-	bytes, last0, last := rs.bytes, rs.last, rs.last
+	// The counter sees the events, made a few at a time.
+	at = 0
+	for k, c := range b.gcount {
+		for lo, hi := at, at+int(c); lo < hi; lo += len(rs.counted) {
+			rs.counted = b.expand(rs.counted, lo, min(hi, lo+countChunk), b.gtrack[k])
+			x.counter.AddEvents(rs.counted)
+		}
+		at += int(c)
+	}
+	clamped := int64(0)
+	last0, last := rs.last, rs.last
+	times := b.times
 	at = 0
 	for _, c := range b.gcount {
-		g := evs[at : at+int(c)]
+		g := times[at : at+int(c)]
 		at += int(c)
 		prev := last0
-		for i := range g {
-			e := &g[i]
-			if e.Time < prev {
-				e.Time = prev
+		for i, t := range g {
+			if t < prev {
+				g[i] = prev
 				clamped++
 			}
-			prev = e.Time
-			bytes = max(bytes, e.Payload.Off+int64(e.Payload.Len))
-			stacked[ns] = e.Type
-			ns += int(uint32(e.Stack|-e.Stack) >> 31) // 1 when e.Stack != trace.NoStack
+			prev = g[i]
 		}
 		last = max(last, prev)
 	}
-	if n > 0 {
-		b.first, b.last = evs[0].Time, last
-		rs.last = last
+	maxOff := int64(math.MinInt64)
+	for _, off := range b.offs {
+		maxOff = max(maxOff, off)
 	}
-	b.stacked, b.clamped, b.grouped = stacked[:ns], clamped, true
-	rs.bytes = bytes
+	stacked := b.stacked[:0]
+	if b.base.Stack != trace.NoStack {
+		stacked = append(stacked, b.types...)
+	}
+	if n > 0 {
+		b.first, b.last = times[0], last
+		rs.last = last
+		rs.bytes = max(rs.bytes, maxOff+int64(b.base.Payload.Len))
+	}
+	b.stacked, b.clamped, b.grouped = stacked, clamped, true
 	if rs.live != nil {
 		rs.live.unpub += n
 	}
 	return nil
 }
+
+// countChunk is how many events of a grouped batch addGrouped makes at
+// a time for the counter.
+const countChunk = 256
 
 // add counts and groups the n events read into the rest of the scratch
 // (rs.evs), shows them to the symbol source and the deriver, and adds
@@ -720,7 +776,7 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 			}
 			break
 		}
-		if cap(b.evs) == batchEvents {
+		if cap(b.evs) == batchEvents || cap(b.times) >= batchEvents {
 			select {
 			case free <- b:
 			default:

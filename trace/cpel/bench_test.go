@@ -321,13 +321,27 @@ func checkByTrack(data []byte, size int, want []trace.Event, wantErr error) stri
 		return err.Error()
 	}
 	br := r.(*Reader)
+	times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]int64, size)
 	dst := make([]trace.Event, size)
 	at, batches := 0, 0
 	for err == nil {
 		var n int
 		var tracks []trace.TrackID
 		var counts []int32
-		n, tracks, counts, err = br.ReadEventsByTrack(dst, tracks, counts)
+		n, tracks, counts, err = br.ReadEventsByTrack(times, types, offs, tracks, counts)
+		// The events, from their fields and EventBase.
+		p := 0
+		for k, c := range counts {
+			for range c {
+				if p >= n {
+					return fmt.Sprintf("groups of more than %d events", n)
+				}
+				e := br.EventBase()
+				e.Time, e.Track, e.Type, e.Payload.Off = times[p], tracks[k], types[p], offs[p]
+				dst[p] = e
+				p++
+			}
+		}
 		if n == 0 && err == nil {
 			return fmt.Sprintf("no events and no error at event %d", at)
 		}

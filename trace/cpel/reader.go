@@ -492,19 +492,22 @@ func (r *Reader) ReadEvents(dst []trace.Event) (int, error) {
 	return n, nil
 }
 
-// ReadEventsByTrack reads the next events as ReadEvents does, but stores
-// them in dst grouped by track: it appends to tracks and counts the
-// batch's tracks, in the order of their first events, and how many
-// events each has, so that dst[:n] holds the counts[0] events of
-// tracks[0], then those of tracks[1], and so on, each group in time
-// order. It may return fewer than len(dst) events while events remain:
-// it reads at most the records of one chunk of the file, grouping them
-// as it decodes them without an intermediate copy (the index reads
-// CPEL files so, see render's build.go).
-func (r *Reader) ReadEventsByTrack(dst []trace.Event, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+// ReadEventsByTrack reads the next events as ReadEvents does, grouped by
+// track, and stores of each only what differs from EventBase: its time,
+// type and payload offset, in times, types and offs (of one length). It
+// appends to tracks and counts the batch's tracks, in the order of their
+// first events, and how many events each has, so that the first
+// counts[0] entries are the events of tracks[0], the next counts[1]
+// those of tracks[1], and so on, each group in time order. It may
+// return fewer events than there is room for while events remain: it
+// reads at most the records of one chunk of the file, grouping them as
+// it decodes them without an intermediate copy (the index reads CPEL
+// files so, see render's build.go).
+func (r *Reader) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+	room := min(len(times), len(types), len(offs))
 	c := r.single
-	if c == nil || c.es.sortedAt != nil || r.err != nil || len(dst) == 0 {
-		return r.readGrouping(dst, tracks, counts)
+	if c == nil || c.es.sortedAt != nil || r.err != nil || room == 0 {
+		return r.readGrouping(times[:room], types[:room], offs[:room], tracks, counts)
 	}
 	if c.i-c.bufStart >= len(c.buf)/recordSize || c.i < c.bufStart {
 		if c.i >= c.es.n {
@@ -517,14 +520,14 @@ func (r *Reader) ReadEventsByTrack(dst []trace.Event, tracks []trace.TrackID, co
 		}
 	}
 	recs := c.buf[(c.i-c.bufStart)*recordSize:]
-	n := min(len(dst), len(recs)/recordSize)
+	n := min(room, len(recs)/recordSize)
 	recs = recs[:n*recordSize]
 	// Pass 1: each record's group, and the groups' sizes; and the
 	// tracks and types not met before, added in reading order as
 	// ReadEvent adds them.
 	gid := slices.Grow(r.gid[:0], n)[:n]
 	k0 := len(tracks)
-	dense, types := r.tracks.dense, r.types.dense
+	dense, tdense := r.tracks.dense, r.types.dense
 	for i := range gid {
 		id, code := r.u32(recs[i*recordSize+8:]), r.u32(recs[i*recordSize+12:])
 		tr := trace.TrackID(-1)
@@ -535,9 +538,9 @@ func (r *Reader) ReadEventsByTrack(dst []trace.Event, tracks []trace.TrackID, co
 			tr = r.trackSlow(id)
 			dense = r.tracks.dense
 		}
-		if code >= uint32(len(types)) || types[code] < 0 {
+		if code >= uint32(len(tdense)) || tdense[code] < 0 {
 			r.typSlow(code)
-			types = r.types.dense
+			tdense = r.types.dense
 		}
 		for int(tr) >= len(r.group) {
 			r.group = append(r.group, 0)
@@ -564,28 +567,21 @@ func (r *Reader) ReadEventsByTrack(dst []trace.Event, tracks []trace.TrackID, co
 	r.order = order
 	es := c.es
 	off := es.dataOff + int64(c.i)*recordSize + datumOffInRecord
-	p := 0
-	for k, cnt := range counts[k0:] {
-		tr := tracks[k0+k]
-		for _, i := range order[p : p+int(cnt)] {
-			ticks, _, code := eventRecord(recs[int(i)*recordSize:int(i)*recordSize+recordSize], r.big)
-			t := trace.Time(ticks)
-			if es.clock.mul != 1 || ticks > math.MaxInt64 {
-				t = es.clock.time(ticks)
-			}
-			ty := trace.TypeID(-1)
-			if code < uint32(len(types)) {
-				ty = trace.TypeID(types[code])
-			}
-			if ty < 0 {
-				ty = r.typ(code) // added by pass 1
-			}
-			dst[p] = trace.Event{
-				Time: t, Track: tr, Type: ty, Capture: trace.NoTrack, CPU: trace.NoCPU,
-				Payload: trace.Loc{Off: off + int64(i)*recordSize, Len: 4},
-			}
-			p++
+	times, types, offs = times[:n], types[:n], offs[:n]
+	for p, i := range order {
+		ticks, _, code := eventRecord(recs[int(i)*recordSize:int(i)*recordSize+recordSize], r.big)
+		t := trace.Time(ticks)
+		if es.clock.mul != 1 || ticks > math.MaxInt64 {
+			t = es.clock.time(ticks)
 		}
+		ty := trace.TypeID(-1)
+		if code < uint32(len(tdense)) {
+			ty = trace.TypeID(tdense[code])
+		}
+		if ty < 0 {
+			ty = r.typ(code) // added by pass 1
+		}
+		times[p], types[p], offs[p] = t, ty, off+int64(i)*recordSize
 	}
 	c.i += n
 	return n, tracks, counts, nil
@@ -605,14 +601,20 @@ func (r *Reader) starts(tracks []trace.TrackID, counts []int32) []int32 {
 	return cur
 }
 
+// EventBase returns the fields every event has but its time, track, type
+// and payload offset (see ReadEventsByTrack).
+func (r *Reader) EventBase() trace.Event {
+	return trace.Event{Capture: trace.NoTrack, CPU: trace.NoCPU, Payload: trace.Loc{Len: 4}}
+}
+
 // readGrouping is ReadEventsByTrack where events do not come from one
 // section's buffer (sections merged, or sorted at open): it reads them
 // with ReadEvents and groups them after.
-func (r *Reader) readGrouping(dst []trace.Event, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
-	if cap(r.ordered) < len(dst) {
-		r.ordered = make([]trace.Event, len(dst))
+func (r *Reader) readGrouping(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+	if cap(r.ordered) < len(times) {
+		r.ordered = make([]trace.Event, len(times))
 	}
-	evs := r.ordered[:len(dst)]
+	evs := r.ordered[:len(times)]
 	n, err := r.ReadEvents(evs)
 	evs = evs[:n]
 	k0 := len(tracks)
@@ -634,7 +636,9 @@ func (r *Reader) readGrouping(dst []trace.Event, tracks []trace.TrackID, counts 
 	r.gid = gid
 	cur := r.starts(tracks[k0:], counts[k0:])
 	for i, g := range gid {
-		dst[cur[g]] = evs[i]
+		e := &evs[i]
+		p := cur[g]
+		times[p], types[p], offs[p] = e.Time, e.Type, e.Payload.Off
 		cur[g]++
 	}
 	return n, tracks, counts, err
