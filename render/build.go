@@ -27,8 +27,9 @@ import (
 // order itself, with those three fields only (20 bytes an event rather
 // than 56: what crosses from the reading core to the indexers' is what
 // costs), and the reading goroutine makes that pass over the groups
-// instead (Index.addGrouped), with no copy; the indexers make each
-// group's events in a scratch of their own (batch.expand). The indexing
+// instead (Index.addGrouped), with no copy; the indexers encode and
+// push those fields as they are (spill.addBased, track.pushColumns),
+// making events (batch.expand) only for the stacks. The indexing
 // goroutine finds the groups' tracks, then it and GOMAXPROCS-1 helpers
 // take the groups, largest first, one at a time, until none is left. A
 // track is thus written by one goroutine at a time, and by the indexing
@@ -210,22 +211,27 @@ func (ix *indexers) work(sc []trace.Event) []trace.Event {
 }
 
 // indexGroup indexes the events of group k: their spill records, their
-// columns and their stacks. A grouped batch's events are made in sc
-// (batch.expand), which it returns.
+// columns and their stacks. A grouped batch's events are made only
+// where the stacks need them, in sc (batch.expand), which it returns.
 func (ix *indexers) indexGroup(k int, sc []trace.Event) []trace.Event {
 	t, sp, b := ix.tracks[k], ix.x.spill, ix.b
-	var evs []trace.Event
-	if b.grouped {
-		sc = b.expand(sc, int(ix.start[k]), int(ix.start[k+1]), b.gtrack[k])
-		evs = sc
-	} else {
-		evs = b.evs[ix.start[k]:ix.start[k+1]]
+	lo, hi := int(ix.start[k]), int(ix.start[k+1])
+	if !b.grouped {
+		evs := b.evs[lo:hi]
+		sp.addEvents(&t.spill, evs)
+		sp.account(&t.spill)
+		if len(b.stacked) > 0 {
+			t.addStacked(int32(t.times.len()), evs)
+		}
+		t.pushEvents(evs)
+		return sc
 	}
-	sp.addEvents(&t.spill, evs)
+	sp.addBased(&t.spill, b.types[lo:hi], b.offs[lo:hi], &b.base)
 	sp.account(&t.spill)
-	if len(b.stacked) > 0 {
-		t.addStacked(int32(t.times.len()), evs)
+	if b.base.Stack != trace.NoStack {
+		sc = b.expand(sc, lo, hi, b.gtrack[k])
+		t.addStacked(int32(t.times.len()), sc)
 	}
-	t.pushEvents(evs)
+	t.pushColumns(b.times[lo:hi], b.types[lo:hi])
 	return sc
 }

@@ -609,8 +609,8 @@ func (x *Index) fill(rs *reading) (err error) {
 // group is in reading order; err is as for ReadEvents. Such a batch
 // skips the reading goroutine's copy of every event into group order
 // (seal), and is a third of the bytes to hand over to the indexers,
-// which make its events group by group (batch.expand), unless a symbol
-// source or a deriver must see them in reading order.
+// which index the three fields as they are; unless a symbol source or a
+// deriver must see the events in reading order.
 type trackOrderReader interface {
 	EventBase() trace.Event
 	ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (n int, _ []trace.TrackID, _ []int32, err error)
@@ -851,32 +851,72 @@ func newTrack(st *store) *track {
 // columns and grows its pyramid over the blocks they complete.
 func (t *track) pushEvents(evs []trace.Event) {
 	for len(evs) > 0 {
-		// The columns have the same length and chunk sizes: one index
-		// computation and one capacity check serve both.
 		n := t.times.n
-		k, j := n>>chunkBits, n&chunkMask
-		var tc []trace.Time
-		var yc []uint16
-		if k < len(t.times.chunks) && k < len(t.types.chunks) {
-			tc, yc = t.times.chunks[k], t.types.chunks[k]
-		}
-		m := min(len(evs), len(tc)-j, len(yc)-j)
-		if m <= 0 {
+		tc, yc := t.free()
+		m := min(len(evs), len(tc))
+		if m == 0 {
 			t.times.pushSlow(evs[0].Time)
 			t.types.pushSlow(typeCode(evs[0].Type))
 			m = 1
 		} else {
-			tc, yc = tc[j:j+m], yc[j:j+m]
+			tc, yc = tc[:m], yc[:m]
 			for q := range evs[:m] {
 				e := &evs[q]
 				tc[q], yc[q] = e.Time, typeCode(e.Type)
 			}
 			t.times.n, t.types.n = n+m, n+m
 		}
-		for end := (n>>minLevel + 1) << minLevel; end <= n+m; end += 1 << minLevel {
-			t.grow(end)
-		}
+		t.grown(n, n+m)
 		evs = evs[m:]
+	}
+}
+
+// pushColumns is pushEvents for events given by their times and types
+// (a grouped batch's, see batch.expand).
+func (t *track) pushColumns(times []trace.Time, types []trace.TypeID) {
+	types = types[:len(times)]
+	for len(times) > 0 {
+		n := t.times.n
+		tc, yc := t.free()
+		m := min(len(times), len(tc))
+		if m == 0 {
+			t.times.pushSlow(times[0])
+			t.types.pushSlow(typeCode(types[0]))
+			m = 1
+		} else {
+			copy(tc[:m], times)
+			yc = yc[:m]
+			for q, ty := range types[:m] {
+				yc[q] = typeCode(ty)
+			}
+			t.times.n, t.types.n = n+m, n+m
+		}
+		t.grown(n, n+m)
+		times, types = times[m:], types[m:]
+	}
+}
+
+// free returns the unfilled rest of the columns' chunks being filled:
+// the columns have the same length and chunk sizes, so one index
+// computation and one capacity check serve both. They are empty when
+// the chunks are full.
+func (t *track) free() ([]trace.Time, []uint16) {
+	n := t.times.n
+	k, j := n>>chunkBits, n&chunkMask
+	if k < len(t.times.chunks) && k < len(t.types.chunks) {
+		tc, yc := t.times.chunks[k], t.types.chunks[k]
+		if e := min(len(tc), len(yc)); j < e {
+			return tc[j:e], yc[j:e]
+		}
+	}
+	return nil, nil
+}
+
+// grown grows the pyramid over the blocks that the events from..to-1,
+// just added to the columns, complete.
+func (t *track) grown(from, to int) {
+	for end := (from>>minLevel + 1) << minLevel; end <= to; end += 1 << minLevel {
+		t.grow(end)
 	}
 }
 
