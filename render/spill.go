@@ -236,13 +236,52 @@ type runWriter struct {
 	code   [nSlots]uint16
 	set    uint64
 	blocks [runRecords / spillBlock]uint16 // its block table, as far as it goes
+	// based lists the slots (bit s) whose last record has the fields of
+	// base but for its type and payload offset: base holds the fields of
+	// the grouped batches' base last spilled (addBased), but for those two.
+	based uint64
+	base  recordFields
 }
 
 // appendRecord appends the record of e, of type code, based on its
 // slot's last record, and makes it that; b must have room for
 // maxRecordSize more bytes.
 func (w *runWriter) appendRecord(b []byte, code uint16, e *trace.Event) []byte {
+	w.based &^= 1 << (code % nSlots)
 	return w.appendWith(b, code, e, int64(e.Type), e.Payload.Off)
+}
+
+// setBase makes base the base of the grouped batch's events that
+// appendBased encodes next.
+func (w *runWriter) setBase(base *trace.Event) {
+	if bf := (recordFields{1: int64(base.Seq), 2: int64(base.Capture), 3: int64(base.CPU), 4: int64(base.Stack), 5: int64(base.Labels), 7: int64(base.Payload.Len)}); bf != w.base {
+		w.base, w.based = bf, 0
+	}
+}
+
+// appendBased is appendRecord for the event of a grouped batch of type ty
+// (of code) and payload offset off, the other fields base's, set by
+// setBase. Where the slot's last record has
+// the same code and base's fields, only the type (escaped types share a
+// code) and the offset can differ, and only they are compared.
+func (w *runWriter) appendBased(b []byte, code uint16, ty, off int64, base *trace.Event) []byte {
+	s := code % nSlots
+	if (w.set&w.based)>>s&1 == 0 || w.code[s] != code {
+		w.based |= 1 << s
+		return w.appendWith(b, code, base, ty, off)
+	}
+	p := &w.fields[s]
+	n := len(b)
+	b = b[:n+maxRecordSize]
+	i, m := n+1, byte(0)
+	if ty != p[0] {
+		m, i, p[0] = m|1<<0, putVarint(b, i, ty-p[0]), ty
+	}
+	if off != p[6] {
+		m, i, p[6] = m|1<<6, putVarint(b, i, off-p[6]), off
+	}
+	b[n] = m
+	return b[:i]
 }
 
 // appendWith is appendRecord for the event that is e but for its type ty
@@ -531,6 +570,7 @@ func (s *spill) addEvents(st *spillTrack, evs []trace.Event) {
 // their types and payload offsets (see batch.expand).
 func (s *spill) addBased(st *spillTrack, types []trace.TypeID, offs []int64, base *trace.Event) {
 	w := st.writer()
+	w.setBase(base)
 	offs = offs[:len(types)]
 	for len(types) > 0 {
 		m := s.room(st, len(types))
@@ -539,7 +579,7 @@ func (s *spill) addBased(st *spillTrack, types []trace.TypeID, offs []int64, bas
 			if k > 0 && k%spillBlock == 0 {
 				w.blocks[k/spillBlock-1] = uint16(len(buf)) // < runBuffer
 			}
-			buf = w.appendWith(buf, typeCode(ty), base, int64(ty), offs[i])
+			buf = w.appendBased(buf, typeCode(ty), int64(ty), offs[i], base)
 			k++
 		}
 		s.added(st, buf, k)

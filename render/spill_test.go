@@ -82,7 +82,9 @@ func TestSpillReadOrders(t *testing.T) {
 // against appendRecord on the base the file comment defines (the slot's
 // last record when of the same code, else the zero Event), over events
 // whose fields take extreme values and whose codes collide in slots, and
-// decodes each record back.
+// decodes each record back. Half the events come in stretches of a
+// grouped batch's (appendBased: one of two bases but for their types and
+// payload offsets), between events of any fields.
 func TestRunWriterRecords(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	pick := func(vals ...int64) int64 { return vals[rng.IntN(len(vals))] }
@@ -90,9 +92,21 @@ func TestRunWriterRecords(t *testing.T) {
 	var w runWriter
 	var sr slotRecords
 	var b, want []byte
+	bases := []trace.Event{
+		{Capture: trace.NoTrack, CPU: trace.NoCPU, Payload: trace.Loc{Len: 4}},
+		{Seq: 7, CPU: 3, Stack: 1, Labels: 2, Payload: trace.Loc{Len: 12}},
+	}
+	var based *trace.Event // the base of the stretch at hand; nil: any fields
 	for i := range 20000 {
 		if i%1000 == 0 { // a new run
 			w.set, sr.set = 0, 0
+		}
+		if i%50 == 0 {
+			based = nil
+			if k := rng.IntN(4); k < len(bases) {
+				based = &bases[k]
+				w.setBase(based)
+			}
 		}
 		e := trace.Event{
 			Type:    trace.TypeID(pick(0, 1, 2, 64, 65, 65534, 65535, 70000, -1, 1<<31-1)),
@@ -103,11 +117,20 @@ func TestRunWriterRecords(t *testing.T) {
 			Labels:  trace.LabelsID(small()),
 			Payload: trace.Loc{Off: small(), Len: int32(small())},
 		}
+		if based != nil {
+			ty, off := e.Type, e.Payload.Off
+			e = *based
+			e.Type, e.Payload.Off = ty, off
+		}
 		code := typeCode(e.Type)
 		base := sr.base(code)
 		want = appendRecord(slices.Grow(want[:0], maxRecordSize), &base, &e)
 		at := len(b)
-		b = w.appendRecord(slices.Grow(b, maxRecordSize), code, &e)
+		if based != nil {
+			b = w.appendBased(slices.Grow(b, maxRecordSize), code, int64(e.Type), e.Payload.Off, based)
+		} else {
+			b = w.appendRecord(slices.Grow(b, maxRecordSize), code, &e)
+		}
 		if got := b[at:]; !bytes.Equal(got, want) {
 			t.Fatalf("event %d %+v: record %x, want %x", i, e, got, want)
 		}
