@@ -430,12 +430,11 @@ type reading struct {
 	// moves them into b.evs; evs is its unused rest, being read into.
 	scratch []trace.Event
 	evs     []trace.Event
-	n       int           // events read into evs
-	g       grouper       // the tracks of b
-	last    trace.Time    // the time of the last event sealed
-	starts  []int32       // seal's cursors
-	counted []trace.Event // addGrouped's events for the counter
-	live    *liveRead     // nil without Options.Live
+	n       int        // events read into evs
+	g       grouper    // the tracks of b
+	last    trace.Time // the time of the last event sealed
+	starts  []int32    // seal's cursors
+	live    *liveRead  // nil without Options.Live
 }
 
 // next returns an empty batch, recycled when one is free.
@@ -656,21 +655,18 @@ func (x *Index) addGrouped(b *batch, rs *reading) error {
 		b.times, b.types, b.offs, b.gtrack, b.gcount = b.times[:0], b.types[:0], b.offs[:0], b.gtrack[:0], b.gcount[:0]
 		return err
 	}
-	// The counter sees the events, made a few at a time.
-	at = 0
-	for k, c := range b.gcount {
-		for lo, hi := at, at+int(c); lo < hi; lo += len(rs.counted) {
-			rs.counted = b.expand(rs.counted, lo, min(hi, lo+countChunk), b.gtrack[k])
-			x.counter.AddEvents(rs.counted)
-		}
-		at += int(c)
+	b.stacked, b.clamped, b.grouped = b.stacked[:0], 0, true
+	if n == 0 {
+		return nil
 	}
 	clamped := int64(0)
 	last0, last := rs.last, rs.last
-	times := b.times
+	times, offs := b.times, b.offs
+	first := times[0] // before clamping: the counter's, as add's
+	maxOff := int64(math.MinInt64)
 	at = 0
 	for _, c := range b.gcount {
-		g := times[at : at+int(c)]
+		g, o := times[at:at+int(c)], offs[at:at+int(c)]
 		at += int(c)
 		prev := last0
 		for i, t := range g {
@@ -679,32 +675,26 @@ func (x *Index) addGrouped(b *batch, rs *reading) error {
 				clamped++
 			}
 			prev = g[i]
+			maxOff = max(maxOff, o[i])
 		}
 		last = max(last, prev)
 	}
-	maxOff := int64(math.MinInt64)
-	for _, off := range b.offs {
-		maxOff = max(maxOff, off)
-	}
+	// The latest time clamped is the latest read, or the last sealed
+	// before, which the counter has seen: its last time either way.
+	x.counter.AddTypes(b.types, first, last)
 	stacked := b.stacked[:0]
 	if b.base.Stack != trace.NoStack {
 		stacked = append(stacked, b.types...)
 	}
-	if n > 0 {
-		b.first, b.last = times[0], last
-		rs.last = last
-		rs.bytes = max(rs.bytes, maxOff+int64(b.base.Payload.Len))
-	}
-	b.stacked, b.clamped, b.grouped = stacked, clamped, true
+	b.first, b.last = times[0], last
+	rs.last = last
+	rs.bytes = max(rs.bytes, maxOff+int64(b.base.Payload.Len))
+	b.stacked, b.clamped = stacked, clamped
 	if rs.live != nil {
 		rs.live.unpub += n
 	}
 	return nil
 }
-
-// countChunk is how many events of a grouped batch addGrouped makes at
-// a time for the counter.
-const countChunk = 256
 
 // add counts and groups the n events read into the rest of the scratch
 // (rs.evs), shows them to the symbol source and the deriver, and adds
