@@ -172,7 +172,8 @@ func fieldsOf(e *trace.Event) recordFields {
 
 // BenchmarkRecords times the spill writer's encoding alone (runWriter,
 // no file) over the events of a synthetic trace and of a CPEL file, each
-// track's events in a row as the indexers take them.
+// track's events in a row as the indexers take them, and over the CPEL
+// file's as a grouped batch holds them (appendBased).
 func BenchmarkRecords(b *testing.B) {
 	cpelFile := filepath.Join(b.TempDir(), "b.cpel")
 	var buf bytes.Buffer
@@ -227,6 +228,42 @@ func BenchmarkRecords(b *testing.B) {
 			b.ReportMetric(float64(size)/float64(len(evs)), "bytes/event")
 		})
 	}
+	// The CPEL events as a grouped batch hands them over: the base and
+	// each event's type and payload offset (appendBased).
+	b.Run("cpel-based", func(b *testing.B) {
+		r, err := cpel.Format{}.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		base := r.(trackOrderReader).EventBase()
+		byTrack := map[trace.TrackID][]trace.Event{}
+		for {
+			e, err := r.ReadEvent()
+			if err != nil {
+				break
+			}
+			byTrack[e.Track] = append(byTrack[e.Track], e)
+		}
+		var types []trace.TypeID
+		var offs []int64
+		for _, t := range slices.Sorted(maps.Keys(byTrack)) {
+			for _, e := range byTrack[t] {
+				types, offs = append(types, e.Type), append(offs, e.Payload.Off)
+			}
+		}
+		rec := make([]byte, 0, runBuffer)
+		var w runWriter
+		w.setBase(&base)
+		for b.Loop() {
+			for i, ty := range types {
+				if i%runRecords == 0 {
+					rec, w.set = rec[:0], 0
+				}
+				rec = w.appendBased(rec, typeCode(ty), int64(ty), offs[i], &base)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(types)), "ns/event")
+	})
 }
 
 // TestSpillDropBehind: a build whose spill and store drop their pages
