@@ -140,6 +140,52 @@ func BenchmarkIndex(b *testing.B) {
 	}
 }
 
+// BenchmarkBatches reads the file in batches of 8192 events as the index
+// does: through ReadEvents, and through ReadEventsByTrack (grouped by
+// track, each event's time, type and payload offset).
+func BenchmarkBatches(b *testing.B) {
+	const size = 8192
+	fh, fsize := openBench(b, 1e9)
+	b.Run("ReadEvents", func(b *testing.B) {
+		dst := make([]trace.Event, size)
+		m := startMeter(b)
+		n := 0
+		for range b.N {
+			r, _ := Format{}.Open(fh, fsize)
+			br := r.(*Reader)
+			for {
+				k, err := br.ReadEvents(dst)
+				n += k
+				if err != nil {
+					break
+				}
+			}
+		}
+		m.report(b, n)
+	})
+	b.Run("ReadEventsByTrack", func(b *testing.B) {
+		times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]int64, size)
+		var tracks []trace.TrackID
+		var counts []int32
+		m := startMeter(b)
+		n := 0
+		for range b.N {
+			r, _ := Format{}.Open(fh, fsize)
+			br := r.(*Reader)
+			for {
+				var k int
+				var err error
+				k, tracks, counts, err = br.ReadEventsByTrack(times, types, offs, tracks[:0], counts[:0])
+				n += k
+				if err != nil {
+					break
+				}
+			}
+		}
+		m.report(b, n)
+	})
+}
+
 // BenchmarkDump does what `viewer dump` does per event on one goroutine:
 // read it, decode its details (datum, formatted label) and append its JSON
 // line, through AppendEvent (the allocation-free path `viewer dump` takes)
