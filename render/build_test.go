@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"viewer/trace"
 	"viewer/trace/cpel"
@@ -221,4 +222,48 @@ func build1(t *testing.T, r trace.Reader) *Index {
 		t.Fatal(err)
 	}
 	return x
+}
+
+// waitingByTrack is a reader by track whose source waits (Live.AroundWait)
+// inside its first ReadEventsByTrack call when wait is set.
+type waitingByTrack struct {
+	byTrack
+	live  *Live
+	wait  bool
+	calls int
+}
+
+func (r *waitingByTrack) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+	r.calls++
+	if r.wait {
+		r.live.AroundWait(func() {})
+	}
+	return r.byTrack.ReadEventsByTrack(times, types, offs, tracks, counts)
+}
+
+// TestLiveByTrack: with snapshots published after every batch, a reader
+// by track gets the index it gets without them; a wait inside
+// ReadEventsByTrack keeps every event, and Build reads event by event
+// afterwards.
+func TestLiveByTrack(t *testing.T) {
+	cfg := synth.Config{Events: 30000, Tracks: 9, Seed: 4}
+	base := trace.Event{Capture: trace.NoTrack, CPU: trace.NoCPU, Payload: trace.Loc{Len: 4}}
+	ref := build1(t, &sameFields{Reader: synth.New(cfg), base: base})
+	defer ref.Close()
+	for _, wait := range []bool{false, true} {
+		l := NewLive(time.Nanosecond)
+		r := &waitingByTrack{byTrack: byTrack{sameFields: &sameFields{Reader: synth.New(cfg), base: base}, size: batchEvents}, live: l, wait: wait}
+		x, err := Build(context.Background(), r, Options{SpillDir: t.TempDir(), Live: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		if l.Index() != x {
+			t.Error("the last publication is not the index Build returned")
+		}
+		compareIndexesNoDerive(t, x, ref)
+		if want := (cfg.Events + batchEvents - 1) / batchEvents; !wait && r.calls < int(want) || wait && r.calls != 1 {
+			t.Errorf("wait %v: ReadEventsByTrack called %d times", wait, r.calls)
+		}
+	}
 }
