@@ -439,7 +439,8 @@ func eventRecord(b []byte, big bool) (ticks uint64, id, code uint32) {
 // ReadEvents fills dst with the next events, as ReadEvent would return
 // them one by one, and returns how many: err is nil while events remain,
 // else what ended reading after them (io.EOF at the end). Records are
-// decoded straight into dst (the index and `viewer stats` read so).
+// decoded straight into dst (`viewer stats` reads so; the index reads
+// ReadEventsByTrack).
 func (r *Reader) ReadEvents(dst []trace.Event) (int, error) {
 	n := 0
 	for n < len(dst) {
