@@ -21,12 +21,21 @@ import (
 // track order (reading.seal, a counting sort, stable), making on the way
 // the one pass in order that what depends on the order of all events
 // needs (clamping times, the first and last times, the types of the
-// events with stacks); the indexing goroutine finds the groups' tracks,
-// then it and GOMAXPROCS-1 helpers take the groups, largest first, one
-// at a time, until none is left. A track is thus written by one
-// goroutine at a time, and by the indexing goroutine alone between
-// batches, when the snapshots (live.go), the placing of spill runs in
-// the file and the spill flushes that need every track happen.
+// events with stacks). A reader whose events differ only in their time,
+// track, type and payload offset and that can group a batch as it
+// decodes it (trackOrderReader: trace/cpel) fills the batch in group
+// order itself, with those three fields only (20 bytes an event rather
+// than 56: what crosses from the reading core to the indexers' is what
+// costs), and the reading goroutine makes that pass over the groups
+// instead (Index.addGrouped), with no copy; the indexers encode and
+// push those fields as they are (spill.addBased, track.pushColumns),
+// making events (batch.expand) only for the stacks. The indexing
+// goroutine finds the groups' tracks, then it and GOMAXPROCS-1 helpers
+// take the groups, largest first, one at a time, until none is left. A
+// track is thus written by one goroutine at a time, and by the indexing
+// goroutine alone between batches, when the snapshots (live.go), the
+// placing of spill runs in the file and the spill flushes that need
+// every track happen.
 //
 // Grouping also keeps a track's state (the chunks being filled, the
 // spill buffer and its per-slot bases) in one core's cache for the run
@@ -51,6 +60,8 @@ type indexers struct {
 	start  []int32
 	take   []int32
 	next   atomic.Int64
+	// scratch is the indexing goroutine's for work.
+	scratch []trace.Event
 	// Helpers: one token on jobs per helper per batch, wg counts the
 	// helpers at work.
 	helpers int
@@ -68,8 +79,9 @@ func newIndexers(x *Index) *indexers {
 		ix.jobs = jobs
 		for range ix.helpers {
 			go func() {
+				var sc []trace.Event
 				for range jobs {
-					ix.work()
+					sc = ix.work(sc)
 					ix.wg.Done()
 				}
 			}()
@@ -89,7 +101,7 @@ func (ix *indexers) stop() {
 // index adds a batch of events to the index.
 func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch) error {
 	x := ix.x
-	if len(b.evs) == 0 {
+	if b.len() == 0 {
 		x.bytes = b.bytes
 		return nil
 	}
@@ -111,7 +123,7 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 	ix.b = b
 	ix.next.Store(0)
 	h := 0
-	if len(b.evs) >= groupMin {
+	if b.len() >= groupMin {
 		h = min(ix.helpers, len(ix.tracks)-1)
 	}
 	if h > 0 {
@@ -123,14 +135,14 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 			ix.jobs <- struct{}{}
 		}
 	}
-	ix.work()
+	ix.scratch = ix.work(ix.scratch)
 	ix.wg.Wait()
 	ix.b = nil
 	for _, t := range ix.tracks {
 		x.spill.place(&t.spill)
 	}
 	x.spill.ship(false)
-	x.events += int64(len(b.evs))
+	x.events += int64(b.len())
 	x.bytes = b.bytes
 	if x.spill.buffered.Load() >= maxBuffered {
 		x.flushSpill(ix.all)
@@ -143,7 +155,7 @@ func (ix *indexers) index(ctx context.Context, progress func(Progress), b *batch
 // results.
 func (ix *indexers) groupBatch(b *batch) error {
 	x := ix.x
-	n := len(b.evs)
+	n := b.len()
 	ix.tracks, ix.start, ix.take = ix.tracks[:0], ix.start[:0], ix.take[:0]
 	at := int32(0)
 	for k, id := range b.gtrack {
@@ -185,26 +197,41 @@ func (ix *indexers) groupBatch(b *batch) error {
 	return nil
 }
 
-// work indexes groups of the batch until none is left.
-func (ix *indexers) work() {
+// work indexes groups of the batch until none is left; sc is the
+// calling goroutine's scratch for the events of a grouped batch, and
+// work returns it.
+func (ix *indexers) work(sc []trace.Event) []trace.Event {
 	for {
 		j := int(ix.next.Add(1) - 1)
 		if j >= len(ix.take) {
-			return
+			return sc
 		}
-		ix.indexGroup(int(ix.take[j]))
+		sc = ix.indexGroup(int(ix.take[j]), sc)
 	}
 }
 
 // indexGroup indexes the events of group k: their spill records, their
-// columns and their stacks.
-func (ix *indexers) indexGroup(k int) {
-	t, sp := ix.tracks[k], ix.x.spill
-	evs := ix.b.evs[ix.start[k]:ix.start[k+1]]
-	sp.addEvents(&t.spill, evs)
-	sp.account(&t.spill)
-	if len(ix.b.stacked) > 0 {
-		t.addStacked(int32(t.times.len()), evs)
+// columns and their stacks. A grouped batch's events are made only
+// where the stacks need them, in sc (batch.expand), which it returns.
+func (ix *indexers) indexGroup(k int, sc []trace.Event) []trace.Event {
+	t, sp, b := ix.tracks[k], ix.x.spill, ix.b
+	lo, hi := int(ix.start[k]), int(ix.start[k+1])
+	if !b.grouped {
+		evs := b.evs[lo:hi]
+		sp.addEvents(&t.spill, evs)
+		sp.account(&t.spill)
+		if len(b.stacked) > 0 {
+			t.addStacked(int32(t.times.len()), evs)
+		}
+		t.pushEvents(evs)
+		return sc
 	}
-	t.pushEvents(evs)
+	sp.addBased(&t.spill, b.types[lo:hi], b.offs[lo:hi], &b.base)
+	sp.account(&t.spill)
+	if b.base.Stack != trace.NoStack {
+		sc = b.expand(sc, lo, hi, b.gtrack[k])
+		t.addStacked(int32(t.times.len()), sc)
+	}
+	t.pushColumns(b.times[lo:hi], b.types[lo:hi])
+	return sc
 }

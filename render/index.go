@@ -84,6 +84,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -295,6 +296,42 @@ type batch struct {
 	first   trace.Time
 	last    trace.Time
 	stacked []trace.TypeID
+	// grouped says that a trackOrderReader filled the batch, sealed as
+	// it was (addGrouped), without gid: its events, in group order, are
+	// base with the times, types and payload offsets in times, types and
+	// offs (evs is not used).
+	grouped bool
+	times   []trace.Time
+	types   []trace.TypeID
+	offs    []int64
+	base    trace.Event
+}
+
+// len returns the number of events of the batch.
+func (b *batch) len() int {
+	if b.grouped {
+		return len(b.times)
+	}
+	return len(b.evs)
+}
+
+// expand returns events lo..hi-1 of a grouped batch, of track id, in dst
+// (grown as needed).
+func (b *batch) expand(dst []trace.Event, lo, hi int, id trace.TrackID) []trace.Event {
+	dst = slices.Grow(dst[:0], hi-lo)[:hi-lo]
+	base := b.base
+	base.Track = id
+	times, types, offs := b.times[lo:hi], b.types[lo:hi], b.offs[lo:hi]
+	for i := range dst {
+		// The base copied whole, then the fields set in place: copying
+		// an event just assembled field by field would load its fields
+		// in wider words than they were stored in, which the processor
+		// does not forward from the pending stores (a stall per event).
+		e := &dst[i]
+		*e = base
+		e.Time, e.Type, e.Payload.Off = times[i], types[i], offs[i]
+	}
+	return dst
 }
 
 // grouper numbers the tracks of a batch as the reading goroutine fills
@@ -325,6 +362,21 @@ func (g *grouper) addTo(b *batch, id trace.TrackID, gid, gcount []int32) ([]int3
 	}
 	gcount[n-1]++
 	return append(gid, n-1), gcount
+}
+
+// seen marks track id as seen in the batch, and says whether it was
+// already (for a batch read by track, see Index.addGrouped).
+func (g *grouper) seen(id trace.TrackID) bool {
+	k := int(id) + 1
+	for k >= len(g.group) {
+		g.group = append(g.group, 0)
+	}
+	if g.group[k] != 0 {
+		return true
+	}
+	g.group[k] = 1
+	g.touched = append(g.touched, int32(k))
+	return false
 }
 
 // reset starts a new batch.
@@ -392,7 +444,8 @@ func (rs *reading) next() *batch {
 	case b := <-rs.free:
 		b.evs, b.pub = b.evs[:0], nil
 		b.gid, b.gtrack, b.gcount = b.gid[:0], b.gtrack[:0], b.gcount[:0]
-		b.clamped, b.stacked = 0, b.stacked[:0]
+		b.clamped, b.stacked, b.grouped = 0, b.stacked[:0], false
+		b.times, b.types, b.offs = b.times[:0], b.types[:0], b.offs[:0]
 		return b
 	default:
 		return &batch{evs: make([]trace.Event, 0, batchEvents), gid: make([]int32, 0, batchEvents)}
@@ -410,6 +463,9 @@ func (rs *reading) rest() {
 // clamping times, the first and last times, the types of the events
 // with stacks (build.go).
 func (rs *reading) seal(b *batch) error {
+	if b.grouped {
+		return nil // sealed as it was read (addGrouped)
+	}
 	n := len(rs.scratch)
 	b.evs = slices.Grow(b.evs[:0], n)[:n]
 	starts, at := rs.starts[:0], int32(0)
@@ -493,7 +549,25 @@ func (x *Index) fill(rs *reading) (err error) {
 		}
 	}()
 	rs.rest()
-	if br, ok := x.r.(batchReader); ok && (lr == nil || !lr.perEvent) {
+	if gr, ok := x.r.(trackOrderReader); ok && x.symbols == nil && x.deriving == nil && len(rs.scratch) == 0 && (lr == nil || !lr.perEvent) {
+		if lr != nil {
+			lr.inBatch = true
+		}
+		b := rs.b
+		times := slices.Grow(b.times[:0], batchEvents)[:batchEvents]
+		types := slices.Grow(b.types[:0], batchEvents)[:batchEvents]
+		offs := slices.Grow(b.offs[:0], batchEvents)[:batchEvents]
+		n, gtrack, gcount, rerr := gr.ReadEventsByTrack(times, types, offs, b.gtrack[:0], b.gcount[:0])
+		if lr != nil {
+			lr.inBatch = false
+		}
+		n = min(max(n, 0), batchEvents)
+		b.times, b.types, b.offs, b.base = times[:n], types[:n], offs[:n], gr.EventBase()
+		b.gtrack, b.gcount, err = gtrack, gcount, rerr
+		if gerr := x.addGrouped(b, rs); gerr != nil {
+			return gerr
+		}
+	} else if br, ok := x.r.(batchReader); ok && (lr == nil || !lr.perEvent) {
 		if lr != nil {
 			lr.inBatch = true
 		}
@@ -513,12 +587,113 @@ func (x *Index) fill(rs *reading) (err error) {
 			rs.n++
 		}
 	}
-	x.add(rs.b, rs, rs.n)
+	if !rs.b.grouped {
+		x.add(rs.b, rs, rs.n)
+	}
 	rs.rest()
 	if lr != nil && err == nil && lr.unpub > 0 && time.Since(lr.last) >= lr.l.every {
 		rs.b.pub = x.prepare(rs)
 	}
 	return err
+}
+
+// trackOrderReader is a reader whose events differ only in their time,
+// track, type and payload offset (trace/cpel's): EventBase returns their
+// other fields. ReadEventsByTrack reads at most min(len(times),
+// len(types), len(offs)) of the next events, at least one while events
+// remain, and stores them grouped by track, as the reading goroutine
+// would group them: their times, types and payload offsets in times,
+// types and offs, and it appends to tracks and counts the tracks of the
+// groups, in the order of their first events, and their sizes; each
+// group is in reading order; err is as for ReadEvents. Such a batch
+// skips the reading goroutine's copy of every event into group order
+// (seal), and is a third of the bytes to hand over to the indexers,
+// which index the three fields as they are; unless a symbol source or a
+// deriver must see the events in reading order.
+type trackOrderReader interface {
+	EventBase() trace.Event
+	ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (n int, _ []trace.TrackID, _ []int32, err error)
+}
+
+// addGrouped checks, counts and seals a batch a trackOrderReader filled
+// (b.times, b.types, b.offs, b.base, b.gtrack and b.gcount set): it does
+// what add and seal do for a batch read in reading order, but for
+// clamping times, which it does per group, against the group's previous
+// event and the last time sealed; for a reader whose events come in time
+// order, as they must, that is the same.
+func (x *Index) addGrouped(b *batch, rs *reading) error {
+	n := len(b.times)
+	if len(b.gtrack) != len(b.gcount) {
+		return fmt.Errorf("render: internal error: a batch read by track has %d tracks and %d counts", len(b.gtrack), len(b.gcount))
+	}
+	// Each group's track, checked as add checks an event's, and once:
+	// rs.g marks the tracks seen so that two groups of one track fail.
+	tracks := trace.TrackID(len(x.meta.Tracks))
+	at := 0
+	var err error
+	for k, id := range b.gtrack {
+		c := int(b.gcount[k])
+		if c <= 0 || c > n-at {
+			err = fmt.Errorf("render: internal error: a batch of %d events read by track has a group of %d at %d", n, c, at)
+			break
+		}
+		if id < 0 || id >= tracks {
+			id = trace.NoTrack
+			b.gtrack[k] = id
+		}
+		if rs.g.seen(id) {
+			err = fmt.Errorf("render: internal error: a batch read by track has two groups of track %d", id)
+			break
+		}
+		at += c
+	}
+	rs.g.reset()
+	if err == nil && at != n {
+		err = fmt.Errorf("render: internal error: a batch of %d events read by track has groups of %d", n, at)
+	}
+	if err != nil {
+		b.times, b.types, b.offs, b.gtrack, b.gcount = b.times[:0], b.types[:0], b.offs[:0], b.gtrack[:0], b.gcount[:0]
+		return err
+	}
+	b.stacked, b.clamped, b.grouped = b.stacked[:0], 0, true
+	if n == 0 {
+		return nil
+	}
+	clamped := int64(0)
+	last0, last := rs.last, rs.last
+	times, offs := b.times, b.offs
+	first := times[0] // before clamping: the counter's, as add's
+	maxOff := int64(math.MinInt64)
+	at = 0
+	for _, c := range b.gcount {
+		g, o := times[at:at+int(c)], offs[at:at+int(c)]
+		at += int(c)
+		prev := last0
+		for i, t := range g {
+			if t < prev {
+				g[i] = prev
+				clamped++
+			}
+			prev = g[i]
+			maxOff = max(maxOff, o[i])
+		}
+		last = max(last, prev)
+	}
+	// The latest time clamped is the latest read, or the last sealed
+	// before, which the counter has seen: its last time either way.
+	x.counter.AddTypes(b.types, first, last)
+	stacked := b.stacked[:0]
+	if b.base.Stack != trace.NoStack {
+		stacked = append(stacked, b.types...)
+	}
+	b.first, b.last = times[0], last
+	rs.last = last
+	rs.bytes = max(rs.bytes, maxOff+int64(b.base.Payload.Len))
+	b.stacked, b.clamped = stacked, clamped
+	if rs.live != nil {
+		rs.live.unpub += n
+	}
+	return nil
 }
 
 // add counts and groups the n events read into the rest of the scratch
@@ -591,7 +766,7 @@ func (x *Index) read(ctx context.Context, progress func(Progress), live *Live) e
 			}
 			break
 		}
-		if cap(b.evs) == batchEvents {
+		if cap(b.evs) == batchEvents || cap(b.times) >= batchEvents {
 			select {
 			case free <- b:
 			default:
@@ -666,32 +841,72 @@ func newTrack(st *store) *track {
 // columns and grows its pyramid over the blocks they complete.
 func (t *track) pushEvents(evs []trace.Event) {
 	for len(evs) > 0 {
-		// The columns have the same length and chunk sizes: one index
-		// computation and one capacity check serve both.
 		n := t.times.n
-		k, j := n>>chunkBits, n&chunkMask
-		var tc []trace.Time
-		var yc []uint16
-		if k < len(t.times.chunks) && k < len(t.types.chunks) {
-			tc, yc = t.times.chunks[k], t.types.chunks[k]
-		}
-		m := min(len(evs), len(tc)-j, len(yc)-j)
-		if m <= 0 {
+		tc, yc := t.free()
+		m := min(len(evs), len(tc))
+		if m == 0 {
 			t.times.pushSlow(evs[0].Time)
 			t.types.pushSlow(typeCode(evs[0].Type))
 			m = 1
 		} else {
-			tc, yc = tc[j:j+m], yc[j:j+m]
+			tc, yc = tc[:m], yc[:m]
 			for q := range evs[:m] {
 				e := &evs[q]
 				tc[q], yc[q] = e.Time, typeCode(e.Type)
 			}
 			t.times.n, t.types.n = n+m, n+m
 		}
-		for end := (n>>minLevel + 1) << minLevel; end <= n+m; end += 1 << minLevel {
-			t.grow(end)
-		}
+		t.grown(n, n+m)
 		evs = evs[m:]
+	}
+}
+
+// pushColumns is pushEvents for events given by their times and types
+// (a grouped batch's, see batch.expand).
+func (t *track) pushColumns(times []trace.Time, types []trace.TypeID) {
+	types = types[:len(times)]
+	for len(times) > 0 {
+		n := t.times.n
+		tc, yc := t.free()
+		m := min(len(times), len(tc))
+		if m == 0 {
+			t.times.pushSlow(times[0])
+			t.types.pushSlow(typeCode(types[0]))
+			m = 1
+		} else {
+			copy(tc[:m], times)
+			yc = yc[:m]
+			for q, ty := range types[:m] {
+				yc[q] = typeCode(ty)
+			}
+			t.times.n, t.types.n = n+m, n+m
+		}
+		t.grown(n, n+m)
+		times, types = times[m:], types[m:]
+	}
+}
+
+// free returns the unfilled rest of the columns' chunks being filled:
+// the columns have the same length and chunk sizes, so one index
+// computation and one capacity check serve both. They are empty when
+// the chunks are full.
+func (t *track) free() ([]trace.Time, []uint16) {
+	n := t.times.n
+	k, j := n>>chunkBits, n&chunkMask
+	if k < len(t.times.chunks) && k < len(t.types.chunks) {
+		tc, yc := t.times.chunks[k], t.types.chunks[k]
+		if e := min(len(tc), len(yc)); j < e {
+			return tc[j:e], yc[j:e]
+		}
+	}
+	return nil, nil
+}
+
+// grown grows the pyramid over the blocks that the events from..to-1,
+// just added to the columns, complete.
+func (t *track) grown(from, to int) {
+	for end := (from>>minLevel + 1) << minLevel; end <= to; end += 1 << minLevel {
+		t.grow(end)
 	}
 }
 

@@ -236,13 +236,60 @@ type runWriter struct {
 	code   [nSlots]uint16
 	set    uint64
 	blocks [runRecords / spillBlock]uint16 // its block table, as far as it goes
+	// based lists the slots (bit s) whose last record has the fields of
+	// base but for its type and payload offset: base holds the fields of
+	// the grouped batches' base last spilled (addBased), but for those two.
+	based uint64
+	base  recordFields
 }
 
 // appendRecord appends the record of e, of type code, based on its
 // slot's last record, and makes it that; b must have room for
-// maxRecordSize more bytes. It is spill_test.go's appendRecord written out, in place
-// (the copies of the fields cost as much as the encoding).
+// maxRecordSize more bytes.
 func (w *runWriter) appendRecord(b []byte, code uint16, e *trace.Event) []byte {
+	w.based &^= 1 << (code % nSlots)
+	return w.appendWith(b, code, e, int64(e.Type), e.Payload.Off)
+}
+
+// setBase makes base the base of the grouped batch's events that
+// appendBased encodes next.
+func (w *runWriter) setBase(base *trace.Event) {
+	if bf := (recordFields{1: int64(base.Seq), 2: int64(base.Capture), 3: int64(base.CPU), 4: int64(base.Stack), 5: int64(base.Labels), 7: int64(base.Payload.Len)}); bf != w.base {
+		w.base, w.based = bf, 0
+	}
+}
+
+// appendBased is appendRecord for the event of a grouped batch of type ty
+// (of code) and payload offset off, the other fields base's, set by
+// setBase. Where the slot's last record has
+// the same code and base's fields, only the type (escaped types share a
+// code) and the offset can differ, and only they are compared.
+func (w *runWriter) appendBased(b []byte, code uint16, ty, off int64, base *trace.Event) []byte {
+	s := code % nSlots
+	if (w.set&w.based)>>s&1 == 0 || w.code[s] != code {
+		w.based |= 1 << s
+		return w.appendWith(b, code, base, ty, off)
+	}
+	p := &w.fields[s]
+	n := len(b)
+	b = b[:n+maxRecordSize]
+	i, m := n+1, byte(0)
+	if ty != p[0] {
+		m, i, p[0] = m|1<<0, putVarint(b, i, ty-p[0]), ty
+	}
+	if off != p[6] {
+		m, i, p[6] = m|1<<6, putVarint(b, i, off-p[6]), off
+	}
+	b[n] = m
+	return b[:i]
+}
+
+// appendWith is appendRecord for the event that is e but for its type ty
+// and payload offset off (e is the base of a grouped batch's events, see
+// batch.expand, or the event itself). It is spill_test.go's appendRecord
+// written out, in place (the copies of the fields cost as much as the
+// encoding).
+func (w *runWriter) appendWith(b []byte, code uint16, e *trace.Event, ty, off int64) []byte {
 	s := code % nSlots
 	p := &w.fields[s]
 	if w.set>>s&1 == 0 || w.code[s] != code {
@@ -253,7 +300,7 @@ func (w *runWriter) appendRecord(b []byte, code uint16, e *trace.Event) []byte {
 	n := len(b)
 	b = b[:n+maxRecordSize]
 	i, m := n+1, byte(0)
-	if v := int64(e.Type); v != p[0] {
+	if v := ty; v != p[0] {
 		m, i, p[0] = m|1<<0, putVarint(b, i, v-p[0]), v
 	}
 	if v := int64(e.Seq); v != p[1] {
@@ -271,7 +318,7 @@ func (w *runWriter) appendRecord(b []byte, code uint16, e *trace.Event) []byte {
 	if v := int64(e.Labels); v != p[5] {
 		m, i, p[5] = m|1<<5, putVarint(b, i, v-p[5]), v
 	}
-	if v := e.Payload.Off; v != p[6] {
+	if v := off; v != p[6] {
 		m, i, p[6] = m|1<<6, putVarint(b, i, v-p[6]), v
 	}
 	if v := int64(e.Payload.Len); v != p[7] {
@@ -502,15 +549,11 @@ func (s *spill) write(jobs <-chan []byte) {
 // Once the records buffered over all tracks, as account counts them,
 // pass maxBuffered, the caller flushes every track.
 func (s *spill) addEvents(st *spillTrack, evs []trace.Event) {
-	if st.w == nil {
-		st.w = &runWriter{}
-	}
-	w := st.w
+	w := st.writer()
 	for len(evs) > 0 {
-		// Records go to the buffer while it has room for one more and
-		// its block table, and the run has room for one more.
-		buf, k, i := st.buf, st.k, 0
-		for ; i < len(evs) && k < runRecords && len(buf)+maxRecordSize+blockTableSize(k+1) <= cap(buf); i++ {
+		m := s.room(st, len(evs))
+		buf, k := st.buf, st.k
+		for i := range evs[:m] {
 			if k > 0 && k%spillBlock == 0 {
 				w.blocks[k/spillBlock-1] = uint16(len(buf)) // < runBuffer
 			}
@@ -518,17 +561,71 @@ func (s *spill) addEvents(st *spillTrack, evs []trace.Event) {
 			buf = w.appendRecord(buf, typeCode(e.Type), e)
 			k++
 		}
-		st.buf, st.k = buf, k
-		evs = evs[i:]
-		switch {
-		case k == runRecords:
-			s.end(st)
-		case len(evs) == 0:
-		case cap(buf) == runBuffer:
-			s.end(st) // leaves an empty full-size buffer
-		default:
-			st.buf = s.grow(buf)
+		s.added(st, buf, k)
+		evs = evs[m:]
+	}
+}
+
+// addBased is addEvents for the events of a grouped batch: base but for
+// their types and payload offsets (see batch.expand).
+func (s *spill) addBased(st *spillTrack, types []trace.TypeID, offs []int64, base *trace.Event) {
+	w := st.writer()
+	w.setBase(base)
+	offs = offs[:len(types)]
+	for len(types) > 0 {
+		m := s.room(st, len(types))
+		buf, k := st.buf, st.k
+		for i, ty := range types[:m] {
+			if k > 0 && k%spillBlock == 0 {
+				w.blocks[k/spillBlock-1] = uint16(len(buf)) // < runBuffer
+			}
+			buf = w.appendBased(buf, typeCode(ty), int64(ty), offs[i], base)
+			k++
 		}
+		s.added(st, buf, k)
+		types, offs = types[m:], offs[m:]
+	}
+}
+
+// writer returns the track's run writer.
+func (st *spillTrack) writer() *runWriter {
+	if st.w == nil {
+		st.w = &runWriter{}
+	}
+	return st.w
+}
+
+// room returns how many of the next n records (n > 0) the track's
+// buffer has room for with its block table, and its run too: at least
+// one, for which it ends the run or grows the buffer when it must. A
+// record goes to the buffer while it has room for one more and its
+// block table, so it counts maxRecordSize bytes a record and the block
+// table of a full run; when that leaves room for none, it checks the
+// one record exactly.
+func (s *spill) room(st *spillTrack, n int) int {
+	for {
+		free := cap(st.buf) - len(st.buf)
+		m := (free - blockTableSize(runRecords)) / maxRecordSize
+		if m <= 0 && free >= maxRecordSize+blockTableSize(st.k+1) {
+			m = 1
+		}
+		if m = min(m, n, runRecords-st.k); m > 0 {
+			return m
+		}
+		if cap(st.buf) == runBuffer {
+			s.end(st) // leaves an empty full-size buffer
+		} else {
+			st.buf = s.grow(st.buf)
+		}
+	}
+}
+
+// added keeps buf, with k records, as the track's buffer, and ends the
+// run once it has runRecords.
+func (s *spill) added(st *spillTrack, buf []byte, k int) {
+	st.buf, st.k = buf, k
+	if k == runRecords {
+		s.end(st)
 	}
 }
 

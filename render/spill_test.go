@@ -82,7 +82,9 @@ func TestSpillReadOrders(t *testing.T) {
 // against appendRecord on the base the file comment defines (the slot's
 // last record when of the same code, else the zero Event), over events
 // whose fields take extreme values and whose codes collide in slots, and
-// decodes each record back.
+// decodes each record back. Half the events come in stretches of a
+// grouped batch's (appendBased: one of two bases but for their types and
+// payload offsets), between events of any fields.
 func TestRunWriterRecords(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	pick := func(vals ...int64) int64 { return vals[rng.IntN(len(vals))] }
@@ -90,9 +92,21 @@ func TestRunWriterRecords(t *testing.T) {
 	var w runWriter
 	var sr slotRecords
 	var b, want []byte
+	bases := []trace.Event{
+		{Capture: trace.NoTrack, CPU: trace.NoCPU, Payload: trace.Loc{Len: 4}},
+		{Seq: 7, CPU: 3, Stack: 1, Labels: 2, Payload: trace.Loc{Len: 12}},
+	}
+	var based *trace.Event // the base of the stretch at hand; nil: any fields
 	for i := range 20000 {
 		if i%1000 == 0 { // a new run
 			w.set, sr.set = 0, 0
+		}
+		if i%50 == 0 {
+			based = nil
+			if k := rng.IntN(4); k < len(bases) {
+				based = &bases[k]
+				w.setBase(based)
+			}
 		}
 		e := trace.Event{
 			Type:    trace.TypeID(pick(0, 1, 2, 64, 65, 65534, 65535, 70000, -1, 1<<31-1)),
@@ -103,11 +117,20 @@ func TestRunWriterRecords(t *testing.T) {
 			Labels:  trace.LabelsID(small()),
 			Payload: trace.Loc{Off: small(), Len: int32(small())},
 		}
+		if based != nil {
+			ty, off := e.Type, e.Payload.Off
+			e = *based
+			e.Type, e.Payload.Off = ty, off
+		}
 		code := typeCode(e.Type)
 		base := sr.base(code)
 		want = appendRecord(slices.Grow(want[:0], maxRecordSize), &base, &e)
 		at := len(b)
-		b = w.appendRecord(slices.Grow(b, maxRecordSize), code, &e)
+		if based != nil {
+			b = w.appendBased(slices.Grow(b, maxRecordSize), code, int64(e.Type), e.Payload.Off, based)
+		} else {
+			b = w.appendRecord(slices.Grow(b, maxRecordSize), code, &e)
+		}
 		if got := b[at:]; !bytes.Equal(got, want) {
 			t.Fatalf("event %d %+v: record %x, want %x", i, e, got, want)
 		}
@@ -149,7 +172,8 @@ func fieldsOf(e *trace.Event) recordFields {
 
 // BenchmarkRecords times the spill writer's encoding alone (runWriter,
 // no file) over the events of a synthetic trace and of a CPEL file, each
-// track's events in a row as the indexers take them.
+// track's events in a row as the indexers take them, and over the CPEL
+// file's as a grouped batch holds them (appendBased).
 func BenchmarkRecords(b *testing.B) {
 	cpelFile := filepath.Join(b.TempDir(), "b.cpel")
 	var buf bytes.Buffer
@@ -204,6 +228,42 @@ func BenchmarkRecords(b *testing.B) {
 			b.ReportMetric(float64(size)/float64(len(evs)), "bytes/event")
 		})
 	}
+	// The CPEL events as a grouped batch hands them over: the base and
+	// each event's type and payload offset (appendBased).
+	b.Run("cpel-based", func(b *testing.B) {
+		r, err := cpel.Format{}.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		base := r.(trackOrderReader).EventBase()
+		byTrack := map[trace.TrackID][]trace.Event{}
+		for {
+			e, err := r.ReadEvent()
+			if err != nil {
+				break
+			}
+			byTrack[e.Track] = append(byTrack[e.Track], e)
+		}
+		var types []trace.TypeID
+		var offs []int64
+		for _, t := range slices.Sorted(maps.Keys(byTrack)) {
+			for _, e := range byTrack[t] {
+				types, offs = append(types, e.Type), append(offs, e.Payload.Off)
+			}
+		}
+		rec := make([]byte, 0, runBuffer)
+		var w runWriter
+		w.setBase(&base)
+		for b.Loop() {
+			for i, ty := range types {
+				if i%runRecords == 0 {
+					rec, w.set = rec[:0], 0
+				}
+				rec = w.appendBased(rec, typeCode(ty), int64(ty), offs[i], &base)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(types)), "ns/event")
+	})
 }
 
 // TestSpillDropBehind: a build whose spill and store drop their pages

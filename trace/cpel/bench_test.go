@@ -3,6 +3,7 @@ package cpel
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -139,6 +140,52 @@ func BenchmarkIndex(b *testing.B) {
 	}
 }
 
+// BenchmarkBatches reads the file in batches of 8192 events as the index
+// does: through ReadEvents, and through ReadEventsByTrack (grouped by
+// track, each event's time, type and payload offset).
+func BenchmarkBatches(b *testing.B) {
+	const size = 8192
+	fh, fsize := openBench(b, 1e9)
+	b.Run("ReadEvents", func(b *testing.B) {
+		dst := make([]trace.Event, size)
+		m := startMeter(b)
+		n := 0
+		for range b.N {
+			r, _ := Format{}.Open(fh, fsize)
+			br := r.(*Reader)
+			for {
+				k, err := br.ReadEvents(dst)
+				n += k
+				if err != nil {
+					break
+				}
+			}
+		}
+		m.report(b, n)
+	})
+	b.Run("ReadEventsByTrack", func(b *testing.B) {
+		times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]int64, size)
+		var tracks []trace.TrackID
+		var counts []int32
+		m := startMeter(b)
+		n := 0
+		for range b.N {
+			r, _ := Format{}.Open(fh, fsize)
+			br := r.(*Reader)
+			for {
+				var k int
+				var err error
+				k, tracks, counts, err = br.ReadEventsByTrack(times, types, offs, tracks[:0], counts[:0])
+				n += k
+				if err != nil {
+					break
+				}
+			}
+		}
+		m.report(b, n)
+	})
+}
+
 // BenchmarkDump does what `viewer dump` does per event on one goroutine:
 // read it, decode its details (datum, formatted label) and append its JSON
 // line, through AppendEvent (the allocation-free path `viewer dump` takes)
@@ -226,35 +273,10 @@ func (m meter) report(b *testing.B, events int) {
 // on a generated file (whole and cut, which ends in damage) and on every
 // real file.
 func TestReadEventsAsReadEvent(t *testing.T) {
-	var buf bytes.Buffer
-	if err := cpeltest.Generate(&buf, 50_000, 1e9); err != nil {
-		t.Fatal(err)
-	}
-	inputs := map[string][]byte{"generated": buf.Bytes(), "cut": buf.Bytes()[:buf.Len()*3/5]}
-	if _, err := os.Stat("../../../shared/realdata/cpel"); err == nil || os.Getenv("CI") != "" {
-		real, _ := filepath.Glob(filepath.Join(tracetest.RealData(t, "cpel"), "*.cpel"))
-		for _, p := range real {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			inputs[filepath.Base(p)] = b
-		}
-	}
-	for name, data := range inputs {
-		r, err := Format{}.Open(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
+	for name, data := range batchInputs(t) {
+		want, wantErr, ok := readOneByOne(data)
+		if !ok {
 			continue // refused files have nothing to read
-		}
-		var want []trace.Event
-		var wantErr error
-		for {
-			e, err := r.ReadEvent()
-			if err != nil {
-				wantErr = err
-				break
-			}
-			want = append(want, e)
 		}
 		for _, size := range []int{1, 3, 1000, 100_000} {
 			r, _ := Format{}.Open(bytes.NewReader(data), int64(len(data)))
@@ -275,4 +297,133 @@ func TestReadEventsAsReadEvent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// batchInputs returns the files the batch readers are checked on: a
+// generated file, whole and cut (which ends in damage), and every real
+// file.
+func batchInputs(t *testing.T) map[string][]byte {
+	var buf bytes.Buffer
+	if err := cpeltest.Generate(&buf, 50_000, 1e9); err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string][]byte{"generated": buf.Bytes(), "cut": buf.Bytes()[:buf.Len()*3/5]}
+	if _, err := os.Stat("../../../shared/realdata/cpel"); err == nil || os.Getenv("CI") != "" {
+		real, _ := filepath.Glob(filepath.Join(tracetest.RealData(t, "cpel"), "*.cpel"))
+		for _, p := range real {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs[filepath.Base(p)] = b
+		}
+	}
+	return inputs
+}
+
+// readOneByOne returns the events ReadEvent returns one by one from the
+// file data and the error that ends them; false when the file is refused.
+func readOneByOne(data []byte) ([]trace.Event, error, bool) {
+	r, err := Format{}.Open(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, nil, false
+	}
+	var evs []trace.Event
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			return evs, err, true
+		}
+		evs = append(evs, e)
+	}
+}
+
+// TestReadEventsByTrack checks that ReadEventsByTrack returns, batch by
+// batch, the events of ReadEvent called one by one grouped by track
+// (groups in the order of their first events, each in reading order),
+// and the same error, on the files of TestReadEventsAsReadEvent: one
+// event section read from its chunks, several merged (features.cpel),
+// and damage.
+func TestReadEventsByTrack(t *testing.T) {
+	for name, data := range batchInputs(t) {
+		want, wantErr, ok := readOneByOne(data)
+		if !ok {
+			continue
+		}
+		for _, size := range []int{1, 3, 1000, 100_000} {
+			if msg := checkByTrack(data, size, want, wantErr); msg != "" {
+				t.Errorf("%s, batches of %d: %s", name, size, msg)
+			}
+		}
+	}
+}
+
+// checkByTrack reads the file data with ReadEventsByTrack in batches of
+// size and says how it differs from want and wantErr, the events and the
+// error of ReadEvent, grouped by brute force; "" when it does not.
+func checkByTrack(data []byte, size int, want []trace.Event, wantErr error) string {
+	r, err := Format{}.Open(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return err.Error()
+	}
+	br := r.(*Reader)
+	times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]int64, size)
+	dst := make([]trace.Event, size)
+	at, batches := 0, 0
+	for err == nil {
+		var n int
+		var tracks []trace.TrackID
+		var counts []int32
+		n, tracks, counts, err = br.ReadEventsByTrack(times, types, offs, tracks, counts)
+		// The events, from their fields and EventBase.
+		p := 0
+		for k, c := range counts {
+			for range c {
+				if p >= n {
+					return fmt.Sprintf("groups of more than %d events", n)
+				}
+				e := br.EventBase()
+				e.Time, e.Track, e.Type, e.Payload.Off = times[p], tracks[k], types[p], offs[p]
+				dst[p] = e
+				p++
+			}
+		}
+		if n == 0 && err == nil {
+			return fmt.Sprintf("no events and no error at event %d", at)
+		}
+		if at+n > len(want) {
+			return fmt.Sprintf("%d events, more than ReadEvent's %d", at+n, len(want))
+		}
+		var wantTracks []trace.TrackID
+		var wantCounts []int32
+		var grouped []trace.Event
+		for _, e := range want[at : at+n] {
+			if !slices.Contains(wantTracks, e.Track) {
+				wantTracks = append(wantTracks, e.Track)
+				wantCounts = append(wantCounts, 0)
+				for _, f := range want[at : at+n] {
+					if f.Track == e.Track {
+						grouped = append(grouped, f)
+					}
+				}
+			}
+			wantCounts[slices.Index(wantTracks, e.Track)]++
+		}
+		if !slices.Equal(tracks, wantTracks) || !slices.Equal(counts, wantCounts) || !slices.Equal(dst[:n], grouped) {
+			return fmt.Sprintf("the batch at event %d is not ReadEvent's %d events grouped by track", at, n)
+		}
+		at += n
+		batches++
+	}
+	if at != len(want) {
+		return fmt.Sprintf("%d events, want %d", at, len(want))
+	}
+	if err.Error() != wantErr.Error() {
+		return fmt.Sprintf("error %v, want %v", err, wantErr)
+	}
+	// Short batches only where a chunk of the file ends.
+	if chunk := chunkBytes / recordSize; batches > (len(want)+size-1)/size+(len(want)+chunk-1)/chunk+1 {
+		return fmt.Sprintf("%d batches for %d events", batches, len(want))
+	}
+	return ""
 }

@@ -278,6 +278,12 @@ func FuzzReader(f *testing.F) {
 		// dump's), which must give the same events and details.
 		pr, _ := Format{}.Open(bytes.NewReader(b), int64(len(b)))
 		pd := pr.(*Reader)
+		// ReadEventsByTrack (the index's path) groups ReadEvent's events.
+		if want, wantErr, ok := readOneByOne(b); ok {
+			if msg := checkByTrack(b, 7, want, wantErr); msg != "" {
+				t.Fatal("ReadEventsByTrack: " + msg)
+			}
+		}
 		var prev trace.Time
 		for n := 0; n < 1<<16; n++ {
 			e, err := r.ReadEvent()

@@ -174,6 +174,15 @@ type Reader struct {
 	info  atomic.Pointer[[]typeInfo]
 	err   error // sticky end-of-reading error
 	arena arena // for Details
+	// ReadEventsByTrack's state: per TrackID its group in the batch
+	// being read + 1 (0 for none), each record's group, and the events of
+	// a batch read in time order before they are grouped (the merging
+	// paths only).
+	group   []int32
+	gid     []int32
+	cur     []int32
+	order   []int32
+	ordered []trace.Event
 }
 
 // NewReader returns a reader over f's events.
@@ -430,7 +439,8 @@ func eventRecord(b []byte, big bool) (ticks uint64, id, code uint32) {
 // ReadEvents fills dst with the next events, as ReadEvent would return
 // them one by one, and returns how many: err is nil while events remain,
 // else what ended reading after them (io.EOF at the end). Records are
-// decoded straight into dst (the index and `viewer stats` read so).
+// decoded straight into dst (`viewer stats` reads so; the index reads
+// ReadEventsByTrack).
 func (r *Reader) ReadEvents(dst []trace.Event) (int, error) {
 	n := 0
 	for n < len(dst) {
@@ -481,6 +491,158 @@ func (r *Reader) ReadEvents(dst []trace.Event) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// ReadEventsByTrack reads the next events as ReadEvents does, grouped by
+// track, and stores of each only what differs from EventBase: its time,
+// type and payload offset, in times, types and offs (of one length). It
+// appends to tracks and counts the batch's tracks, in the order of their
+// first events, and how many events each has, so that the first
+// counts[0] entries are the events of tracks[0], the next counts[1]
+// those of tracks[1], and so on, each group in time order. It may
+// return fewer events than there is room for while events remain: it
+// reads at most the records of one chunk of the file, grouping them as
+// it decodes them without an intermediate copy (the index reads CPEL
+// files so, see render's build.go).
+func (r *Reader) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+	room := min(len(times), len(types), len(offs))
+	c := r.single
+	if c == nil || c.es.sortedAt != nil || r.err != nil || room == 0 {
+		return r.readGrouping(times[:room], types[:room], offs[:room], tracks, counts)
+	}
+	if c.i-c.bufStart >= len(c.buf)/recordSize || c.i < c.bufStart {
+		if c.i >= c.es.n {
+			_, err := r.end()
+			return 0, tracks, counts, err
+		}
+		if err := r.fill(c); err != nil {
+			r.err = err
+			return 0, tracks, counts, err
+		}
+	}
+	recs := c.buf[(c.i-c.bufStart)*recordSize:]
+	n := min(room, len(recs)/recordSize)
+	recs = recs[:n*recordSize]
+	// Pass 1: each record's group, and the groups' sizes; and the
+	// tracks and types not met before, added in reading order as
+	// ReadEvent adds them.
+	gid := slices.Grow(r.gid[:0], n)[:n]
+	k0 := len(tracks)
+	dense, tdense := r.tracks.dense, r.types.dense
+	for i := range gid {
+		id, code := r.u32(recs[i*recordSize+8:]), r.u32(recs[i*recordSize+12:])
+		tr := trace.TrackID(-1)
+		if id < uint32(len(dense)) {
+			tr = trace.TrackID(dense[id])
+		}
+		if tr < 0 {
+			tr = r.trackSlow(id)
+			dense = r.tracks.dense
+		}
+		if code >= uint32(len(tdense)) || tdense[code] < 0 {
+			r.typSlow(code)
+			tdense = r.types.dense
+		}
+		for int(tr) >= len(r.group) {
+			r.group = append(r.group, 0)
+		}
+		g := r.group[tr]
+		if g == 0 {
+			tracks, counts = append(tracks, tr), append(counts, 0)
+			g = int32(len(tracks) - k0)
+			r.group[tr] = g
+		}
+		counts[k0+int(g)-1]++
+		gid[i] = g - 1
+	}
+	r.gid = gid
+	// The records in group order (a counting sort of their indexes),
+	// then decoded in that order: the records are read out of order, from
+	// the chunk in the cache, and the events written in order.
+	cur := r.starts(tracks[k0:], counts[k0:])
+	order := slices.Grow(r.order[:0], n)[:n]
+	for i, g := range gid {
+		order[cur[g]] = int32(i)
+		cur[g]++
+	}
+	r.order = order
+	es := c.es
+	off := es.dataOff + int64(c.i)*recordSize + datumOffInRecord
+	times, types, offs = times[:n], types[:n], offs[:n]
+	for p, i := range order {
+		ticks, _, code := eventRecord(recs[int(i)*recordSize:int(i)*recordSize+recordSize], r.big)
+		t := trace.Time(ticks)
+		if es.clock.mul != 1 || ticks > math.MaxInt64 {
+			t = es.clock.time(ticks)
+		}
+		ty := trace.TypeID(-1)
+		if code < uint32(len(tdense)) {
+			ty = trace.TypeID(tdense[code])
+		}
+		if ty < 0 {
+			ty = r.typ(code) // added by pass 1
+		}
+		times[p], types[p], offs[p] = t, ty, off+int64(i)*recordSize
+	}
+	c.i += n
+	return n, tracks, counts, nil
+}
+
+// starts ends the grouping of a batch whose groups are tracks and
+// counts: it clears the tracks' entries in r.group for the next batch
+// and returns each group's first place in the batch.
+func (r *Reader) starts(tracks []trace.TrackID, counts []int32) []int32 {
+	cur, at := r.cur[:0], int32(0)
+	for k, tr := range tracks {
+		r.group[tr] = 0
+		cur = append(cur, at)
+		at += counts[k]
+	}
+	r.cur = cur
+	return cur
+}
+
+// EventBase returns the fields every event has but its time, track, type
+// and payload offset (see ReadEventsByTrack).
+func (r *Reader) EventBase() trace.Event {
+	return trace.Event{Capture: trace.NoTrack, CPU: trace.NoCPU, Payload: trace.Loc{Len: 4}}
+}
+
+// readGrouping is ReadEventsByTrack where events do not come from one
+// section's buffer (sections merged, or sorted at open): it reads them
+// with ReadEvents and groups them after.
+func (r *Reader) readGrouping(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+	if cap(r.ordered) < len(times) {
+		r.ordered = make([]trace.Event, len(times))
+	}
+	evs := r.ordered[:len(times)]
+	n, err := r.ReadEvents(evs)
+	evs = evs[:n]
+	k0 := len(tracks)
+	gid := slices.Grow(r.gid[:0], n)[:n]
+	for i := range evs {
+		tr := evs[i].Track
+		for int(tr) >= len(r.group) {
+			r.group = append(r.group, 0)
+		}
+		g := r.group[tr]
+		if g == 0 {
+			tracks, counts = append(tracks, tr), append(counts, 0)
+			g = int32(len(tracks) - k0)
+			r.group[tr] = g
+		}
+		counts[k0+int(g)-1]++
+		gid[i] = g - 1
+	}
+	r.gid = gid
+	cur := r.starts(tracks[k0:], counts[k0:])
+	for i, g := range gid {
+		e := &evs[i]
+		p := cur[g]
+		times[p], types[p], offs[p] = e.Time, e.Type, e.Payload.Off
+		cur[g]++
+	}
+	return n, tracks, counts, err
 }
 
 func (r *Reader) readSlow() (trace.Event, error) {

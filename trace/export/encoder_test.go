@@ -1,6 +1,7 @@
 package export
 
 import (
+	"slices"
 	"viewer/trace"
 
 	"encoding/json"
@@ -139,7 +140,8 @@ func TestAppendInt(t *testing.T) {
 
 // TestCounterAddEvents checks that counting in batches gives the
 // statistics of counting one by one, on random events (negative times,
-// unknown types, types in any order) cut into random batches.
+// unknown types, types in any order) cut into random batches, through
+// AddEvents and through AddTypes.
 func TestCounterAddEvents(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	m := &trace.Meta{Format: "x"}
@@ -149,17 +151,27 @@ func TestCounterAddEvents(t *testing.T) {
 		for i := range evs {
 			evs[i] = trace.Event{Time: trace.Time(rng.IntN(2000) - 1000), Type: trace.TypeID(rng.IntN(len(m.Types)+1) - 1)}
 		}
-		var one, batched Counter
+		var one, batched, typed Counter
 		for _, e := range evs {
 			one.Add(e)
 		}
 		for rest := evs; len(rest) > 0; {
 			k := min(len(rest), rng.IntN(40))
 			batched.AddEvents(rest[:k])
+			var types []trace.TypeID
+			last := rest[0].Time
+			for _, e := range rest[:k] {
+				types = append(types, e.Type)
+				last = max(last, e.Time)
+			}
+			typed.AddTypes(types, rest[0].Time, last)
 			rest = rest[k:]
 		}
 		if a, b := one.Stats(m, nil), batched.Stats(m, nil); !reflect.DeepEqual(a, b) {
 			t.Fatalf("batched %+v, one by one %+v", b, a)
+		}
+		if a, b := one.Stats(m, nil), typed.Stats(m, nil); !reflect.DeepEqual(a, b) || !slices.Equal(one.PerType(), typed.PerType()) {
+			t.Fatalf("by types %+v, one by one %+v", b, a)
 		}
 	}
 }

@@ -95,6 +95,28 @@ func (c *Counter) AddEvents(evs []trace.Event) {
 	c.events += int64(len(evs))
 }
 
+// AddTypes counts events of the given types, as AddEvents does, for a
+// caller that has their types and times apart: first is the time of the
+// first of them, last the latest time.
+func (c *Counter) AddTypes(types []trace.TypeID, first, last trace.Time) {
+	if len(types) == 0 {
+		return
+	}
+	if c.events == 0 {
+		c.first, c.last = first, last
+	}
+	c.last = max(c.last, last)
+	for _, t := range types {
+		if t >= 0 {
+			if int(t) >= len(c.perType) {
+				c.perType = append(c.perType, make([]int64, int(t)+1-len(c.perType))...)
+			}
+			c.perType[t]++
+		}
+	}
+	c.events += int64(len(types))
+}
+
 // PerType returns the number of events of each TypeID added so far.
 func (c *Counter) PerType() []int64 { return slices.Clone(c.perType) }
 
