@@ -104,7 +104,7 @@ type noteBatch struct {
 	// reader's chunks, which the batch lists at the Take, from its first
 	// payload on (from); or, when the chunks no longer held one, a copy
 	// in own, at ownBase + its offset there.
-	events []trace.Event
+	events []notedEvent
 	own    []byte
 	chunks []chunk
 	from   int64
@@ -120,6 +120,19 @@ type noteBatch struct {
 	text     []byte
 	kinds    []schedType
 	table    []string
+}
+
+// notedEvent is what Note keeps of an event: the parts of a trace.Event
+// the derivation reads, 32 bytes where the event is 64. Note writes one
+// per event of the busiest types and the derivation reads it back, so
+// its size is memory traffic on both goroutines.
+type notedEvent struct {
+	time  trace.Time
+	off   int64 // the payload's, in the batch's chunks
+	n     int32 // the payload's length
+	typ   trace.TypeID
+	track trace.TrackID // NoTrack or one of the reader's
+	cpu   int32
 }
 
 // ownBase is where the offsets of payloads copied into noteBatch.own
@@ -551,13 +564,13 @@ func (s *Sched) note(e *trace.Event) {
 		s.tabled = true
 	}
 	nb := s.batch
-	ev := *e
-	if ev.Track < 0 || int(ev.Track) >= len(s.rd.meta.Tracks) {
-		ev.Track = trace.NoTrack
+	ev := notedEvent{time: e.Time, off: e.Payload.Off, n: e.Payload.Len, typ: e.Type, track: e.Track, cpu: e.CPU}
+	if ev.track < 0 || int(ev.track) >= len(s.rd.meta.Tracks) {
+		ev.track = trace.NoTrack
 	}
 	// A payload of the file at or after the first chunk kept lies in a
 	// chunk kept (records are read in order, each into one chunk).
-	if l := ev.Payload; l.Off >= s.rd.buf.first() && l.Off < s.rd.size && l.Len >= 0 {
+	if l := e.Payload; l.Off >= s.rd.buf.first() && l.Off < s.rd.size && l.Len >= 0 {
 		nb.from = min(nb.from, l.Off)
 	} else {
 		raw, ok := s.rd.buf.held(l)
@@ -566,7 +579,7 @@ func (s *Sched) note(e *trace.Event) {
 				return
 			}
 		}
-		ev.Payload.Off = ownBase + int64(len(nb.own))
+		ev.off = ownBase + int64(len(nb.own))
 		nb.own = append(nb.own, raw...)
 	}
 	nb.events = append(nb.events, ev)
@@ -575,22 +588,22 @@ func (s *Sched) note(e *trace.Event) {
 // noteOf makes the note of a noted event, on the deriving goroutine,
 // reading its fields from its payload; false when the batch does not
 // hold the payload.
-func (s *Sched) noteOf(nb *noteBatch, e *trace.Event, n *schedNote) bool {
-	raw, ok := heldIn(nb.chunks, e.Payload.Off, int64(e.Payload.Len))
-	if !ok || int(e.Type) >= len(nb.kinds) {
+func (s *Sched) noteOf(nb *noteBatch, e *notedEvent, n *schedNote) bool {
+	raw, ok := heldIn(nb.chunks, e.off, int64(e.n))
+	if !ok || int(e.typ) >= len(nb.kinds) {
 		return false
 	}
-	st := &nb.kinds[e.Type] // classified by Note
-	*n = schedNote{time: e.Time, track: e.Track, kind: st.kind}
+	st := &nb.kinds[e.typ] // classified by Note
+	*n = schedNote{time: e.time, track: e.track, kind: st.kind}
 	if st.kind == schedSwitch {
-		x := switchNote{cpu: e.CPU}
+		x := switchNote{cpu: e.cpu}
 		if n.track >= 0 {
 			x.tid, x.pid = nb.tracks[n.track].TID, nb.tracks[n.track].PID
 		}
 		n.a = int64(len(nb.switches))
 		nb.switches = append(nb.switches, x)
 	}
-	s.fields(nb, st, e.Type, raw, n)
+	s.fields(nb, st, e.typ, raw, n)
 	return true
 }
 
