@@ -278,6 +278,32 @@ func (c *Column) push(s Slice) { c.pushKey(s.Start, s.End, c.attrKey(s)) }
 // attributes are attrs[k].
 func (c *Column) pushKey(start, end trace.Time, k uint32) {
 	n := c.n >> columnBits
+	if n < len(c.chunks) {
+		// The common slice: back to back with the one before it in a
+		// tight chunk of 8-bit keys, past the chunk's first (whose end
+		// is then the column's: no gap), in the chunk's 2^32 ns.
+		ch := &c.chunks[n]
+		off := uint64(start - ch.base)
+		if off < 1<<32 && k <= 0xff && ch.keys8 != nil && len(ch.offs) > 0 {
+			switch {
+			case ch.durs == nil && start == ch.last:
+				ch.offs = append(ch.offs, uint32(off))
+				ch.keys8 = append(ch.keys8, uint8(k))
+				ch.last, c.lastEnd = end, end
+				c.n++
+				return
+			case ch.durs != nil && uint64(end-start) < 1<<32:
+				// Or any in a packed chunk (a thread's syscalls).
+				c.gapped = c.gapped || start != c.lastEnd
+				ch.offs = append(ch.offs, uint32(off))
+				ch.durs = append(ch.durs, uint32(end-start))
+				ch.keys8 = append(ch.keys8, uint8(k))
+				ch.last, c.lastEnd = end, end
+				c.n++
+				return
+			}
+		}
+	}
 	if n == len(c.chunks) {
 		size := 1 << columnBits
 		if n == 0 {

@@ -336,6 +336,36 @@ func BenchmarkBuilderAdd(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/slice")
 }
 
+// BenchmarkBuilderAddKeyed adds slices by Key as perf.Sched does: to
+// many tracks in turn, each in start order, back to back on some tracks
+// (a CPU's, a thread's states) and with gaps on others (syscalls).
+func BenchmarkBuilderAddKeyed(b *testing.B) {
+	const tracks, n = 132, 1 << 21
+	for b.Loop() {
+		bl := NewBuilder()
+		keys := make([][3]Key, tracks)
+		ends := make([]trace.Time, tracks)
+		for i := range keys {
+			id := bl.Track(Track{Kind: KindState, Name: "t" + strconv.Itoa(i)})
+			for k := range keys[i] {
+				keys[i][k] = bl.Key(Slice{Track: id, Name: bl.Name("n" + strconv.Itoa(k)), Thread: trace.TrackID(i)})
+			}
+		}
+		for i := range n {
+			tr := i % tracks
+			t := trace.Time(i) * 100
+			start := ends[tr]
+			if tr&1 == 0 { // a gap
+				start = max(start, t-50)
+			}
+			bl.AddKeyed(keys[tr][i%3], start, t)
+			ends[tr] = t
+		}
+		bl.Finish()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/slice")
+}
+
 // TestColumnForms: a column's chunks in each of their forms (tight,
 // packed, wide, moved from one to the next part way) read back exactly
 // the slices pushed, checked against a plain list of them: runs of
