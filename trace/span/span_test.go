@@ -422,6 +422,24 @@ func TestColumnForms(t *testing.T) {
 						t.Fatalf("round %d, %d slices: slice %d is %+v (times %d %d), want %+v", round, len(want), k, got, s, e, w)
 					}
 				}
+				// ReadTimes, from any slice on in batches of any size,
+				// reads the same times, each call to its chunk's end.
+				starts, ends := make([]trace.Time, rng.IntN(1500)+1), make([]trace.Time, 1500)
+				for k := rng.IntN(len(want)); k < len(want); {
+					m := c.ReadTimes(k, starts, ends)
+					if w := min(len(starts), len(want)-k, 1<<columnBits-k%(1<<columnBits)); m != w {
+						t.Fatalf("round %d, %d slices: ReadTimes(%d) read %d, want %d", round, len(want), k, m, w)
+					}
+					for j := range m {
+						if w := want[k+j]; starts[j] != w.Start || ends[j] != w.End {
+							t.Fatalf("round %d: ReadTimes(%d) read slice %d as %d %d, want %+v", round, k, k+j, starts[j], ends[j], w)
+						}
+					}
+					k += m
+				}
+				if m := c.ReadTimes(len(want), starts, ends); m != 0 {
+					t.Fatalf("round %d: ReadTimes past the end read %d", round, m)
+				}
 			}
 		}
 		for _, ch := range c.chunks {
