@@ -700,14 +700,28 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 
 // derive derives from a batch of notes (without the reader: it may run
 // while the reader reads on).
+//
+// It reads the fields of a block of events before it applies them: the
+// payloads are mostly out of the caches by now, and the reads of a block,
+// independent of each other, wait for memory together rather than one
+// after another between the applications.
 func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
-	var n schedNote
-	for i := range nb.events {
-		if s.noteOf(nb, &nb.events[i], &n) {
-			s.apply(nb, &n, b)
+	var ns [deriveBlock]schedNote
+	for i := 0; i < len(nb.events); {
+		k := 0
+		for ; k < len(ns) && i < len(nb.events); i++ {
+			if s.noteOf(nb, &nb.events[i], &ns[k]) {
+				k++
+			}
+		}
+		for j := range ns[:k] {
+			s.apply(nb, &ns[j], b)
 		}
 	}
 }
+
+// deriveBlock is how many events derive reads the fields of at a time.
+const deriveBlock = 64
 
 func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
 	switch n.kind {
