@@ -26,8 +26,17 @@ const columnBits = 10
 // Derived slices are stored by the million, and writing fresh memory is
 // what deriving them costs.
 type Column struct {
+	// What every slice added reads and writes comes first, beside what
+	// the Builder does (perTrack): one cache line.
 	chunks []chunk
 	n      int
+	// gapped says a slice starts other than where the one before it
+	// ends; lastEnd is the last slice's end.
+	lastEnd trace.Time
+	gapped  bool
+	// keys32 says the column has had an attributes index of 256 or
+	// more: new chunks keep 32-bit ones from the start.
+	keys32 bool
 	track  TrackID
 	attrs  []attr
 	longs  []long
@@ -42,13 +51,6 @@ type Column struct {
 	// entries; nil before the column holds recentFrom slices and after
 	// Finish.
 	recent *[recentAttrs]recentAttr
-	// gapped says a slice starts other than where the one before it
-	// ends; lastEnd is the last slice's end.
-	gapped  bool
-	lastEnd trace.Time
-	// keys32 says the column has had an attributes index of 256 or
-	// more: new chunks keep 32-bit ones from the start.
-	keys32 bool
 }
 
 // A Column of recentFrom slices or more caches 2^recentBits attributes
@@ -85,11 +87,13 @@ type recentAttr struct {
 // chunk's arrays (a Snapshot), so a chunk is rewritten only into fresh
 // memory.
 type chunk struct {
+	// What adding a slice to a tight chunk reads and writes first (a
+	// cache line), a packed chunk's durs next.
 	base  trace.Time // the first slice's start
 	last  trace.Time // the last slice's end
 	offs  []uint32
-	durs  []uint32
 	keys8 []uint8
+	durs  []uint32
 	keys  []uint32
 	wide  []rec
 }
