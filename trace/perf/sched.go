@@ -107,6 +107,7 @@ type noteBatch struct {
 	events []notedEvent
 	own    []byte
 	chunks []chunk
+	hint   int // the chunk of the latest payload found (payload)
 	from   int64
 	// tracks are the reader's tracks at the last Note: the reader copies
 	// its table before it changes a track a copy may hold
@@ -589,7 +590,7 @@ func (s *Sched) note(e *trace.Event) {
 // reading its fields from its payload; false when the batch does not
 // hold the payload.
 func (s *Sched) noteOf(nb *noteBatch, e *notedEvent, n *schedNote) bool {
-	raw, ok := heldIn(nb.chunks, e.off, int64(e.n))
+	raw, ok := nb.payload(e)
 	if !ok || int(e.typ) >= len(nb.kinds) {
 		return false
 	}
@@ -605,6 +606,25 @@ func (s *Sched) noteOf(nb *noteBatch, e *notedEvent, n *schedNote) bool {
 	}
 	s.fields(nb, st, e.typ, raw, n)
 	return true
+}
+
+// payload returns the payload of a noted event from the batch's chunks:
+// from the chunk that held the one before it, mostly, else from the one
+// heldIn finds (the chunks hold disjoint parts of the file, and own its
+// copies apart from them).
+func (nb *noteBatch) payload(e *notedEvent) ([]byte, bool) {
+	if k := nb.hint; k < len(nb.chunks) {
+		if raw, ok := heldIn(nb.chunks[k:k+1], e.off, int64(e.n)); ok {
+			return raw, true
+		}
+	}
+	for k := len(nb.chunks) - 1; k >= 0; k-- {
+		if raw, ok := heldIn(nb.chunks[k:k+1], e.off, int64(e.n)); ok {
+			nb.hint = k
+			return raw, true
+		}
+	}
+	return nil, false
 }
 
 // fields reads the fields of a note's event from its payload.
