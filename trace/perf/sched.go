@@ -37,7 +37,8 @@ import (
 // It is a span.Split: Note keeps what it needs of an event in a batch of
 // notes that Take hands over, and the slices are made from the notes on
 // the Driver's other goroutines while Note fills the next batch. Note
-// keeps the events Sched wants, as they are, and the derivation reads
+// keeps of the events Sched wants their headers and where their
+// payloads lie (notedEvent), and the derivation reads
 // their fields from the reader's chunks: the reader keeps those until
 // the batches noted from them are derived from (Reader.hold,
 // Sched.inFlight, NOTES.md §ordering), so the payloads are not read twice,
