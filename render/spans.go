@@ -236,8 +236,13 @@ func NewSpans(set *span.Set) *Spans {
 // laneScratch is memory building lanes needs only while it works, kept
 // from lane to lane.
 type laneScratch struct {
-	busy, busyPrev []int64 // the busy times before cells of two levels (startCells)
+	busy, busyPrev []int64      // the busy times before cells of two levels (startCells)
+	starts, ends   []trace.Time // a batch of slices' times (finish)
 }
+
+// timesBatch is how many slices' times lane.finish reads at a time: a
+// chunk of a span.Column.
+const timesBatch = 1 << 10
 
 func buildLanes(c *span.Column, sc *laneScratch) []lane {
 	depths := c.Depths()
@@ -300,39 +305,56 @@ func (l *lane) finish(c *span.Column, sc *laneScratch) {
 	overlap := false
 	var prevStart, prevEnd trace.Time
 	var cum int64
-	for i := range n {
-		s, e := c.Times(at(i))
-		b := i >> coarseBits
-		if i&(1<<coarseBits-1) == 0 {
-			l.coarse[b] = s
-			if !contig {
-				cum0[b] = cum
+	// The times are read a chunk's worth at a time: for a lane that is
+	// all of its track's slices, in one pass over each chunk of the
+	// column.
+	if sc.starts == nil {
+		sc.starts, sc.ends = make([]trace.Time, timesBatch), make([]trace.Time, timesBatch)
+	}
+	starts, ends := sc.starts, sc.ends
+	for i0, m := 0, 0; i0 < n; i0 += m {
+		if l.idx == nil {
+			m = c.ReadTimes(i0, starts, ends)
+		} else {
+			m = min(n-i0, len(starts))
+			for j := range m {
+				starts[j], ends[j] = c.Times(int(l.idx[i0+j]))
 			}
 		}
-		switch {
-		case !compact:
-		case fromCol:
-			if uint64(cum-cum0[b]) >= 1<<32 {
+		for j := range m {
+			s, e, i := starts[j], ends[j], i0+j
+			b := i >> coarseBits
+			if i&(1<<coarseBits-1) == 0 {
+				l.coarse[b] = s
+				if !contig {
+					cum0[b] = cum
+				}
+			}
+			switch {
+			case !compact:
+			case fromCol:
+				if uint64(cum-cum0[b]) >= 1<<32 {
+					compact = false
+				} else {
+					ccum[i] = uint32(cum - cum0[b])
+				}
+			case uint64(s-l.coarse[b]) >= 1<<32 || uint64(cum-cum0[b]) >= 1<<32:
 				compact = false
-			} else {
-				ccum[i] = uint32(cum - cum0[b])
+			default:
+				cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
 			}
-		case uint64(s-l.coarse[b]) >= 1<<32 || uint64(cum-cum0[b]) >= 1<<32:
-			compact = false
-		default:
-			cpts[i] = cpoint{start: uint32(s - l.coarse[b]), cum: uint32(cum - cum0[b])}
+			if i > 0 && s < prevEnd {
+				overlap = true
+			}
+			if w := i >> wideBase; w < len(wide0) {
+				wide0[w] = max(wide0[w], uint32(min(uint64(e-s), maxWide)))
+			}
+			if cs.firsts != nil {
+				cs.add(i, s, prevStart, prevEnd, cum)
+			}
+			prevStart, prevEnd = s, e
+			cum += int64(e - s)
 		}
-		if i > 0 && s < prevEnd {
-			overlap = true
-		}
-		if w := i >> wideBase; w < len(wide0) {
-			wide0[w] = max(wide0[w], uint32(min(uint64(e-s), maxWide)))
-		}
-		if cs.firsts != nil {
-			cs.add(i, s, prevStart, prevEnd, cum)
-		}
-		prevStart, prevEnd = s, e
-		cum += int64(e - s)
 	}
 	switch {
 	case contig:

@@ -1,8 +1,11 @@
 package render
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,6 +13,8 @@ import (
 	"testing"
 
 	"viewer/trace"
+	"viewer/trace/perf"
+	"viewer/trace/perf/perftest"
 	"viewer/trace/span"
 )
 
@@ -329,4 +334,55 @@ func BenchmarkSpansQuerySparse(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkNewSpans indexes the derived tracks of a generated scheduler
+// recording (2M events: CPU, state and syscall tracks, 1.75M slices), the
+// part of deriving that runs after reading, on every core.
+func BenchmarkNewSpans(b *testing.B) {
+	var buf seekBuffer
+	if err := perftest.GenerateSched(&buf, 2000000, 4, 16); err != nil {
+		b.Fatal(err)
+	}
+	r, err := perf.NewReader(bytes.NewReader(buf.b), int64(len(buf.b)), perf.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, err := span.Derive(r, perf.NewSched(r))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		NewSpans(set)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(set.Len()), "ns/slice")
+}
+
+// seekBuffer is an in-memory io.WriteSeeker.
+type seekBuffer struct {
+	b   []byte
+	off int64
+}
+
+func (w *seekBuffer) Write(p []byte) (int, error) {
+	if end := w.off + int64(len(p)); end > int64(len(w.b)) {
+		w.b = append(w.b, make([]byte, end-int64(len(w.b)))...)
+	}
+	n := copy(w.b[w.off:], p)
+	w.off += int64(n)
+	return n, nil
+}
+
+func (w *seekBuffer) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		off += w.off
+	case io.SeekEnd:
+		off += int64(len(w.b))
+	}
+	if off < 0 {
+		return 0, errors.New("seekBuffer: negative offset")
+	}
+	w.off = off
+	return off, nil
 }

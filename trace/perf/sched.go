@@ -37,7 +37,8 @@ import (
 // It is a span.Split: Note keeps what it needs of an event in a batch of
 // notes that Take hands over, and the slices are made from the notes on
 // the Driver's other goroutines while Note fills the next batch. Note
-// keeps the events Sched wants, as they are, and the derivation reads
+// keeps of the events Sched wants their headers and where their
+// payloads lie (notedEvent), and the derivation reads
 // their fields from the reader's chunks: the reader keeps those until
 // the batches noted from them are derived from (Reader.hold,
 // Sched.inFlight, NOTES.md §ordering), so the payloads are not read twice,
@@ -104,9 +105,10 @@ type noteBatch struct {
 	// reader's chunks, which the batch lists at the Take, from its first
 	// payload on (from); or, when the chunks no longer held one, a copy
 	// in own, at ownBase + its offset there.
-	events []trace.Event
+	events []notedEvent
 	own    []byte
 	chunks []chunk
+	hint   int // the chunk of the latest payload found (payload)
 	from   int64
 	// tracks are the reader's tracks at the last Note: the reader copies
 	// its table before it changes a track a copy may hold
@@ -120,6 +122,19 @@ type noteBatch struct {
 	text     []byte
 	kinds    []schedType
 	table    []string
+}
+
+// notedEvent is what Note keeps of an event: the parts of a trace.Event
+// the derivation reads, 32 bytes where the event is 64. Note writes one
+// per event of the busiest types and the derivation reads it back, so
+// its size is memory traffic on both goroutines.
+type notedEvent struct {
+	time  trace.Time
+	off   int64 // the payload's, in the batch's chunks
+	n     int32 // the payload's length
+	typ   trace.TypeID
+	track trace.TrackID // NoTrack or one of the reader's
+	cpu   int32
 }
 
 // ownBase is where the offsets of payloads copied into noteBatch.own
@@ -551,13 +566,13 @@ func (s *Sched) note(e *trace.Event) {
 		s.tabled = true
 	}
 	nb := s.batch
-	ev := *e
-	if ev.Track < 0 || int(ev.Track) >= len(s.rd.meta.Tracks) {
-		ev.Track = trace.NoTrack
+	ev := notedEvent{time: e.Time, off: e.Payload.Off, n: e.Payload.Len, typ: e.Type, track: e.Track, cpu: e.CPU}
+	if ev.track < 0 || int(ev.track) >= len(s.rd.meta.Tracks) {
+		ev.track = trace.NoTrack
 	}
 	// A payload of the file at or after the first chunk kept lies in a
 	// chunk kept (records are read in order, each into one chunk).
-	if l := ev.Payload; l.Off >= s.rd.buf.first() && l.Off < s.rd.size && l.Len >= 0 {
+	if l := e.Payload; l.Off >= s.rd.buf.first() && l.Off < s.rd.size && l.Len >= 0 {
 		nb.from = min(nb.from, l.Off)
 	} else {
 		raw, ok := s.rd.buf.held(l)
@@ -566,7 +581,7 @@ func (s *Sched) note(e *trace.Event) {
 				return
 			}
 		}
-		ev.Payload.Off = ownBase + int64(len(nb.own))
+		ev.off = ownBase + int64(len(nb.own))
 		nb.own = append(nb.own, raw...)
 	}
 	nb.events = append(nb.events, ev)
@@ -575,23 +590,42 @@ func (s *Sched) note(e *trace.Event) {
 // noteOf makes the note of a noted event, on the deriving goroutine,
 // reading its fields from its payload; false when the batch does not
 // hold the payload.
-func (s *Sched) noteOf(nb *noteBatch, e *trace.Event, n *schedNote) bool {
-	raw, ok := heldIn(nb.chunks, e.Payload.Off, int64(e.Payload.Len))
-	if !ok || int(e.Type) >= len(nb.kinds) {
+func (s *Sched) noteOf(nb *noteBatch, e *notedEvent, n *schedNote) bool {
+	raw, ok := nb.payload(e)
+	if !ok || int(e.typ) >= len(nb.kinds) {
 		return false
 	}
-	st := &nb.kinds[e.Type] // classified by Note
-	*n = schedNote{time: e.Time, track: e.Track, kind: st.kind}
+	st := &nb.kinds[e.typ] // classified by Note
+	*n = schedNote{time: e.time, track: e.track, kind: st.kind}
 	if st.kind == schedSwitch {
-		x := switchNote{cpu: e.CPU}
+		x := switchNote{cpu: e.cpu}
 		if n.track >= 0 {
 			x.tid, x.pid = nb.tracks[n.track].TID, nb.tracks[n.track].PID
 		}
 		n.a = int64(len(nb.switches))
 		nb.switches = append(nb.switches, x)
 	}
-	s.fields(nb, st, e.Type, raw, n)
+	s.fields(nb, st, e.typ, raw, n)
 	return true
+}
+
+// payload returns the payload of a noted event from the batch's chunks:
+// from the chunk that held the one before it, mostly, else from the one
+// heldIn finds (the chunks hold disjoint parts of the file, and own its
+// copies apart from them).
+func (nb *noteBatch) payload(e *notedEvent) ([]byte, bool) {
+	if k := nb.hint; k < len(nb.chunks) {
+		if raw, ok := heldIn(nb.chunks[k:k+1], e.off, int64(e.n)); ok {
+			return raw, true
+		}
+	}
+	for k := len(nb.chunks) - 1; k >= 0; k-- {
+		if raw, ok := heldIn(nb.chunks[k:k+1], e.off, int64(e.n)); ok {
+			nb.hint = k
+			return raw, true
+		}
+	}
+	return nil, false
 }
 
 // fields reads the fields of a note's event from its payload.
@@ -687,14 +721,28 @@ func (s *Sched) Observe(r trace.Reader, e trace.Event, b *span.Builder) {
 
 // derive derives from a batch of notes (without the reader: it may run
 // while the reader reads on).
+//
+// It reads the fields of a block of events before it applies them: the
+// payloads are mostly out of the caches by now, and the reads of a block,
+// independent of each other, wait for memory together rather than one
+// after another between the applications.
 func (s *Sched) derive(nb *noteBatch, b *span.Builder) {
-	var n schedNote
-	for i := range nb.events {
-		if s.noteOf(nb, &nb.events[i], &n) {
-			s.apply(nb, &n, b)
+	var ns [deriveBlock]schedNote
+	for i := 0; i < len(nb.events); {
+		k := 0
+		for ; k < len(ns) && i < len(nb.events); i++ {
+			if s.noteOf(nb, &nb.events[i], &ns[k]) {
+				k++
+			}
+		}
+		for j := range ns[:k] {
+			s.apply(nb, &ns[j], b)
 		}
 	}
 }
+
+// deriveBlock is how many events derive reads the fields of at a time.
+const deriveBlock = 64
 
 func (s *Sched) apply(nb *noteBatch, n *schedNote, b *span.Builder) {
 	switch n.kind {

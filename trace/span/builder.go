@@ -28,12 +28,15 @@ type Builder struct {
 }
 
 type perTrack struct {
-	slices    Column
-	samples   []Sample
+	// lastStart, lastDepth and unsorted lie beside the fields of slices
+	// that adding a slice uses (Column): adding one reads and writes a
+	// cache line or two of the track's.
 	lastStart trace.Time // of the latest slice added
 	lastDepth uint16
 	unsorted  bool // slices were not added in (start, depth) order
 	unsamp    bool // samples were not added in time order
+	slices    Column
+	samples   []Sample
 }
 
 // NewBuilder returns an empty Builder.

@@ -336,6 +336,36 @@ func BenchmarkBuilderAdd(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/slice")
 }
 
+// BenchmarkBuilderAddKeyed adds slices by Key as perf.Sched does: to
+// many tracks in turn, each in start order, back to back on some tracks
+// (a CPU's, a thread's states) and with gaps on others (syscalls).
+func BenchmarkBuilderAddKeyed(b *testing.B) {
+	const tracks, n = 132, 1 << 21
+	for b.Loop() {
+		bl := NewBuilder()
+		keys := make([][3]Key, tracks)
+		ends := make([]trace.Time, tracks)
+		for i := range keys {
+			id := bl.Track(Track{Kind: KindState, Name: "t" + strconv.Itoa(i)})
+			for k := range keys[i] {
+				keys[i][k] = bl.Key(Slice{Track: id, Name: bl.Name("n" + strconv.Itoa(k)), Thread: trace.TrackID(i)})
+			}
+		}
+		for i := range n {
+			tr := i % tracks
+			t := trace.Time(i) * 100
+			start := ends[tr]
+			if tr&1 == 0 { // a gap
+				start = max(start, t-50)
+			}
+			bl.AddKeyed(keys[tr][i%3], start, t)
+			ends[tr] = t
+		}
+		bl.Finish()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/slice")
+}
+
 // TestColumnForms: a column's chunks in each of their forms (tight,
 // packed, wide, moved from one to the next part way) read back exactly
 // the slices pushed, checked against a plain list of them: runs of
@@ -391,6 +421,24 @@ func TestColumnForms(t *testing.T) {
 					if got := c.At(k); got != w || s != w.Start || e != w.End || c.Start(k) != w.Start || c.End(k) != w.End || c.Depth(k) != w.Depth {
 						t.Fatalf("round %d, %d slices: slice %d is %+v (times %d %d), want %+v", round, len(want), k, got, s, e, w)
 					}
+				}
+				// ReadTimes, from any slice on in batches of any size,
+				// reads the same times, each call to its chunk's end.
+				starts, ends := make([]trace.Time, rng.IntN(1500)+1), make([]trace.Time, 1500)
+				for k := rng.IntN(len(want)); k < len(want); {
+					m := c.ReadTimes(k, starts, ends)
+					if w := min(len(starts), len(want)-k, 1<<columnBits-k%(1<<columnBits)); m != w {
+						t.Fatalf("round %d, %d slices: ReadTimes(%d) read %d, want %d", round, len(want), k, m, w)
+					}
+					for j := range m {
+						if w := want[k+j]; starts[j] != w.Start || ends[j] != w.End {
+							t.Fatalf("round %d: ReadTimes(%d) read slice %d as %d %d, want %+v", round, k, k+j, starts[j], ends[j], w)
+						}
+					}
+					k += m
+				}
+				if m := c.ReadTimes(len(want), starts, ends); m != 0 {
+					t.Fatalf("round %d: ReadTimes past the end read %d", round, m)
 				}
 			}
 		}
