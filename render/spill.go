@@ -574,17 +574,46 @@ func (s *spill) addBased(st *spillTrack, types []trace.TypeID, offs []int64, bas
 	offs = offs[:len(types)]
 	for len(types) > 0 {
 		m := s.room(st, len(types))
-		buf, k := st.buf, st.k
-		for i, ty := range types[:m] {
-			if k > 0 && k%spillBlock == 0 {
-				w.blocks[k/spillBlock-1] = uint16(len(buf)) // < runBuffer
-			}
-			buf = w.appendBased(buf, typeCode(ty), int64(ty), offs[i], base)
-			k++
-		}
+		buf, k := w.appendBasedRun(st.buf, st.k, types[:m], offs[:m], base)
 		s.added(st, buf, k)
 		types, offs = types[m:], offs[m:]
 	}
+}
+
+// appendBasedRun appends to buf, holding the run's first k records, the
+// records of the events of a grouped batch of types and payload offsets
+// offs, as appendBased would one by one, noting the blocks they start in
+// the block table; buf must have room for them. It returns buf and the
+// run's records. It is appendBased's common case written out in the
+// loop, in registers.
+func (w *runWriter) appendBasedRun(buf []byte, k int, types []trace.TypeID, offs []int64, base *trace.Event) ([]byte, int) {
+	offs = offs[:len(types)]
+	for i, ty := range types {
+		if k > 0 && k%spillBlock == 0 {
+			w.blocks[k/spillBlock-1] = uint16(len(buf)) // < runBuffer
+		}
+		k++
+		code := typeCode(ty)
+		s := code % nSlots
+		if (w.set&w.based)>>s&1 == 0 || w.code[s] != code {
+			w.based |= 1 << s
+			buf = w.appendWith(buf, code, base, int64(ty), offs[i])
+			continue
+		}
+		p := &w.fields[s]
+		n := len(buf)
+		b := buf[:n+maxRecordSize]
+		j, m := n+1, byte(0)
+		if v := int64(ty); v != p[0] {
+			m, j, p[0] = m|1<<0, putVarint(b, j, v-p[0]), v
+		}
+		if v := offs[i]; v != p[6] {
+			m, j, p[6] = m|1<<6, putVarint(b, j, v-p[6]), v
+		}
+		b[n] = m
+		buf = b[:j]
+	}
+	return buf, k
 }
 
 // writer returns the track's run writer.
