@@ -1,6 +1,11 @@
 package render
 
-import "viewer/trace"
+import (
+	"slices"
+	"unsafe"
+
+	"viewer/trace"
+)
 
 // Time cells answer the coarse zoom levels in O(1) per bucket. A query
 // snaps its buckets to multiples of a power of two, so at resolution 2^L
@@ -30,24 +35,141 @@ type cellLevel struct {
 	stored bool     // firsts and types lie in the store (store.go)
 }
 
-// seal moves the level's arrays to the store st (when not nil).
-func (lv *cellLevel) seal(st *store) {
+// seal moves the level's arrays to the store st (when not nil), and
+// gives their heap copies back to sc when it did.
+func (lv *cellLevel) seal(st *store, sc *cellScratch) {
 	if st == nil || lv.stored || len(lv.types) == 0 {
 		return
 	}
 	f, ty := storeSlice(st, lv.firsts, true), storeSlice(st, lv.types, true)
+	if &f[0] != &lv.firsts[0] {
+		spare(&sc.firsts, lv.firsts)
+	}
+	if &ty[0] != &lv.types[0] {
+		spare(&sc.ctypes, lv.types)
+	}
 	lv.stored = &f[0] != &lv.firsts[0] && &ty[0] != &lv.types[0]
 	lv.firsts, lv.types = f, ty
+}
+
+// cellPack is the size below which a level's arrays are not written to
+// the store on their own but with the track's other small levels, in one
+// write once the track's cells are built (sealPacked): a track's levels
+// halve in size up to minCells cells, so most of a trace's levels are a
+// few hundred bytes, and a write costs a system call and the file
+// system's work per call (3000 of the 3500 writes of the time cells of
+// an 8M-event CPEL file were under 4 KB).
+const cellPack = 64 << 10
+
+// size returns the bytes of the level's arrays.
+func (lv *cellLevel) size() int { return 4*len(lv.firsts) + 2*len(lv.types) }
+
+// sealPacked moves the levels of lvs not in the store yet to st in one
+// write, laid out one after the other (each array 8-byte aligned); they
+// stay on the heap when the store does not take them.
+func sealPacked(st *store, lvs []cellLevel, sc *cellScratch) {
+	if st == nil {
+		return
+	}
+	n := 0
+	for i := range lvs {
+		if lv := &lvs[i]; !lv.stored && len(lv.types) > 0 {
+			n = (n+7)&^7 + 4*len(lv.firsts)
+			n = (n+7)&^7 + 2*len(lv.types)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	buf := slices.Grow(sc.pack[:0], n)[:n]
+	sc.pack = buf
+	at := 0
+	for i := range lvs {
+		if lv := &lvs[i]; !lv.stored && len(lv.types) > 0 {
+			at = (at+7)&^7 + copy(buf[(at+7)&^7:], bytesOf(lv.firsts))
+			at = (at+7)&^7 + copy(buf[(at+7)&^7:], bytesOf(lv.types))
+		}
+	}
+	b := st.put(buf, true)
+	if &b[0] == &buf[0] {
+		return
+	}
+	at = 0
+	for i := range lvs {
+		if lv := &lvs[i]; !lv.stored && len(lv.types) > 0 {
+			at = (at + 7) &^ 7
+			lv.firsts = unsafe.Slice((*int32)(unsafe.Pointer(&b[at])), len(lv.firsts))
+			at += 4 * len(lv.firsts)
+			at = (at + 7) &^ 7
+			lv.types = unsafe.Slice((*uint16)(unsafe.Pointer(&b[at])), len(lv.types))
+			at += 2 * len(lv.types)
+			lv.stored = true
+		}
+	}
 }
 
 // cellScratch is the vote weights buildCells needs while it works, kept
 // across tracks so that indexing leaves no garbage behind.
 // times and types hold the chunk being read, when it is read from the
-// store.
+// store. firsts and ctypes are the heap arrays of levels sealed in the
+// store (cellLevel.seal), for the next levels: the level arrays of a
+// track with millions of events are megabytes, which fresh memory costs
+// a page fault per page to get, and the collector to give back.
 type cellScratch struct {
 	lo, hi []uint32
 	times  []trace.Time
 	types  []uint16
+	firsts [][]int32
+	ctypes [][]uint16
+	pack   []byte // sealPacked's
+}
+
+// level returns a cell level from origin with m cells, its arrays
+// recycled from sc when it has large enough ones (their contents are
+// left as they were: buildCells writes every element).
+func (sc *cellScratch) level(origin, m int64) cellLevel {
+	return cellLevel{origin: origin, firsts: recycled(&sc.firsts, int(m+1)), types: recycled(&sc.ctypes, int(m))}
+}
+
+// maxSpares is how many arrays of each kind a cellScratch keeps: a
+// level and the one built from it, as buildCells needs them.
+const maxSpares = 2
+
+// spare keeps b among *spares for recycled, in place of a smaller one
+// when it holds maxSpares already (the collector takes that one).
+func spare[T any](spares *[][]T, b []T) {
+	if len(*spares) < maxSpares {
+		*spares = append(*spares, b)
+		return
+	}
+	k := 0
+	for i, s := range *spares {
+		if cap(s) < cap((*spares)[k]) {
+			k = i
+		}
+	}
+	if cap(b) > cap((*spares)[k]) {
+		(*spares)[k] = b
+	}
+}
+
+// recycled returns a slice of n elements: the smallest of *spares that
+// has room for them, taken from them, else a new one.
+func recycled[T any](spares *[][]T, n int) []T {
+	k := -1
+	for i, s := range *spares {
+		if cap(s) >= n && (k < 0 || cap(s) < cap((*spares)[k])) {
+			k = i
+		}
+	}
+	if k < 0 {
+		return make([]T, n)
+	}
+	b := (*spares)[k][:n]
+	last := len(*spares) - 1
+	(*spares)[k], (*spares)[last] = (*spares)[last], nil
+	*spares = (*spares)[:last]
+	return b
 }
 
 func (s *cellScratch) get(buf *[]uint32, n int64) []uint32 {
@@ -82,7 +204,8 @@ func (t *track) buildCells(sc *cellScratch) {
 	if m < minCells {
 		return
 	}
-	lv := cellLevel{origin: first >> base, firsts: make([]int32, m+1), types: make([]uint16, m)}
+	lv := sc.level(first>>base, m)
+	lv.firsts[0] = 0
 	weights := sc.get(&sc.lo, m)
 	// Times are sorted: the cell of an event is that of the event before
 	// or a later one, so the vote of the cell at hand (cur) is kept in
@@ -99,6 +222,7 @@ func (t *track) buildCells(sc *cellScratch) {
 				for cur < c {
 					cur++
 					lv.firsts[cur] = int32(i + j)
+					lv.types[cur] = 0 // an empty cell's, unless c's
 				}
 				y, w = 0, 0
 			}
@@ -110,6 +234,9 @@ func (t *track) buildCells(sc *cellScratch) {
 	for cur < m {
 		cur++
 		lv.firsts[cur] = int32(n)
+		if cur < m {
+			lv.types[cur] = 0
+		}
 	}
 	t.cellBase = uint8(base)
 	t.cells = append(t.cells, lv)
@@ -119,7 +246,7 @@ func (t *track) buildCells(sc *cellScratch) {
 		if m < minCells {
 			break
 		}
-		up := cellLevel{origin: first >> level, firsts: make([]int32, m+1), types: make([]uint16, m)}
+		up := sc.level(first>>level, m)
 		upw := sc.get(&sc.hi, m)
 		for c := range m {
 			child := (up.origin+c)*2 - lo.origin // first child, relative to the level below
@@ -146,12 +273,17 @@ func (t *track) buildCells(sc *cellScratch) {
 			up.types[c], upw[c] = t, w
 		}
 		up.firsts[m] = int32(n)
-		lo.seal(st)
+		if lo.size() >= cellPack {
+			lo.seal(st, sc)
+		}
 		t.cells = append(t.cells, up)
 		weights = upw
 		sc.lo, sc.hi = sc.hi, sc.lo
 	}
-	t.cells[len(t.cells)-1].seal(st)
+	if top := &t.cells[len(t.cells)-1]; top.size() >= cellPack {
+		top.seal(st, sc)
+	}
+	sealPacked(st, t.cells, sc)
 	t.cells = append([]cellLevel(nil), t.cells...)
 }
 

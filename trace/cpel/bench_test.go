@@ -351,22 +351,38 @@ func TestReadEventsByTrack(t *testing.T) {
 			continue
 		}
 		for _, size := range []int{1, 3, 1000, 100_000} {
-			if msg := checkByTrack(data, size, want, wantErr); msg != "" {
+			if msg := checkByTrack(openBytesReader(data), size, want, wantErr); msg != "" {
 				t.Errorf("%s, batches of %d: %s", name, size, msg)
 			}
 		}
 	}
 }
 
-// checkByTrack reads the file data with ReadEventsByTrack in batches of
-// size and says how it differs from want and wantErr, the events and the
-// error of ReadEvent, grouped by brute force; "" when it does not.
-func checkByTrack(data []byte, size int, want []trace.Event, wantErr error) string {
-	r, err := Format{}.Open(bytes.NewReader(data), int64(len(data)))
+// openBytesReader returns what opens the file data with ReadAt.
+func openBytesReader(data []byte) func() (*Reader, error) {
+	return func() (*Reader, error) {
+		r, err := Format{}.Open(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return nil, err
+		}
+		return r.(*Reader), nil
+	}
+}
+
+// checkByTrack reads the file open opens with ReadEventsByTrack in
+// batches of size and says how it differs from want and wantErr, the
+// events and the error of ReadEvent, grouped by brute force; "" when it
+// does not.
+func checkByTrack(open func() (*Reader, error), size int, want []trace.Event, wantErr error) string {
+	br, err := open()
 	if err != nil {
 		return err.Error()
 	}
-	br := r.(*Reader)
+	// Short batches only where a chunk of the file or a window ends.
+	per := chunkBytes / recordSize
+	if br.win != nil {
+		per = min(per, (br.win.size-os.Getpagesize())/recordSize)
+	}
 	times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]int64, size)
 	dst := make([]trace.Event, size)
 	at, batches := 0, 0
@@ -421,8 +437,7 @@ func checkByTrack(data []byte, size int, want []trace.Event, wantErr error) stri
 	if err.Error() != wantErr.Error() {
 		return fmt.Sprintf("error %v, want %v", err, wantErr)
 	}
-	// Short batches only where a chunk of the file ends.
-	if chunk := chunkBytes / recordSize; batches > (len(want)+size-1)/size+(len(want)+chunk-1)/chunk+1 {
+	if batches > (len(want)+size-1)/size+(len(want)+per-1)/per+1 {
 		return fmt.Sprintf("%d batches for %d events", batches, len(want))
 	}
 	return ""

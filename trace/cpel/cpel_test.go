@@ -280,7 +280,7 @@ func FuzzReader(f *testing.F) {
 		pd := pr.(*Reader)
 		// ReadEventsByTrack (the index's path) groups ReadEvent's events.
 		if want, wantErr, ok := readOneByOne(b); ok {
-			if msg := checkByTrack(b, 7, want, wantErr); msg != "" {
+			if msg := checkByTrack(openBytesReader(b), 7, want, wantErr); msg != "" {
 				t.Fatal("ReadEventsByTrack: " + msg)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,14 +176,19 @@ type Reader struct {
 	err   error // sticky end-of-reading error
 	arena arena // for Details
 	// ReadEventsByTrack's state: per TrackID its group in the batch
-	// being read + 1 (0 for none), each record's group, and the events of
-	// a batch read in time order before they are grouped (the merging
-	// paths only).
+	// being read + 1 (0 for none), each record's group, each group's
+	// next place, the events of a batch read in time order before they
+	// are grouped (the merging paths only), and per track id the group
+	// again (group without the lookup of the TrackID, for ids below
+	// maxDenseID).
 	group   []int32
 	gid     []int32
 	cur     []int32
-	order   []int32
 	ordered []trace.Event
+	idGroup []int32
+	// win maps the only section's records for ReadEventsByTrack
+	// (window.go); nil where they are read with ReadAt.
+	win *window
 }
 
 // NewReader returns a reader over f's events.
@@ -236,6 +242,12 @@ func NewReader(f *File) *Reader {
 	slices.SortStableFunc(m.Markers, func(a, b trace.Marker) int { return cmp.Compare(a.Time, b.Time) })
 	if len(r.cursors) == 1 {
 		r.single = r.cursors[0]
+		if f := mapFile(f.r); f != nil && mapsFiles && r.single.es.sortedAt == nil {
+			r.win = &window{f: f, size: windowBytes}
+			// A reader left before its end (a load cancelled) unmaps
+			// its window when collected.
+			runtime.AddCleanup(r, (*window).release, r.win)
+		}
 	} else {
 		r.heap = slices.Clone(r.cursors)
 		for i := len(r.heap)/2 - 1; i >= 0; i-- {
@@ -501,78 +513,71 @@ func (r *Reader) ReadEvents(dst []trace.Event) (int, error) {
 // counts[0] entries are the events of tracks[0], the next counts[1]
 // those of tracks[1], and so on, each group in time order. It may
 // return fewer events than there is room for while events remain: it
-// reads at most the records of one chunk of the file, grouping them as
-// it decodes them without an intermediate copy (the index reads CPEL
-// files so, see render's build.go).
+// reads at most the records of one chunk of the file (or of the window
+// that maps them, see window.go), grouping them as it decodes them
+// without an intermediate copy (the index reads CPEL files so, see
+// render's build.go).
 func (r *Reader) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
 	room := min(len(times), len(types), len(offs))
 	c := r.single
 	if c == nil || c.es.sortedAt != nil || r.err != nil || room == 0 {
 		return r.readGrouping(times[:room], types[:room], offs[:room], tracks, counts)
 	}
+	if c.i >= c.es.n {
+		_, err := r.end()
+		return 0, tracks, counts, err
+	}
+	if recs := r.win.records(c.es, c.i); recs != nil {
+		return r.readMapped(c, recs, times[:room], types[:room], offs[:room], tracks, counts)
+	}
 	if c.i-c.bufStart >= len(c.buf)/recordSize || c.i < c.bufStart {
-		if c.i >= c.es.n {
-			_, err := r.end()
-			return 0, tracks, counts, err
-		}
 		if err := r.fill(c); err != nil {
 			r.err = err
 			return 0, tracks, counts, err
 		}
 	}
-	recs := c.buf[(c.i-c.bufStart)*recordSize:]
+	return r.readRecords(c, c.buf[(c.i-c.bufStart)*recordSize:], times[:room], types[:room], offs[:room], tracks, counts)
+}
+
+// readRecords is ReadEventsByTrack for the records recs of the only section,
+// from record c.i on: it reads as many as times has room for.
+func (r *Reader) readRecords(c *cursor, recs []byte, times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+	room := min(len(times), len(types), len(offs))
 	n := min(room, len(recs)/recordSize)
 	recs = recs[:n*recordSize]
+	big := r.big
 	// Pass 1: each record's group, and the groups' sizes; and the
-	// tracks and types not met before, added in reading order as
-	// ReadEvent adds them.
+	// tracks not met before, added in reading order as ReadEvent adds
+	// them.
 	gid := slices.Grow(r.gid[:0], n)[:n]
 	k0 := len(tracks)
-	dense, tdense := r.tracks.dense, r.types.dense
+	idg := r.idGroup
 	for i := range gid {
-		id, code := r.u32(recs[i*recordSize+8:]), r.u32(recs[i*recordSize+12:])
-		tr := trace.TrackID(-1)
-		if id < uint32(len(dense)) {
-			tr = trace.TrackID(dense[id])
+		id := rec32(recs[i*recordSize+8:], big)
+		g := int32(0)
+		if id < uint32(len(idg)) {
+			g = idg[id]
 		}
-		if tr < 0 {
-			tr = r.trackSlow(id)
-			dense = r.tracks.dense
-		}
-		if code >= uint32(len(tdense)) || tdense[code] < 0 {
-			r.typSlow(code)
-			tdense = r.types.dense
-		}
-		for int(tr) >= len(r.group) {
-			r.group = append(r.group, 0)
-		}
-		g := r.group[tr]
 		if g == 0 {
-			tracks, counts = append(tracks, tr), append(counts, 0)
-			g = int32(len(tracks) - k0)
-			r.group[tr] = g
+			g, tracks, counts = r.newGroup(id, tracks, counts, k0)
+			idg = r.idGroup
 		}
 		counts[k0+int(g)-1]++
 		gid[i] = g - 1
 	}
 	r.gid = gid
-	// The records in group order (a counting sort of their indexes),
-	// then decoded in that order: the records are read out of order, from
-	// the chunk in the cache, and the events written in order.
+	// Pass 2, in reading order again (so that the types not met before
+	// are added in that order): each record decoded and stored at its
+	// group's next place (a counting sort), from the chunk in the cache.
 	cur := r.starts(tracks[k0:], counts[k0:])
-	order := slices.Grow(r.order[:0], n)[:n]
-	for i, g := range gid {
-		order[cur[g]] = int32(i)
-		cur[g]++
-	}
-	r.order = order
 	es := c.es
 	off := es.dataOff + int64(c.i)*recordSize + datumOffInRecord
-	times, types, offs = times[:n], types[:n], offs[:n]
-	for p, i := range order {
-		ticks, _, code := eventRecord(recs[int(i)*recordSize:int(i)*recordSize+recordSize], r.big)
+	tdense := r.types.dense
+	exact := es.clock.mul == 1
+	for i, g := range gid {
+		ticks, _, code := eventRecord(recs[i*recordSize:i*recordSize+recordSize], big)
 		t := trace.Time(ticks)
-		if es.clock.mul != 1 || ticks > math.MaxInt64 {
+		if !exact || ticks > math.MaxInt64 {
 			t = es.clock.time(ticks)
 		}
 		ty := trace.TypeID(-1)
@@ -580,12 +585,46 @@ func (r *Reader) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, off
 			ty = trace.TypeID(tdense[code])
 		}
 		if ty < 0 {
-			ty = r.typ(code) // added by pass 1
+			ty = r.typSlow(code)
+			tdense = r.types.dense
 		}
+		p := cur[g]
+		cur[g] = p + 1
 		times[p], types[p], offs[p] = t, ty, off+int64(i)*recordSize
 	}
 	c.i += n
 	return n, tracks, counts, nil
+}
+
+// newGroup returns the group of track id in the batch being read, whose
+// groups are tracks[k0:] and counts[k0:], making one when the track has
+// none yet (and the track, when it is new).
+func (r *Reader) newGroup(id uint32, tracks []trace.TrackID, counts []int32, k0 int) (int32, []trace.TrackID, []int32) {
+	tr := r.track(id)
+	for int(tr) >= len(r.group) {
+		r.group = append(r.group, 0)
+	}
+	g := r.group[tr]
+	if g == 0 {
+		tracks, counts = append(tracks, tr), append(counts, 0)
+		g = int32(len(tracks) - k0)
+		r.group[tr] = g
+	}
+	if id < maxDenseID {
+		for uint32(len(r.idGroup)) <= id {
+			r.idGroup = append(r.idGroup, 0)
+		}
+		r.idGroup[id] = g
+	}
+	return g, tracks, counts
+}
+
+// rec32 decodes a 32-bit field of a record.
+func rec32(b []byte, big bool) uint32 {
+	if big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
 }
 
 // starts ends the grouping of a batch whose groups are tracks and
@@ -595,6 +634,9 @@ func (r *Reader) starts(tracks []trace.TrackID, counts []int32) []int32 {
 	cur, at := r.cur[:0], int32(0)
 	for k, tr := range tracks {
 		r.group[tr] = 0
+		if id := r.meta.Tracks[tr].Code; id < int64(len(r.idGroup)) {
+			r.idGroup[id] = 0
+		}
 		cur = append(cur, at)
 		at += counts[k]
 	}
@@ -735,6 +777,7 @@ func (r *Reader) advance(c *cursor) error {
 }
 
 func (r *Reader) end() (trace.Event, error) {
+	r.win.release()
 	r.err = io.EOF
 	if r.f.damage != nil {
 		r.err = r.f.damage
