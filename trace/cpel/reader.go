@@ -600,7 +600,19 @@ func (r *Reader) readRecords(c *cursor, recs []byte, times []trace.Time, types [
 // groups are tracks[k0:] and counts[k0:], making one when the track has
 // none yet (and the track, when it is new).
 func (r *Reader) newGroup(id uint32, tracks []trace.TrackID, counts []int32, k0 int) (int32, []trace.TrackID, []int32) {
-	tr := r.track(id)
+	g, tracks, counts := r.groupOf(r.track(id), tracks, counts, k0)
+	if id < maxDenseID {
+		for uint32(len(r.idGroup)) <= id {
+			r.idGroup = append(r.idGroup, 0)
+		}
+		r.idGroup[id] = g
+	}
+	return g, tracks, counts
+}
+
+// groupOf returns the group of track tr in the batch being read, whose
+// groups are tracks[k0:] and counts[k0:], making one when it has none.
+func (r *Reader) groupOf(tr trace.TrackID, tracks []trace.TrackID, counts []int32, k0 int) (int32, []trace.TrackID, []int32) {
 	for int(tr) >= len(r.group) {
 		r.group = append(r.group, 0)
 	}
@@ -609,12 +621,6 @@ func (r *Reader) newGroup(id uint32, tracks []trace.TrackID, counts []int32, k0 
 		tracks, counts = append(tracks, tr), append(counts, 0)
 		g = int32(len(tracks) - k0)
 		r.group[tr] = g
-	}
-	if id < maxDenseID {
-		for uint32(len(r.idGroup)) <= id {
-			r.idGroup = append(r.idGroup, 0)
-		}
-		r.idGroup[id] = g
 	}
 	return g, tracks, counts
 }
@@ -663,16 +669,8 @@ func (r *Reader) readGrouping(times []trace.Time, types []trace.TypeID, offs []i
 	k0 := len(tracks)
 	gid := slices.Grow(r.gid[:0], n)[:n]
 	for i := range evs {
-		tr := evs[i].Track
-		for int(tr) >= len(r.group) {
-			r.group = append(r.group, 0)
-		}
-		g := r.group[tr]
-		if g == 0 {
-			tracks, counts = append(tracks, tr), append(counts, 0)
-			g = int32(len(tracks) - k0)
-			r.group[tr] = g
-		}
+		var g int32
+		g, tracks, counts = r.groupOf(evs[i].Track, tracks, counts, k0)
 		counts[k0+int(g)-1]++
 		gid[i] = g - 1
 	}
