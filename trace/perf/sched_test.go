@@ -283,34 +283,6 @@ func FuzzSched(f *testing.F) {
 	})
 }
 
-// BenchmarkSched reads a generated scheduler recording with and without
-// deriving its tracks: the difference is what deriving costs per event.
-func BenchmarkSched(b *testing.B) {
-	var f memFile
-	const n = 200000
-	if err := perftest.GenerateSched(&f, n, 4, 16); err != nil {
-		b.Fatal(err)
-	}
-	for _, derive := range []bool{false, true} {
-		b.Run(fmt.Sprint("derive=", derive), func(b *testing.B) {
-			for b.Loop() {
-				r, err := NewReader(bytes.NewReader(f.b), int64(len(f.b)), Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				var d span.Deriver
-				if derive {
-					d = NewSched(r)
-				}
-				if _, err := span.Derive(r, d); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
-		})
-	}
-}
-
 // TestSchedBusyCounter: the "busy CPUs" counter follows switches to and
 // from the idle task on two CPUs, sampled where it changes.
 func TestSchedBusyCounter(t *testing.T) {
