@@ -242,19 +242,7 @@ func BenchmarkRecords(b *testing.B) {
 		}},
 	} {
 		b.Run(src.name, func(b *testing.B) {
-			r := src.open()
-			byTrack := map[trace.TrackID][]trace.Event{}
-			for {
-				e, err := r.ReadEvent()
-				if err != nil {
-					break
-				}
-				byTrack[e.Track] = append(byTrack[e.Track], e)
-			}
-			var evs []trace.Event
-			for _, t := range slices.Sorted(maps.Keys(byTrack)) {
-				evs = append(evs, byTrack[t]...)
-			}
+			evs := inTrackOrder(src.open())
 			rec := make([]byte, 0, runBuffer)
 			var w runWriter
 			size := 0
@@ -281,20 +269,10 @@ func BenchmarkRecords(b *testing.B) {
 			b.Fatal(err)
 		}
 		base := r.(trackOrderReader).EventBase()
-		byTrack := map[trace.TrackID][]trace.Event{}
-		for {
-			e, err := r.ReadEvent()
-			if err != nil {
-				break
-			}
-			byTrack[e.Track] = append(byTrack[e.Track], e)
-		}
 		var types []trace.TypeID
 		var offs []int64
-		for _, t := range slices.Sorted(maps.Keys(byTrack)) {
-			for _, e := range byTrack[t] {
-				types, offs = append(types, e.Type), append(offs, e.Payload.Off)
-			}
+		for _, e := range inTrackOrder(r) {
+			types, offs = append(types, e.Type), append(offs, e.Payload.Off)
 		}
 		rec := make([]byte, 0, runBuffer)
 		var w runWriter
@@ -354,4 +332,22 @@ func TestSpillDropBehind(t *testing.T) {
 		t.Errorf("the index files with and without drop-behind differ (%d and %d bytes)", len(files[0]), len(files[1]))
 	}
 	compareIndexes(t, xs[1], xs[0], rand.New(rand.NewPCG(6, 1)))
+}
+
+// inTrackOrder reads r's events and returns them by track, each track's
+// in reading order, as the indexers spill them.
+func inTrackOrder(r trace.Reader) []trace.Event {
+	byTrack := map[trace.TrackID][]trace.Event{}
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			break
+		}
+		byTrack[e.Track] = append(byTrack[e.Track], e)
+	}
+	var evs []trace.Event
+	for _, t := range slices.Sorted(maps.Keys(byTrack)) {
+		evs = append(evs, byTrack[t]...)
+	}
+	return evs
 }

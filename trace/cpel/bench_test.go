@@ -146,44 +146,36 @@ func BenchmarkIndex(b *testing.B) {
 func BenchmarkBatches(b *testing.B) {
 	const size = 8192
 	fh, fsize := openBench(b, 1e9)
-	b.Run("ReadEvents", func(b *testing.B) {
-		dst := make([]trace.Event, size)
-		m := startMeter(b)
-		n := 0
-		for range b.N {
-			r, _ := Format{}.Open(fh, fsize)
-			br := r.(*Reader)
-			for {
-				k, err := br.ReadEvents(dst)
-				n += k
-				if err != nil {
-					break
+	dst := make([]trace.Event, size)
+	times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]int64, size)
+	var tracks []trace.TrackID
+	var counts []int32
+	for _, read := range []struct {
+		name  string
+		batch func(*Reader) (int, error)
+	}{
+		{"ReadEvents", func(r *Reader) (int, error) { return r.ReadEvents(dst) }},
+		{"ReadEventsByTrack", func(r *Reader) (k int, err error) {
+			k, tracks, counts, err = r.ReadEventsByTrack(times, types, offs, tracks[:0], counts[:0])
+			return k, err
+		}},
+	} {
+		b.Run(read.name, func(b *testing.B) {
+			m := startMeter(b)
+			n := 0
+			for range b.N {
+				r, _ := Format{}.Open(fh, fsize)
+				for {
+					k, err := read.batch(r.(*Reader))
+					n += k
+					if err != nil {
+						break
+					}
 				}
 			}
-		}
-		m.report(b, n)
-	})
-	b.Run("ReadEventsByTrack", func(b *testing.B) {
-		times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]int64, size)
-		var tracks []trace.TrackID
-		var counts []int32
-		m := startMeter(b)
-		n := 0
-		for range b.N {
-			r, _ := Format{}.Open(fh, fsize)
-			br := r.(*Reader)
-			for {
-				var k int
-				var err error
-				k, tracks, counts, err = br.ReadEventsByTrack(times, types, offs, tracks[:0], counts[:0])
-				n += k
-				if err != nil {
-					break
-				}
-			}
-		}
-		m.report(b, n)
-	})
+			m.report(b, n)
+		})
+	}
 }
 
 // BenchmarkDump does what `viewer dump` does per event on one goroutine:

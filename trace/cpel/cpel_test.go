@@ -258,7 +258,9 @@ func TestDamage(t *testing.T) {
 	}
 }
 
-func FuzzReader(f *testing.F) {
+// addSeeds adds the fixtures and the files in testdata/cpel to a fuzz
+// target's corpus.
+func addSeeds(f *testing.F) {
 	for _, fix := range fixtures {
 		f.Add(bytesOf(f, fix()))
 	}
@@ -269,6 +271,10 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	}
+}
+
+func FuzzReader(f *testing.F) {
+	addSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Format{}.Open(bytes.NewReader(b), int64(len(b)))
 		if err != nil {

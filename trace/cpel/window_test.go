@@ -149,16 +149,7 @@ func TestMappedShrunk(t *testing.T) {
 // is written and mapped for every input, which costs several times what
 // FuzzReader's checks do.
 func FuzzMapped(f *testing.F) {
-	for _, fix := range fixtures {
-		f.Add(bytesOf(f, fix()))
-	}
-	if files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "cpel", "*.cpel")); files != nil {
-		for _, p := range files {
-			if b, err := os.ReadFile(p); err == nil {
-				f.Add(b)
-			}
-		}
-	}
+	addSeeds(f)
 	// One file, rewritten for every input.
 	fh, err := os.Create(filepath.Join(f.TempDir(), "fuzz.cpel"))
 	if err != nil {
