@@ -252,36 +252,11 @@ func (w *runWriter) appendRecord(b []byte, code uint16, e *trace.Event) []byte {
 }
 
 // setBase makes base the base of the grouped batch's events that
-// appendBased encodes next.
+// appendBasedRun encodes next.
 func (w *runWriter) setBase(base *trace.Event) {
 	if bf := (recordFields{1: int64(base.Seq), 2: int64(base.Capture), 3: int64(base.CPU), 4: int64(base.Stack), 5: int64(base.Labels), 7: int64(base.Payload.Len)}); bf != w.base {
 		w.base, w.based = bf, 0
 	}
-}
-
-// appendBased is appendRecord for the event of a grouped batch of type ty
-// (of code) and payload offset off, the other fields base's, set by
-// setBase. Where the slot's last record has
-// the same code and base's fields, only the type (escaped types share a
-// code) and the offset can differ, and only they are compared.
-func (w *runWriter) appendBased(b []byte, code uint16, ty, off int64, base *trace.Event) []byte {
-	s := code % nSlots
-	if (w.set&w.based)>>s&1 == 0 || w.code[s] != code {
-		w.based |= 1 << s
-		return w.appendWith(b, code, base, ty, off)
-	}
-	p := &w.fields[s]
-	n := len(b)
-	b = b[:n+maxRecordSize]
-	i, m := n+1, byte(0)
-	if ty != p[0] {
-		m, i, p[0] = m|1<<0, putVarint(b, i, ty-p[0]), ty
-	}
-	if off != p[6] {
-		m, i, p[6] = m|1<<6, putVarint(b, i, off-p[6]), off
-	}
-	b[n] = m
-	return b[:i]
 }
 
 // appendWith is appendRecord for the event that is e but for its type ty
@@ -587,10 +562,11 @@ func (s *spill) addBased(st *spillTrack, types []trace.TypeID, offs []int64, bas
 
 // appendBasedRun appends to buf, holding the run's first k records, the
 // records of the events of a grouped batch of types and payload offsets
-// offs, as appendBased would one by one, noting the blocks they start in
-// the block table; buf must have room for them. It returns buf and the
-// run's records. It is appendBased's common case written out in the
-// loop, in registers.
+// offs, the other fields base's (set by setBase), noting the blocks they
+// start in the block table; buf must have room for them. It returns buf
+// and the run's records. Where a slot's last record has the same code and
+// base's fields, only the type (escaped types share a code) and the
+// offset can differ, and only they are compared.
 func (w *runWriter) appendBasedRun(buf []byte, k int, types []trace.TypeID, offs []int64, base *trace.Event) ([]byte, int) {
 	offs = offs[:len(types)]
 	for i, ty := range types {

@@ -83,7 +83,7 @@ func TestSpillReadOrders(t *testing.T) {
 // last record when of the same code, else the zero Event), over events
 // whose fields take extreme values and whose codes collide in slots, and
 // decodes each record back. Half the events come in stretches of a
-// grouped batch's (appendBased: one of two bases but for their types and
+// grouped batch's (appendBasedRun: one of two bases but for their types and
 // payload offsets), between events of any fields.
 func TestRunWriterRecords(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -127,7 +127,7 @@ func TestRunWriterRecords(t *testing.T) {
 		want = appendRecord(slices.Grow(want[:0], maxRecordSize), &base, &e)
 		at := len(b)
 		if based != nil {
-			b = w.appendBased(slices.Grow(b, maxRecordSize), code, int64(e.Type), e.Payload.Off, based)
+			b, _ = w.appendBasedRun(slices.Grow(b, maxRecordSize), 0, []trace.TypeID{e.Type}, []int64{e.Payload.Off}, based)
 		} else {
 			b = w.appendRecord(slices.Grow(b, maxRecordSize), code, &e)
 		}
@@ -171,7 +171,8 @@ func fieldsOf(e *trace.Event) recordFields {
 }
 
 // TestAppendBasedRun checks that appendBasedRun encodes a grouped
-// batch's events as appendBased does one by one, block table included,
+// batch's events as appendRecord does the whole events one by one, block
+// table included,
 // over stretches of types that collide in slots, escaped types, and
 // offsets far apart, with the base changing between stretches.
 func TestAppendBasedRun(t *testing.T) {
@@ -199,18 +200,19 @@ func TestAppendBasedRun(t *testing.T) {
 			}
 			offs[i] = off
 		}
-		one.setBase(base)
 		for i, ty := range types {
 			if k1 > 0 && k1%spillBlock == 0 {
 				one.blocks[k1/spillBlock-1] = uint16(len(b1))
 			}
-			b1 = one.appendBased(slices.Grow(b1, maxRecordSize), typeCode(ty), int64(ty), offs[i], base)
+			e := *base
+			e.Type, e.Payload.Off = ty, offs[i]
+			b1 = one.appendRecord(slices.Grow(b1, maxRecordSize), typeCode(ty), &e)
 			k1++
 		}
 		run.setBase(base)
 		b2, k2 = run.appendBasedRun(slices.Grow(b2, n*maxRecordSize), k2, types, offs, base)
 		if !bytes.Equal(b1, b2) || k1 != k2 || one.blocks != run.blocks {
-			t.Fatalf("stretch %d: appendBasedRun wrote %d records %x, appendBased %d %x", stretch, k2, b2, k1, b1)
+			t.Fatalf("stretch %d: appendBasedRun wrote %d records %x, appendRecord %d %x", stretch, k2, b2, k1, b1)
 		}
 	}
 }
@@ -218,7 +220,7 @@ func TestAppendBasedRun(t *testing.T) {
 // BenchmarkRecords times the spill writer's encoding alone (runWriter,
 // no file) over the events of a synthetic trace and of a CPEL file, each
 // track's events in a row as the indexers take them, and over the CPEL
-// file's as a grouped batch holds them (appendBased).
+// file's as a grouped batch holds them (appendBasedRun).
 func BenchmarkRecords(b *testing.B) {
 	cpelFile := filepath.Join(b.TempDir(), "b.cpel")
 	var buf bytes.Buffer
@@ -262,7 +264,7 @@ func BenchmarkRecords(b *testing.B) {
 		})
 	}
 	// The CPEL events as a grouped batch hands them over: the base and
-	// each event's type and payload offset (appendBased).
+	// each event's type and payload offset (appendBasedRun).
 	b.Run("cpel-based", func(b *testing.B) {
 		r, err := cpel.Format{}.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 		if err != nil {
