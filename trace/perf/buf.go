@@ -86,7 +86,7 @@ func (c *chunkBuf) at(off int64, n int) ([]byte, error) {
 // drop forgets the kept chunks nobody wants any more (all but the newest
 // without keep), and the oldest past maxHeld. Those nobody wants go to the
 // free list; those past maxHeld are left to the garbage collector, since
-// a batch of lazy notes may still read them (Sched.Take).
+// a batch Sched noted may still read them (Sched.Take).
 func (c *chunkBuf) drop() {
 	from := int64(1<<63 - 1)
 	if c.keep != nil {

@@ -40,7 +40,7 @@ func TestHeldPayloads(t *testing.T) {
 
 	// With hold: a batch's payloads are held until release.
 	r = open()
-	r.hold(nil)
+	r.hold(func() int64 { return noFrom })
 	batch := make([]trace.Event, 0, 8192)
 	for done := false; !done; {
 		batch, done = readBatch(r, batch)
@@ -54,7 +54,7 @@ func TestHeldPayloads(t *testing.T) {
 
 	// With hold and no release: no more than maxHeld behind the current chunk.
 	r = open()
-	r.hold(nil)
+	r.hold(func() int64 { return noFrom })
 	most := 0
 	for {
 		if _, err := r.ReadEvent(); err != nil {
@@ -71,7 +71,7 @@ func TestHeldPayloads(t *testing.T) {
 	}
 }
 
-// TestSchedLateDerivations: batches of lazy notes derived from only after
+// TestSchedLateDerivations: batches of noted events derived from only after
 // the whole recording (far more than maxHeld) has been read give the
 // slices single events do: the chunks their payloads lie in are not
 // reused while a batch may read them, even those the reader no longer

@@ -133,11 +133,10 @@ type Reader struct {
 	err           error
 	// Where the payloads the chunks must hold begin (chunkBuf.keep): of
 	// the events in out, of those queued at the last flush, of those
-	// queued since, and (once Hold was called) of those handed out since
-	// the last Release. noFrom where there are none.
+	// queued since, and (once hold was called) of those handed out since
+	// the last release, and where held says. noFrom where there are none.
 	outFrom, restFrom, newFrom, handedFrom int64
-	holding                                bool
-	held                                   func() int64 // hold's, or nil
+	held                                   func() int64 // hold's; nil before
 
 	// shared is how many tracks a copy of Meta may hold: the tracks
 	// there were when an event was last handed out. Changing one of them
@@ -639,7 +638,7 @@ func (rd *Reader) ReadEvent() (trace.Event, error) {
 			return trace.Event{}, rd.err
 		}
 		rd.out, rd.outPos = rd.out[:0], 0
-		if rd.holding {
+		if rd.held != nil {
 			rd.handedFrom = min(rd.handedFrom, rd.outFrom)
 		}
 		rd.outFrom = noFrom
@@ -680,9 +679,9 @@ func (rd *Reader) payloadFrom(l trace.Loc) int64 {
 
 // keepFrom returns where the payloads the chunks must hold begin.
 func (rd *Reader) keepFrom() int64 {
-	from := min(rd.outFrom, rd.restFrom, rd.newFrom, rd.handedFrom)
+	from := min(rd.outFrom, rd.restFrom, rd.newFrom)
 	if rd.held != nil {
-		from = min(from, rd.held())
+		from = min(from, rd.held(), rd.handedFrom)
 	}
 	return from
 }
@@ -690,10 +689,10 @@ func (rd *Reader) keepFrom() int64 {
 // hold makes the chunks hold the payloads of the events handed out too,
 // until release, and those from where held says on (it is asked before
 // each chunk is read): a reader of payloads after ReadEvent
-// (Sched.NoteEvents, and the derivations of Sched's lazy notes) then finds
-// them held. Without it, only the chunks holding events not yet handed
-// out are kept.
-func (rd *Reader) hold(held func() int64) { rd.holding, rd.held = true, held }
+// (Sched.NoteEvents, and the derivations of the batches it noted) then
+// finds them held. Without it, only the chunks holding events not yet
+// handed out are kept.
+func (rd *Reader) hold(held func() int64) { rd.held = held }
 
 // release says the payloads of the events handed out so far are no
 // longer wanted (see hold): their chunks are dropped at the next read.
