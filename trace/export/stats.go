@@ -84,12 +84,7 @@ func (c *Counter) AddEvents(evs []trace.Event) {
 	for i := range evs {
 		e := &evs[i]
 		last = max(last, e.Time)
-		if t := e.Type; t >= 0 {
-			if int(t) >= len(c.perType) {
-				c.perType = append(c.perType, make([]int64, int(t)+1-len(c.perType))...)
-			}
-			c.perType[t]++
-		}
+		c.addType(e.Type)
 	}
 	c.last = last
 	c.events += int64(len(evs))
@@ -107,14 +102,21 @@ func (c *Counter) AddTypes(types []trace.TypeID, first, last trace.Time) {
 	}
 	c.last = max(c.last, last)
 	for _, t := range types {
-		if t >= 0 {
-			if int(t) >= len(c.perType) {
-				c.perType = append(c.perType, make([]int64, int(t)+1-len(c.perType))...)
-			}
-			c.perType[t]++
-		}
+		c.addType(t)
 	}
 	c.events += int64(len(types))
+}
+
+// addType counts one event of type t (none for a negative t).
+func (c *Counter) addType(t trace.TypeID) {
+	if uint(t) < uint(len(c.perType)) {
+		c.perType[t]++
+		return
+	}
+	if t >= 0 {
+		c.perType = append(c.perType, make([]int64, int(t)+1-len(c.perType))...)
+		c.perType[t]++
+	}
 }
 
 // PerType returns the number of events of each TypeID added so far.
