@@ -3,6 +3,8 @@ package render
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -95,14 +97,27 @@ type byTrack struct {
 	*sameFields
 	size  int
 	twice bool
+	// origin is the batch's offsets': its first event's payload offset
+	// less 1 GB (offsets of one batch lie within 4 GB of it).
+	origin int64
 }
 
-func (r *byTrack) EventBase() trace.Event { return r.base }
+// The grouped path is what these readers test.
+var _, _ trackOrderReader = (*byTrack)(nil), (*waitingByTrack)(nil)
 
-func (r *byTrack) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+func (r *byTrack) EventBase() trace.Event {
+	b := r.base
+	b.Payload.Off = r.origin
+	return b
+}
+
+func (r *byTrack) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []uint32, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
 	evs := make([]trace.Event, min(len(times), len(types), len(offs), r.size))
 	n, err := r.ReadEvents(evs)
 	evs = evs[:n]
+	if n > 0 {
+		r.origin = evs[0].Payload.Off - 1<<30
+	}
 	at := 0
 	for _, e := range evs {
 		if slices.Contains(tracks, e.Track) {
@@ -112,7 +127,11 @@ func (r *byTrack) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, of
 		counts = append(counts, 0)
 		for _, f := range evs {
 			if f.Track == e.Track {
-				times[at], types[at], offs[at] = f.Time, f.Type, f.Payload.Off
+				d := f.Payload.Off - r.origin
+				if d < 0 || d > math.MaxUint32 {
+					panic(fmt.Sprintf("byTrack: payload offsets %d and %d in one batch", f.Payload.Off, evs[0].Payload.Off))
+				}
+				times[at], types[at], offs[at] = f.Time, f.Type, uint32(d)
 				at++
 				counts[len(counts)-1]++
 			}
@@ -233,7 +252,7 @@ type waitingByTrack struct {
 	calls int
 }
 
-func (r *waitingByTrack) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
+func (r *waitingByTrack) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []uint32, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
 	r.calls++
 	if r.wait {
 		r.live.AroundWait(func() {})

@@ -84,7 +84,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -299,11 +298,11 @@ type batch struct {
 	// grouped says that a trackOrderReader filled the batch, sealed as
 	// it was (addGrouped), without gid: its events, in group order, are
 	// base with the times, types and payload offsets in times, types and
-	// offs (evs is not used).
+	// offs, an offset less base's (evs is not used).
 	grouped bool
 	times   []trace.Time
 	types   []trace.TypeID
-	offs    []int64
+	offs    []uint32
 	base    trace.Event
 }
 
@@ -329,7 +328,7 @@ func (b *batch) expand(dst []trace.Event, lo, hi int, id trace.TrackID) []trace.
 		// does not forward from the pending stores (a stall per event).
 		e := &dst[i]
 		*e = base
-		e.Time, e.Type, e.Payload.Off = times[i], types[i], offs[i]
+		e.Time, e.Type, e.Payload.Off = times[i], types[i], base.Payload.Off+int64(offs[i])
 	}
 	return dst
 }
@@ -599,11 +598,12 @@ func (x *Index) fill(rs *reading) (err error) {
 
 // trackOrderReader is a reader whose events differ only in their time,
 // track, type and payload offset (trace/cpel's): EventBase returns their
-// other fields. ReadEventsByTrack reads at most min(len(times),
-// len(types), len(offs)) of the next events, at least one while events
-// remain, and stores them grouped by track, as the reading goroutine
-// would group them: their times, types and payload offsets in times,
-// types and offs, and it appends to tracks and counts the tracks of the
+// other fields, for the batch last read. ReadEventsByTrack reads at most
+// min(len(times), len(types), len(offs)) of the next events, at least
+// one while events remain, and stores them grouped by track, as the
+// reading goroutine would group them: their times, types and payload
+// offsets in times, types and offs, an offset less EventBase's (a
+// batch's payloads lie within 4 GB), and it appends to tracks and counts the tracks of the
 // groups, in the order of their first events, and their sizes; each
 // group is in reading order; err is as for ReadEvents. Such a batch
 // skips the reading goroutine's copy of every event into group order
@@ -612,7 +612,7 @@ func (x *Index) fill(rs *reading) (err error) {
 // deriver must see the events in reading order.
 type trackOrderReader interface {
 	EventBase() trace.Event
-	ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (n int, _ []trace.TrackID, _ []int32, err error)
+	ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []uint32, tracks []trace.TrackID, counts []int32) (n int, _ []trace.TrackID, _ []int32, err error)
 }
 
 // addGrouped checks, counts and seals a batch a trackOrderReader filled
@@ -663,7 +663,7 @@ func (x *Index) addGrouped(b *batch, rs *reading) error {
 	last0, last := rs.last, rs.last
 	times, offs := b.times, b.offs
 	first := times[0] // before clamping: the counter's, as add's
-	maxOff := int64(math.MinInt64)
+	maxOff := uint32(0)
 	at = 0
 	for _, c := range b.gcount {
 		g, o := times[at:at+int(c)], offs[at:at+int(c)]
@@ -688,7 +688,7 @@ func (x *Index) addGrouped(b *batch, rs *reading) error {
 	}
 	b.first, b.last = times[0], last
 	rs.last = last
-	rs.bytes = max(rs.bytes, maxOff+int64(b.base.Payload.Len))
+	rs.bytes = max(rs.bytes, b.base.Payload.Off+int64(maxOff)+int64(b.base.Payload.Len))
 	b.stacked, b.clamped = stacked, clamped
 	if rs.live != nil {
 		rs.live.unpub += n

@@ -547,8 +547,8 @@ func (s *spill) addEvents(st *spillTrack, evs []trace.Event) {
 }
 
 // addBased is addEvents for the events of a grouped batch: base but for
-// their types and payload offsets (see batch.expand).
-func (s *spill) addBased(st *spillTrack, types []trace.TypeID, offs []int64, base *trace.Event) {
+// their types and payload offsets, those less base's (see batch.expand).
+func (s *spill) addBased(st *spillTrack, types []trace.TypeID, offs []uint32, base *trace.Event) {
 	w := st.writer()
 	w.setBase(base)
 	offs = offs[:len(types)]
@@ -562,13 +562,14 @@ func (s *spill) addBased(st *spillTrack, types []trace.TypeID, offs []int64, bas
 
 // appendBasedRun appends to buf, holding the run's first k records, the
 // records of the events of a grouped batch of types and payload offsets
-// offs, the other fields base's (set by setBase), noting the blocks they
+// base's plus offs, the other fields base's (set by setBase), noting the blocks they
 // start in the block table; buf must have room for them. It returns buf
 // and the run's records. Where a slot's last record has the same code and
 // base's fields, only the type (escaped types share a code) and the
 // offset can differ, and only they are compared.
-func (w *runWriter) appendBasedRun(buf []byte, k int, types []trace.TypeID, offs []int64, base *trace.Event) ([]byte, int) {
+func (w *runWriter) appendBasedRun(buf []byte, k int, types []trace.TypeID, offs []uint32, base *trace.Event) ([]byte, int) {
 	offs = offs[:len(types)]
+	off0 := base.Payload.Off
 	for i, ty := range types {
 		if k > 0 && k%spillBlock == 0 {
 			w.blocks[k/spillBlock-1] = uint16(len(buf)) // < runBuffer
@@ -578,7 +579,7 @@ func (w *runWriter) appendBasedRun(buf []byte, k int, types []trace.TypeID, offs
 		s := code % nSlots
 		if (w.set&w.based)>>s&1 == 0 || w.code[s] != code {
 			w.based |= 1 << s
-			buf = w.appendWith(buf, code, base, int64(ty), offs[i])
+			buf = w.appendWith(buf, code, base, int64(ty), off0+int64(offs[i]))
 			continue
 		}
 		p := &w.fields[s]
@@ -588,7 +589,7 @@ func (w *runWriter) appendBasedRun(buf []byte, k int, types []trace.TypeID, offs
 		if v := int64(ty); v != p[0] {
 			m, j, p[0] = m|1<<0, putVarint(b, j, v-p[0]), v
 		}
-		if v := offs[i]; v != p[6] {
+		if v := off0 + int64(offs[i]); v != p[6] {
 			m, j, p[6] = m|1<<6, putVarint(b, j, v-p[6]), v
 		}
 		b[n] = m

@@ -127,7 +127,12 @@ func TestRunWriterRecords(t *testing.T) {
 		want = appendRecord(slices.Grow(want[:0], maxRecordSize), &base, &e)
 		at := len(b)
 		if based != nil {
-			b, _ = w.appendBasedRun(slices.Grow(b, maxRecordSize), 0, []trace.TypeID{e.Type}, []int64{e.Payload.Off}, based)
+			// The offset less an origin within 4 GB below it (wrapping
+			// where the offset is near the least int64).
+			d := rng.Uint32()
+			origin := *based
+			origin.Payload.Off = e.Payload.Off - int64(d)
+			b, _ = w.appendBasedRun(slices.Grow(b, maxRecordSize), 0, []trace.TypeID{e.Type}, []uint32{d}, &origin)
 		} else {
 			b = w.appendRecord(slices.Grow(b, maxRecordSize), code, &e)
 		}
@@ -174,7 +179,8 @@ func fieldsOf(e *trace.Event) recordFields {
 // batch's events as appendRecord does the whole events one by one, block
 // table included,
 // over stretches of types that collide in slots, escaped types, and
-// offsets far apart, with the base changing between stretches.
+// offsets up to 4 GB apart, up and down, with the base and the offsets'
+// origin changing between stretches (which lie far apart).
 func TestAppendBasedRun(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	bases := []trace.Event{
@@ -189,28 +195,34 @@ func TestAppendBasedRun(t *testing.T) {
 		if stretch%7 == 0 { // a new run
 			one.set, run.set, b1, b2, k1, k2 = 0, 0, b1[:0], b2[:0], 0, 0
 		}
-		base := &bases[rng.IntN(len(bases))]
+		base := bases[rng.IntN(len(bases))]
+		off += int64(rng.IntN(1 << uint(rng.IntN(40))))
+		if rng.IntN(5) == 0 {
+			off = -off
+		}
+		base.Payload.Off = off - 1<<31 // the origin: the offsets of the stretch lie in [origin, origin+4 GB)
 		n := rng.IntN(60) + 1
-		types, offs := make([]trace.TypeID, n), make([]int64, n)
+		types, offs := make([]trace.TypeID, n), make([]uint32, n)
 		for i := range types {
 			types[i] = trace.TypeID([]int64{0, 1, 64, 65, 128, 65534, 65535, 70000, 1<<31 - 1}[rng.IntN(9)])
-			off += int64(rng.IntN(1 << uint(rng.IntN(40))))
-			if rng.IntN(20) == 0 {
-				off = -off
+			d := int64(rng.IntN(1 << uint(rng.IntN(26))))
+			if rng.IntN(10) == 0 {
+				d = -min(d, off-base.Payload.Off)
 			}
-			offs[i] = off
+			off += d
+			offs[i] = uint32(off - base.Payload.Off)
 		}
 		for i, ty := range types {
 			if k1 > 0 && k1%spillBlock == 0 {
 				one.blocks[k1/spillBlock-1] = uint16(len(b1))
 			}
-			e := *base
-			e.Type, e.Payload.Off = ty, offs[i]
+			e := base
+			e.Type, e.Payload.Off = ty, base.Payload.Off+int64(offs[i])
 			b1 = one.appendRecord(slices.Grow(b1, maxRecordSize), typeCode(ty), &e)
 			k1++
 		}
-		run.setBase(base)
-		b2, k2 = run.appendBasedRun(slices.Grow(b2, n*maxRecordSize), k2, types, offs, base)
+		run.setBase(&base)
+		b2, k2 = run.appendBasedRun(slices.Grow(b2, n*maxRecordSize), k2, types, offs, &base)
 		if !bytes.Equal(b1, b2) || k1 != k2 || one.blocks != run.blocks {
 			t.Fatalf("stretch %d: appendBasedRun wrote %d records %x, appendRecord %d %x", stretch, k2, b2, k1, b1)
 		}
@@ -272,9 +284,9 @@ func BenchmarkRecords(b *testing.B) {
 		}
 		base := r.(trackOrderReader).EventBase()
 		var types []trace.TypeID
-		var offs []int64
+		var offs []uint32
 		for _, e := range inTrackOrder(r) {
-			types, offs = append(types, e.Type), append(offs, e.Payload.Off)
+			types, offs = append(types, e.Type), append(offs, uint32(e.Payload.Off-base.Payload.Off))
 		}
 		rec := make([]byte, 0, runBuffer)
 		var w runWriter

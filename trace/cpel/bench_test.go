@@ -147,7 +147,7 @@ func BenchmarkBatches(b *testing.B) {
 	const size = 8192
 	fh, fsize := openBench(b, 1e9)
 	dst := make([]trace.Event, size)
-	times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]int64, size)
+	times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]uint32, size)
 	var tracks []trace.TrackID
 	var counts []int32
 	for _, read := range []struct {
@@ -375,7 +375,7 @@ func checkByTrack(open func() (*Reader, error), size int, want []trace.Event, wa
 	if br.win != nil {
 		per = min(per, (br.win.size-os.Getpagesize())/recordSize)
 	}
-	times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]int64, size)
+	times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]uint32, size)
 	dst := make([]trace.Event, size)
 	at, batches := 0, 0
 	for err == nil {
@@ -391,7 +391,7 @@ func checkByTrack(open func() (*Reader, error), size int, want []trace.Event, wa
 					return fmt.Sprintf("groups of more than %d events", n)
 				}
 				e := br.EventBase()
-				e.Time, e.Track, e.Type, e.Payload.Off = times[p], tracks[k], types[p], offs[p]
+				e.Time, e.Track, e.Type, e.Payload.Off = times[p], tracks[k], types[p], e.Payload.Off+int64(offs[p])
 				dst[p] = e
 				p++
 			}

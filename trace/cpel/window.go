@@ -80,7 +80,7 @@ func (w *window) release() {
 
 // readMapped is readRecords for records in the window, recs: a fault reading
 // them ends reading with a truncation error at record c.i.
-func (r *Reader) readMapped(c *cursor, recs []byte, times []trace.Time, types []trace.TypeID, offs []int64, tracks []trace.TrackID, counts []int32) (n int, gtracks []trace.TrackID, gcounts []int32, err error) {
+func (r *Reader) readMapped(c *cursor, recs []byte, times []trace.Time, types []trace.TypeID, offs []uint32, tracks []trace.TrackID, counts []int32) (n int, gtracks []trace.TrackID, gcounts []int32, err error) {
 	k0 := len(tracks)
 	old := debug.SetPanicOnFault(true)
 	defer func() {

@@ -98,7 +98,7 @@ func TestMappedShrunk(t *testing.T) {
 		}
 		br := r.(*Reader)
 		br.win.size = 16 * page
-		times, types, offs := make([]trace.Time, 100), make([]trace.TypeID, 100), make([]int64, 100)
+		times, types, offs := make([]trace.Time, 100), make([]trace.TypeID, 100), make([]uint32, 100)
 		var tracks []trace.TrackID
 		var counts []int32
 		read := 0
