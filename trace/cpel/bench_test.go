@@ -3,6 +3,7 @@ package cpel
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -433,4 +434,108 @@ func checkByTrack(open func() (*Reader, error), size int, want []trace.Event, wa
 		return fmt.Sprintf("%d batches for %d events", batches, len(want))
 	}
 	return ""
+}
+
+// TestByTrackFarApart checks that ReadEventsByTrack ends a batch where
+// the merging path meets an event whose payload lies 4 GB or more from
+// another's (its offsets are 32 bits from EventBase's), and there only:
+// two event sections, the second's events after the first's in time,
+// with 8 GB of unknown sections between them (read as zeros, never
+// stored).
+func TestByTrackFarApart(t *testing.T) {
+	var w cpeltest.Writer
+	tab := w.StringTable("FileStrtab")
+	w.EventDefs(tab, []cpeltest.EventDef{{Code: 1, Name: "e", Format: "%d"}})
+	w.TrackDefs(tab, []cpeltest.TrackDef{{ID: 1, Format: "a"}, {ID: 2, Format: "b"}})
+	recs := func(track uint32) []cpeltest.Record {
+		var rs []cpeltest.Record
+		for i := range 50 {
+			rs = append(rs, cpeltest.Record{Ticks: uint64(i) + 50*uint64(track), Track: track, Code: 1, Datum: uint32(i)})
+		}
+		return rs
+	}
+	w.EventList(tab, 1e9, recs(1))
+	const gap = 0xF000_0000
+	marker := []byte("gap:gap:")
+	w.Raw(99, marker)
+	w.Raw(99, marker)
+	w.EventList(tab, 1e9, recs(2))
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	f := spliced{data: data}
+	for i := 0; ; {
+		k := bytes.Index(data[i:], marker)
+		if k < 0 {
+			break
+		}
+		i += k + len(marker)
+		binary.BigEndian.PutUint32(data[i-len(marker)-4:], uint32(len(marker)+gap))
+		f.at = append(f.at, int64(i))
+	}
+	f.gap = gap
+	size := int64(len(data)) + int64(len(f.at))*gap
+	open := func() (*Reader, error) {
+		r, err := Format{}.Open(f, size)
+		if err != nil {
+			return nil, err
+		}
+		return r.(*Reader), nil
+	}
+	r, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []trace.Event
+	for {
+		e, err := r.ReadEvent()
+		if err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+		want = append(want, e)
+	}
+	if len(want) != 100 || want[50].Payload.Off-want[49].Payload.Off < 1<<32 {
+		t.Fatalf("%d events: not the file meant", len(want))
+	}
+	if msg := checkByTrack(open, 1000, want, io.EOF); msg != "" {
+		t.Error(msg)
+	}
+}
+
+// spliced is a file of data with gap zero bytes inserted at each offset
+// of data in at (ascending).
+type spliced struct {
+	data []byte
+	at   []int64
+	gap  int64
+}
+
+func (s spliced) ReadAt(p []byte, off int64) (int, error) {
+	for i := range p {
+		o, zero := off+int64(i), false // o: in the file, then in data
+		for _, a := range s.at {
+			if o < a {
+				break
+			}
+			if o < a+s.gap {
+				zero = true
+				break
+			}
+			o -= s.gap
+		}
+		switch {
+		case zero:
+			p[i] = 0
+		case o >= int64(len(s.data)):
+			return i, io.EOF
+		default:
+			p[i] = s.data[o]
+		}
+	}
+	return len(p), nil
 }
