@@ -248,8 +248,31 @@ func (t *track) buildCells(sc *cellScratch) {
 		}
 		up := sc.level(first>>level, m)
 		upw := sc.get(&sc.hi, m)
+		d := up.origin*2 - lo.origin // cell c's first child is 2c+d: d is 0 or -1
+		fs, tys, ws := lo.firsts, lo.types, weights[:len(lo.types)]
 		for c := range m {
-			child := (up.origin+c)*2 - lo.origin // first child, relative to the level below
+			child := 2*c + d // relative to the level below
+			if child >= 0 && child+2 < int64(len(fs)) {
+				// Both children (all cells but the edges'): the loop
+				// below written out, without its bounds.
+				f := fs[child : child+3]
+				ta, wa, tb, wb := tys[child], ws[child], tys[child+1], ws[child+1]
+				if f[0] == f[1] {
+					ta = 0
+				}
+				if f[1] == f[2] {
+					tb = ta
+				}
+				t, w := ta, wa-wb
+				if wa < wb {
+					t, w = tb, wb-wa
+				}
+				if wa == 0 || ta == tb {
+					t, w = tb, wa+wb
+				}
+				up.firsts[c], up.types[c], upw[c] = f[0], t, w
+				continue
+			}
 			up.firsts[c] = lo.firsts[max(child, 0)]
 			// The children's votes merged as in the pyramid's vote,
 			// written so that the compiler needs no branch (the types
