@@ -37,9 +37,16 @@ type benchReport struct {
 	// neighbours.
 	LoadCPUSeconds     float64 `json:"load_cpu_seconds,omitempty"`
 	EventsPerCPUSecond float64 `json:"events_per_cpu_second,omitempty"`
-	BaseRSSBytes       int64   `json:"base_rss_bytes"` // VmRSS before loading
-	PeakRSSBytes       int64   `json:"peak_rss_bytes"` // VmHWM after loading
-	RSSBytes           int64   `json:"rss_bytes"`      // VmRSS after loading
+	// OpenCPUSeconds is the CPU time of opening FILE before the load
+	// (the format's checks at open: CPEL's scan of the event sections'
+	// order), and FirstViewCPUSeconds that of the first query after it:
+	// the whole trace over the busiest tracks, as the page asks first.
+	// A user's load is the three together.
+	OpenCPUSeconds      float64 `json:"open_cpu_seconds,omitempty"`
+	FirstViewCPUSeconds float64 `json:"first_view_cpu_seconds,omitempty"`
+	BaseRSSBytes        int64   `json:"base_rss_bytes"` // VmRSS before loading
+	PeakRSSBytes        int64   `json:"peak_rss_bytes"` // VmHWM after loading
+	RSSBytes            int64   `json:"rss_bytes"`      // VmRSS after loading
 	// RSSAnonBytes and RSSFileBytes are RSSBytes's heap and file-backed
 	// (the index store's mapped pages) parts.
 	RSSAnonBytes    int64        `json:"rss_anon_bytes"`
@@ -108,6 +115,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var r trace.Reader
 	var source string
 	var derive span.Deriver
+	var openCPU float64
 	if *generateSchedN > 0 && *generate == 0 && fs.NArg() == 0 {
 		name, err := generateSched(*spillDir, *generateSchedN)
 		if err != nil {
@@ -122,9 +130,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		r = synth.New(synth.Config{Events: *generate, Tracks: *tracks, Seed: *seed})
 		source = "generate " + strconv.FormatInt(*generate, 10)
 	case *generate == 0 && fs.NArg() == 1:
+		cpu0, cpuOK := processCPU()
 		f, err := wrap.OpenFile(ctx, fs.Arg(0), formats(), wrap.Limits{})
 		if err != nil {
 			return err
+		}
+		if cpu1, ok := processCPU(); ok && cpuOK {
+			openCPU = (cpu1 - cpu0).Seconds()
 		}
 		defer f.Close()
 		r = f.Reader // the format's own: render reads in batches when it can
@@ -138,7 +150,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return fmt.Errorf("bench takes one FILE or --generate N")
 	}
-	rep := benchReport{Source: source}
+	rep := benchReport{Source: source, OpenCPUSeconds: openCPU}
 	if *indexFile != "" {
 		if _, err := os.Stat(*indexFile); err == nil {
 			w, err := benchReopen(ctx, *indexFile, source, *seed)
@@ -205,6 +217,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ids = ids[:min(len(ids), benchMaxTracks)]
 	rep.QueryTracks = len(ids)
 	if rep.Events > 0 {
+		first, last := x.Span()
+		var s render.Slice
+		c0, ok0 := processCPU()
+		if err := x.QueryInto(ctx, render.Viewport{Start: first, End: last + 1, Width: benchWidth, Tracks: ids}, &s); err != nil {
+			return err
+		}
+		if c1, ok := processCPU(); ok && ok0 {
+			rep.FirstViewCPUSeconds = (c1 - c0).Seconds()
+		}
 		if rep.Levels, err = sweep(ctx, x, ids, *seed); err != nil {
 			return err
 		}

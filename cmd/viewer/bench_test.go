@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"viewer/trace/cpel/cpeltest"
 )
 
 // TestBenchGenerate runs `viewer bench --generate` on a small trace and
@@ -82,5 +84,30 @@ func TestBenchWarm(t *testing.T) {
 	var out, errs bytes.Buffer
 	if err := run(context.Background(), []string{"bench", "--generate", "40001", "--index-file", file}, &out, &errs); err == nil {
 		t.Error("a kept index file of another source was used")
+	}
+}
+
+// TestBenchFile: bench on a file reports, beside the load, the CPU time
+// of opening it (CPEL scans its event records there) and of the first
+// view.
+func TestBenchFile(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "b.cpel")
+	var buf bytes.Buffer
+	if err := cpeltest.Generate(&buf, 300_000, 1e9); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, buf.Bytes(), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), []string{"bench", "--spill", t.TempDir(), name}, &out, &errs); err != nil {
+		t.Fatal(err, errs.String())
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Events != 300_000 || rep.OpenCPUSeconds <= 0 || rep.FirstViewCPUSeconds <= 0 || rep.LoadCPUSeconds <= rep.FirstViewCPUSeconds {
+		t.Errorf("open %v s, load %v s, first view %v s of CPU for %d events", rep.OpenCPUSeconds, rep.LoadCPUSeconds, rep.FirstViewCPUSeconds, rep.Events)
 	}
 }
