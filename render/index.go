@@ -908,14 +908,6 @@ func (t *track) free() ([]trace.Time, []uint16) {
 	return nil, nil
 }
 
-// grown grows the pyramid over the blocks that the events from..to-1,
-// just added to the columns, complete.
-func (t *track) grown(from, to int) {
-	for end := (from>>minLevel + 1) << minLevel; end <= to; end += 1 << minLevel {
-		t.grow(end)
-	}
-}
-
 func (t *track) clip() {
 	t.times.clip()
 	t.types.clip()

@@ -40,31 +40,56 @@ func vote(a, b node) node {
 	return makeNode(b.typ(), b.weight()-a.weight())
 }
 
-// grow adds the nodes completed by the n-th event (n a multiple of
-// 2^minLevel).
-func (t *track) grow(n int) {
-	// The block lies in one chunk: chunks hold a multiple of 2^minLevel.
-	lo := n - 1<<minLevel
-	ty := t.types.chunks[lo>>chunkBits][lo&chunkMask:][:1<<minLevel]
-	c, w := ty[0], uint32(1)
-	for _, x := range ty[1:] {
-		c, w = voteFor(c, w, x)
+// grown grows the pyramid over the blocks that the events from..to-1,
+// just added to the columns, complete: their nodes, then the nodes of
+// the level above from the pairs they complete, and so on up, a level
+// at a time (appended a run at a time, not node by node up every level).
+func (t *track) grown(from, to int) {
+	var buf [256]node
+	for end := (from>>minLevel + 1) << minLevel; end <= to; {
+		m := 0
+		for ; m < len(buf) && end <= to; end += 1 << minLevel {
+			// The block lies in one chunk: chunks hold a multiple of
+			// 2^minLevel.
+			lo := end - 1<<minLevel
+			ty := t.types.chunks[lo>>chunkBits][lo&chunkMask:][:1<<minLevel]
+			c, w := ty[0], uint32(1)
+			for _, x := range ty[1:] {
+				c, w = voteFor(c, w, x)
+			}
+			buf[m] = makeNode(c, w)
+			m++
+		}
+		t.pushNodes(buf[:m])
 	}
-	s := makeNode(c, w)
-	for k := 0; ; k++ {
+}
+
+// pushNodes appends ns to the lowest level and, up the levels, the nodes
+// of the pairs each level completes; it overwrites ns.
+func (t *track) pushNodes(ns []node) {
+	for k := 0; len(ns) > 0; k++ {
 		if k == len(t.nodes) {
 			t.nodes = append(t.nodes, column[node]{store: t.times.store, cold: true})
 			t.carry = append(t.carry, 0)
 		}
-		t.nodes[k].push(s)
-		if t.nodes[k].len()&1 != 0 {
-			// The left one of a pair waits in carry for its sibling,
-			// rather than being read back from its column then, where
-			// a high level's was written batches before (a cache miss).
-			t.carry[k] = s
-			return
+		col := &t.nodes[k]
+		odd := col.len()&1 != 0 // its last node waits in carry for its sibling
+		col.appendAll(ns)
+		// The pairs completed, written over ns as they are read (the
+		// i-th after the 2i-th). The left one of a pair still open waits
+		// in carry, rather than being read back from its column then,
+		// where a high level's was written batches before (a cache miss).
+		up, i := ns[:0], 0
+		if odd {
+			up, i = append(up, vote(t.carry[k], ns[0])), 1
 		}
-		s = vote(t.carry[k], s)
+		for ; i+1 < len(ns); i += 2 {
+			up = append(up, vote(ns[i], ns[i+1]))
+		}
+		if i < len(ns) {
+			t.carry[k] = ns[i]
+		}
+		ns = up
 	}
 }
 
