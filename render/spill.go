@@ -577,10 +577,7 @@ func (w *runWriter) appendBasedRun(buf []byte, k int, types []trace.TypeID, offs
 	for len(types) > 0 {
 		var i int
 		buf, k, i = w.appendReady(buf, k, types, offs, off0)
-		if i < len(types) {
-			if k > 0 && k%spillBlock == 0 {
-				w.blocks[k/spillBlock-1] = uint16(len(buf)) // < runBuffer
-			}
+		if i < len(types) { // appendReady noted its block if it starts one
 			k++
 			ty := types[i]
 			code := typeCode(ty)
@@ -604,8 +601,9 @@ func (w *runWriter) appendReady(buf []byte, k int, types []trace.TypeID, offs []
 	n := len(buf)
 	for i := 0; i < len(types); {
 		// The records up to the next block's start, with one check of
-		// buf's room for them. A block's offset is noted even when its
-		// first record is not ready: appendBasedRun notes the same.
+		// buf's room for them. A block's offset is noted before its
+		// first record is looked at: appendBasedRun relies on it for the
+		// records it hands to appendWith.
 		if k > 0 && k%spillBlock == 0 {
 			w.blocks[k/spillBlock-1] = uint16(n) // < runBuffer
 		}
