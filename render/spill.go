@@ -345,10 +345,11 @@ func typeCode(t trace.TypeID) uint16 {
 // run. The copy saves more than it costs: writing the runs' own buffers
 // instead (writev, tried on the 8M-event CPEL file) held each until
 // written, so that tracks took buffers gone cold from the free list, or
-// new ones, and the load took more CPU, not less. Once the file is complete it is mapped read-only where the
-// system allows (finish), so that a search reads a run's records in
-// place, touching only the bytes it decodes, with no read call and no
-// copy; snapshots read the growing file with pread.
+// new ones, and the load took more CPU, not less. Once the file is
+// complete it is mapped read-only where the system allows (finish), so
+// that a search reads a run's records in place, touching only the bytes
+// it decodes, with no read call and no copy; snapshots read the growing
+// file with pread.
 type spill struct {
 	f *os.File
 	// mem is the records in memory, nil while they are read with pread:
