@@ -300,7 +300,12 @@ func batchInputs(t *testing.T) map[string][]byte {
 	if err := cpeltest.Generate(&buf, 50_000, 1e9); err != nil {
 		t.Fatal(err)
 	}
-	inputs := map[string][]byte{"generated": buf.Bytes(), "cut": buf.Bytes()[:buf.Len()*3/5]}
+	inputs := map[string][]byte{
+		"generated":                buf.Bytes(),
+		"cut":                      buf.Bytes()[:buf.Len()*3/5],
+		"shifting":                 shiftingFile(t, false, 1e9),
+		"shifting, little, 2.4GHz": shiftingFile(t, true, 2_400_000_000),
+	}
 	if _, err := os.Stat("../../../shared/realdata/cpel"); err == nil || os.Getenv("CI") != "" {
 		real, _ := filepath.Glob(filepath.Join(tracetest.RealData(t, "cpel"), "*.cpel"))
 		for _, p := range real {
@@ -312,6 +317,66 @@ func batchInputs(t *testing.T) map[string][]byte {
 		}
 	}
 	return inputs
+}
+
+// shiftingFile returns a file whose tracks shift as ReadEventsByTrack's
+// one pass over a batch (readRecords) does not expect: 100 tracks at
+// even rates; then bursts of one track; then 3000 tracks not defined,
+// each in turn (more groups than the scratch has room for, so the rest
+// of a batch is grouped in two passes), some with ids above maxDenseID,
+// with event codes not defined appearing among them; then many new
+// tracks and one of them often; then a few tracks again, the last
+// records' times past the largest Time.
+func shiftingFile(t *testing.T, little bool, hz uint32) []byte {
+	w := cpeltest.Writer{Little: little}
+	tab := w.StringTable("FileStrtab")
+	var defs []cpeltest.EventDef
+	for c := range 10 {
+		defs = append(defs, cpeltest.EventDef{Code: uint32(c), Name: "e" + strconv.Itoa(c), Format: "%d"})
+	}
+	w.EventDefs(tab, defs)
+	var tracks []cpeltest.TrackDef
+	for i := range 100 {
+		tracks = append(tracks, cpeltest.TrackDef{ID: uint32(i), Format: "t %d"})
+	}
+	w.TrackDefs(tab, tracks)
+	const n = 50_000
+	w.Events(tab, hz, n, func(i int) cpeltest.Record {
+		x := uint32(i) * 2654435761
+		rec := cpeltest.Record{Ticks: uint64(i) * 3, Track: x % 100, Code: x >> 7 % 10, Datum: x}
+		switch {
+		case i < 15_000:
+		case i < 25_000:
+			rec.Track = uint32(i/2000) % 5
+		case i < 40_000:
+			rec.Track = 1000 + uint32(i)%3000
+			if i%7 == 0 {
+				rec.Track = maxDenseID + uint32(i)%11
+			}
+			if i%5 == 0 {
+				rec.Code = 100 + uint32(i-25_000)/300
+			}
+		case i < 46_000:
+			// Blocks of 120 new tracks, then the block's first: its
+			// span grows until the scratch runs out (batches of 1000).
+			k, blk := uint32(i-40_000)%1000, uint32(i-40_000)/1000
+			rec.Track = 10_000 + blk*120
+			if k < 120 {
+				rec.Track += k
+			}
+		default:
+			rec.Track = x % 3
+			if i >= n-10 {
+				rec.Ticks = 1<<63 + uint64(i)
+			}
+		}
+		return rec
+	})
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // readOneByOne returns the events ReadEvent returns one by one from the
