@@ -585,7 +585,7 @@ func (r *Reader) readRecords(c *cursor, recs []byte, times []trace.Time, types [
 	exact := es.clock.mul == 1
 	stimes, stypes, soffs := gr.times, gr.types, gr.offs
 	// What the scratch holds of each group.
-	for k, a := range gr.at {
+	for k, a := range gr.at[1:] {
 		pl := &gr.places[k]
 		gr.spans[pl.last].hi = a.cur
 		counts[k0+k] = pl.got - (a.lim - a.cur)
@@ -672,7 +672,8 @@ func (r *Reader) onePass(es *eventSection, recs []byte, tracks []trace.TrackID, 
 	gr := &r.grouping
 	gr.tracks, gr.counts, gr.k0, gr.n = tracks, counts, k0, len(recs)/recordSize
 	gr.raw = es.clock.mul != 1
-	stimes, stypes, soffs := gr.times, gr.types, gr.offs
+	stimes := gr.times
+	stypes, soffs := gr.types[:len(stimes)], gr.offs[:len(stimes)]
 	big := r.big
 	rest := recs
 	off := uint32(0) // < maxBatch·recordSize
@@ -683,16 +684,17 @@ func (r *Reader) onePass(es *eventSection, recs []byte, tracks []trace.TrackID, 
 			if int(id) >= len(idg) || int(code) >= len(tdense) || int64(ticks) < 0 {
 				break
 			}
-			g, ty := idg[id], tdense[code]
-			if g <= 0 || ty < 0 || int(g) > len(at) {
+			g, ty := int(idg[id]), tdense[code]
+			if uint(g) >= uint(len(at)) || ty < 0 {
 				break
 			}
-			a := &at[g-1]
-			p := a.cur
-			if p == a.lim {
+			// at[0], for no group, is full.
+			a := &at[g]
+			p := int(a.cur)
+			if p == int(a.lim) || uint(p) >= uint(len(stimes)) {
 				break
 			}
-			a.cur = p + 1
+			a.cur = int32(p + 1)
 			stimes[p], stypes[p], soffs[p] = trace.Time(ticks), trace.TypeID(ty), off
 			off += recordSize
 		}
@@ -721,7 +723,7 @@ func (r *Reader) slowStep(es *eventSection, rec []byte, off uint32) bool {
 			return false
 		}
 	}
-	a := &gr.at[g-1]
+	a := &gr.at[g]
 	if a.cur == a.lim && !gr.grow(int(g-1)) {
 		return false
 	}
@@ -743,7 +745,7 @@ func (r *Reader) enter(id uint32) int32 {
 	gr := &r.grouping
 	var g int32
 	g, gr.tracks, gr.counts = r.newGroup(id, gr.tracks, gr.counts, gr.k0)
-	if int(g) > len(gr.at) && !gr.open(gr.tracks[len(gr.tracks)-1], gr.n) {
+	if int(g) >= len(gr.at) && !gr.open(gr.tracks[len(gr.tracks)-1], gr.n) {
 		return 0
 	}
 	return g
@@ -760,7 +762,7 @@ type grouping struct {
 	offs   []uint32
 	top    int32   // the scratch's first place no span holds
 	spans  []span  // in the order they were taken
-	at     []at    // per group of the batch: where its next event goes
+	at     []at    // per group of the batch from 1 (0 for none): where its next event goes
 	places []place // per group of the batch: its spans
 	// raw says that times holds ticks, not yet in nanoseconds.
 	raw bool
@@ -799,7 +801,7 @@ func (g *grouping) reset(n int) {
 	if len(g.times) < size {
 		g.times, g.types, g.offs = make([]trace.Time, size), make([]trace.TypeID, size), make([]uint32, size)
 	}
-	g.top, g.spans, g.at, g.places = 0, g.spans[:0], g.at[:0], g.places[:0]
+	g.top, g.spans, g.at, g.places = 0, g.spans[:0], append(g.at[:0], at{}), g.places[:0]
 }
 
 // open gives the batch's next group, of track tr, its first span: its
@@ -833,7 +835,7 @@ func (g *grouping) grow(k int) bool {
 	}
 	j := int32(len(g.spans) - 1)
 	g.spans[pl.last].next = j
-	g.at[k] = at{s.lo, s.hi}
+	g.at[k+1] = at{s.lo, s.hi}
 	pl.got, pl.last = pl.got+s.hi-s.lo, j
 	return true
 }
