@@ -585,10 +585,11 @@ func (r *Reader) readRecords(c *cursor, recs []byte, times []trace.Time, types [
 	exact := es.clock.mul == 1
 	stimes, stypes, soffs := gr.times, gr.types, gr.offs
 	// What the scratch holds of each group.
-	for k, a := range gr.at[1:] {
-		pl := &gr.places[k]
+	for k := range gr.places {
+		pl, a := &gr.places[k], gr.cursor(k)
 		gr.spans[pl.last].hi = a.cur
 		counts[k0+k] = pl.got - (a.lim - a.cur)
+		*a = at{}
 	}
 	// The scratch ran out at record m: the rest counted (pass 1).
 	var gid []int32
@@ -678,18 +679,18 @@ func (r *Reader) onePass(es *eventSection, recs []byte, tracks []trace.TrackID, 
 	rest := recs
 	off := uint32(0) // < maxBatch·recordSize
 	for len(rest) >= recordSize {
-		idg, tdense, at := r.idGroup, r.types.dense, gr.at
+		byID, tdense := gr.byID, r.types.dense
 		for ; len(rest) >= recordSize; rest = rest[recordSize:] {
 			ticks, id, code := eventRecord(rest[:recordSize], big)
-			if int(id) >= len(idg) || int(code) >= len(tdense) || int64(ticks) < 0 {
+			if int(id) >= len(byID) || int(code) >= len(tdense) || int64(ticks) < 0 {
 				break
 			}
-			g, ty := int(idg[id]), tdense[code]
-			if uint(g) >= uint(len(at)) || ty < 0 {
+			ty := tdense[code]
+			if ty < 0 {
 				break
 			}
-			// at[0], for no group, is full.
-			a := &at[g]
+			// The place of a track without a group is full.
+			a := &byID[id]
 			p := int(a.cur)
 			if p == int(a.lim) || uint(p) >= uint(len(stimes)) {
 				break
@@ -723,7 +724,7 @@ func (r *Reader) slowStep(es *eventSection, rec []byte, off uint32) bool {
 			return false
 		}
 	}
-	a := &gr.at[g]
+	a := gr.cursor(int(g - 1))
 	if a.cur == a.lim && !gr.grow(int(g-1)) {
 		return false
 	}
@@ -745,7 +746,7 @@ func (r *Reader) enter(id uint32) int32 {
 	gr := &r.grouping
 	var g int32
 	g, gr.tracks, gr.counts = r.newGroup(id, gr.tracks, gr.counts, gr.k0)
-	if int(g) >= len(gr.at) && !gr.open(gr.tracks[len(gr.tracks)-1], gr.n) {
+	if int(g) > len(gr.places) && !gr.open(gr.tracks[len(gr.tracks)-1], id, gr.n) {
 		return 0
 	}
 	return g
@@ -762,8 +763,12 @@ type grouping struct {
 	offs   []uint32
 	top    int32   // the scratch's first place no span holds
 	spans  []span  // in the order they were taken
-	at     []at    // per group of the batch from 1 (0 for none): where its next event goes
 	places []place // per group of the batch: its spans
+	// Where each group's next event goes (see cursor): per track id
+	// below maxDenseID, for the loop (zero, full, for none); per group
+	// for the others.
+	byID []at
+	at   []at
 	// raw says that times holds ticks, not yet in nanoseconds.
 	raw bool
 	// The batch's groups while onePass reads, and its size.
@@ -784,8 +789,21 @@ type span struct{ lo, hi, next int32 }
 type at struct{ cur, lim int32 }
 
 // place is what a group's spans hold: got places, the first and the
-// last indexed in spans.
-type place struct{ got, first, last int32 }
+// last indexed in spans; and the group's track id, which indexes its at
+// in byID when dense.
+type place struct {
+	got, first, last int32
+	id               uint32
+	dense            bool
+}
+
+// cursor returns where group k's next event goes.
+func (g *grouping) cursor(k int) *at {
+	if pl := &g.places[k]; pl.dense {
+		return &g.byID[pl.id]
+	}
+	return &g.at[k]
+}
 
 type share struct{ events, of int32 }
 
@@ -801,13 +819,13 @@ func (g *grouping) reset(n int) {
 	if len(g.times) < size {
 		g.times, g.types, g.offs = make([]trace.Time, size), make([]trace.TypeID, size), make([]uint32, size)
 	}
-	g.top, g.spans, g.at, g.places = 0, g.spans[:0], append(g.at[:0], at{}), g.places[:0]
+	g.top, g.spans, g.at, g.places = 0, g.spans[:0], g.at[:0], g.places[:0]
 }
 
-// open gives the batch's next group, of track tr, its first span: its
-// estimated events in a batch of n and an eighth more; false (no span)
-// when the scratch is full.
-func (g *grouping) open(tr trace.TrackID, n int) bool {
+// open gives the batch's next group, of track tr with id id, its first
+// span: its estimated events in a batch of n and an eighth more; false
+// (no span) when the scratch is full.
+func (g *grouping) open(tr trace.TrackID, id uint32, n int) bool {
 	want := int64(minSpan)
 	if int(tr) < len(g.shares) {
 		if s := g.shares[tr]; s.of > 0 {
@@ -820,8 +838,15 @@ func (g *grouping) open(tr trace.TrackID, n int) bool {
 		return false
 	}
 	k := int32(len(g.spans) - 1)
+	dense := id < maxDenseID
+	g.places = append(g.places, place{got: s.hi - s.lo, first: k, last: k, id: id, dense: dense})
 	g.at = append(g.at, at{s.lo, s.hi})
-	g.places = append(g.places, place{got: s.hi - s.lo, first: k, last: k})
+	if dense {
+		for uint32(len(g.byID)) <= id {
+			g.byID = append(g.byID, at{})
+		}
+		g.byID[id] = at{s.lo, s.hi}
+	}
 	return true
 }
 
@@ -835,7 +860,7 @@ func (g *grouping) grow(k int) bool {
 	}
 	j := int32(len(g.spans) - 1)
 	g.spans[pl.last].next = j
-	g.at[k+1] = at{s.lo, s.hi}
+	*g.cursor(k) = at{s.lo, s.hi}
 	pl.got, pl.last = pl.got+s.hi-s.lo, j
 	return true
 }
