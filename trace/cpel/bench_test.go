@@ -179,6 +179,53 @@ func BenchmarkBatches(b *testing.B) {
 	}
 }
 
+// BenchmarkGrouping times readRecords alone, the reading goroutine's
+// part of a load (ReadEventsByTrack without the file's pages): the
+// records of 2^18 events held in memory, grouped in batches of 32768
+// as the index reads them, over 100 tracks (cpeltest.Generate's) and
+// over 5000.
+func BenchmarkGrouping(b *testing.B) {
+	const total, size = 1 << 18, 32768
+	for _, tracks := range []uint32{100, 1000, 3000, 5000} {
+		b.Run(strconv.Itoa(int(tracks))+"tracks", func(b *testing.B) {
+			var buf bytes.Buffer
+			if tracks == 100 {
+				if err := cpeltest.Generate(&buf, total, 1e9); err != nil {
+					b.Fatal(err)
+				}
+			} else {
+				w := cpeltest.Writer{}
+				tab := w.StringTable("FileStrtab")
+				w.Events(tab, 1e9, total, func(i int) cpeltest.Record {
+					x := uint32(i) * 2654435761
+					return cpeltest.Record{Ticks: uint64(i), Track: x % tracks, Code: x >> 7 % 10}
+				})
+				if _, err := w.WriteTo(&buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			data := buf.Bytes()
+			tr, err := Format{}.Open(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := tr.(*Reader)
+			c := r.single
+			recs := data[c.es.dataOff : c.es.dataOff+int64(c.es.n)*recordSize]
+			times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]uint32, size)
+			var gtracks []trace.TrackID
+			var counts []int32
+			b.ResetTimer()
+			for range b.N {
+				for c.i = 0; c.i < c.es.n; {
+					_, gtracks, counts, _ = r.readRecords(c, recs[c.i*recordSize:], times, types, offs, gtracks[:0], counts[:0])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/total, "ns/event")
+		})
+	}
+}
+
 // BenchmarkDump does what `viewer dump` does per event on one goroutine:
 // read it, decode its details (datum, formatted label) and append its JSON
 // line, through AppendEvent (the allocation-free path `viewer dump` takes)

@@ -564,10 +564,13 @@ func (r *Reader) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, off
 // a batch in the cache, and costs less than the pass that counted each
 // group before the records were decoded (two passes over the records,
 // and each record's group stored and loaded between them). Where the
-// scratch runs out (the first batch, which has no shares to go by,
-// tracks appearing, rates shifting), the batch's other records are
-// grouped in those two passes: counted, then stored after what the
-// scratch holds of their groups.
+// scratch runs out (tracks appearing, rates shifting), the batch's other
+// records are grouped in those two passes: counted, then stored after
+// what the scratch holds of their groups; and a batch after one of many
+// small groups (see manySpans) is grouped in two passes from the start.
+//
+// Grouping alone (BenchmarkGrouping, 100 tracks): 7.6 ns an event in two
+// passes, 3.4 in one.
 func (r *Reader) readRecords(c *cursor, recs []byte, times []trace.Time, types []trace.TypeID, offs []uint32, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
 	room := min(len(times), len(types), len(offs))
 	n := min(room, len(recs)/recordSize)
@@ -578,8 +581,11 @@ func (r *Reader) readRecords(c *cursor, recs []byte, times []trace.Time, types [
 	k0 := len(tracks)
 	gr := &r.grouping
 	gr.reset(n)
-	var m int
-	m, tracks, counts = r.onePass(es, recs, tracks, counts, k0)
+	gr.raw = es.clock.mul != 1
+	m := 0
+	if gr.groups*manySpans <= len(gr.times) {
+		m, tracks, counts = r.onePass(es, recs, tracks, counts, k0)
+	}
 	idg := r.idGroup
 	tdense := r.types.dense
 	exact := es.clock.mul == 1
@@ -616,6 +622,7 @@ func (r *Reader) readRecords(c *cursor, recs []byte, times []trace.Time, types [
 		}
 		gr.shares[tr] = share{counts[k0+k], int32(n)}
 	}
+	gr.groups = len(tracks) - k0
 	cur := r.starts(tracks[k0:], counts[k0:])
 	for k := range gr.places {
 		at := cur[k]
@@ -652,7 +659,7 @@ func (r *Reader) readRecords(c *cursor, recs []byte, times []trace.Time, types [
 		}
 		p := cur[g]
 		cur[g] = p + 1
-		times[p], types[p], offs[p] = t, ty, uint32(j*recordSize)
+		times[p], types[p], offs[p] = t, ty, uint32(j*recordSize) // < maxBatch·recordSize
 	}
 	c.i += n
 	return n, tracks, counts, nil
@@ -672,7 +679,6 @@ func (r *Reader) readRecords(c *cursor, recs []byte, times []trace.Time, types [
 func (r *Reader) onePass(es *eventSection, recs []byte, tracks []trace.TrackID, counts []int32, k0 int) (int, []trace.TrackID, []int32) {
 	gr := &r.grouping
 	gr.tracks, gr.counts, gr.k0, gr.n = tracks, counts, k0, len(recs)/recordSize
-	gr.raw = es.clock.mul != 1
 	stimes := gr.times
 	stypes, soffs := gr.types[:len(stimes)], gr.offs[:len(stimes)]
 	big := r.big
@@ -775,6 +781,8 @@ type grouping struct {
 	tracks []trace.TrackID
 	counts []int32
 	k0, n  int
+	// groups is how many groups the last batch had.
+	groups int
 	// shares holds per TrackID its events in the last batch that had
 	// it, and that batch's size (0 for none).
 	shares []share
@@ -805,7 +813,15 @@ func (g *grouping) cursor(k int) *at {
 	return &g.at[k]
 }
 
+// share is a track's events in a batch of of events.
 type share struct{ events, of int32 }
+
+// manySpans is what a group costs in the scratch, in places, for the
+// one pass to pay: where the last batch's groups would fill the scratch
+// with that many each, they are small (a few events each in a batch
+// spread over thousands of tracks), and the copies of their spans cost
+// more than the pass saves; readRecords groups the batch in two passes.
+const manySpans = 2 * minSpan
 
 // minSpan is the fewest places a span holds (unless the scratch is out
 // of fewer).
