@@ -525,9 +525,9 @@ func (r *Reader) ReadEvents(dst []trace.Event) (int, error) {
 // those of tracks[1], and so on, each group in time order. It may
 // return fewer events than there is room for while events remain: it
 // reads at most the records of one chunk of the file (or of the window
-// that maps them, see window.go), grouping them as it decodes them
-// without an intermediate copy (the index reads CPEL files so, see
-// render's build.go).
+// that maps them, see window.go), grouping them as it decodes them,
+// without making their events (readRecords; the index reads CPEL files
+// so, see render's build.go).
 func (r *Reader) ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []uint32, tracks []trace.TrackID, counts []int32) (int, []trace.TrackID, []int32, error) {
 	room := min(len(times), len(types), len(offs), maxBatch)
 	c := r.single
