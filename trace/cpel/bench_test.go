@@ -179,6 +179,53 @@ func BenchmarkBatches(b *testing.B) {
 	}
 }
 
+// BenchmarkGrouping times readRecords alone, the reading goroutine's
+// part of a load (ReadEventsByTrack without the file's pages): the
+// records of 2^18 events held in memory, grouped in batches of 32768
+// as the index reads them, over 100 tracks (cpeltest.Generate's) and
+// over 5000.
+func BenchmarkGrouping(b *testing.B) {
+	const total, size = 1 << 18, 32768
+	for _, tracks := range []uint32{100, 1000, 3000, 5000} {
+		b.Run(strconv.Itoa(int(tracks))+"tracks", func(b *testing.B) {
+			var buf bytes.Buffer
+			if tracks == 100 {
+				if err := cpeltest.Generate(&buf, total, 1e9); err != nil {
+					b.Fatal(err)
+				}
+			} else {
+				w := cpeltest.Writer{}
+				tab := w.StringTable("FileStrtab")
+				w.Events(tab, 1e9, total, func(i int) cpeltest.Record {
+					x := uint32(i) * 2654435761
+					return cpeltest.Record{Ticks: uint64(i), Track: x % tracks, Code: x >> 7 % 10}
+				})
+				if _, err := w.WriteTo(&buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			data := buf.Bytes()
+			tr, err := Format{}.Open(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := tr.(*Reader)
+			c := r.single
+			recs := data[c.es.dataOff : c.es.dataOff+int64(c.es.n)*recordSize]
+			times, types, offs := make([]trace.Time, size), make([]trace.TypeID, size), make([]uint32, size)
+			var gtracks []trace.TrackID
+			var counts []int32
+			b.ResetTimer()
+			for range b.N {
+				for c.i = 0; c.i < c.es.n; {
+					_, gtracks, counts, _ = r.readRecords(c, recs[c.i*recordSize:], times, types, offs, gtracks[:0], counts[:0])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/total, "ns/event")
+		})
+	}
+}
+
 // BenchmarkDump does what `viewer dump` does per event on one goroutine:
 // read it, decode its details (datum, formatted label) and append its JSON
 // line, through AppendEvent (the allocation-free path `viewer dump` takes)
@@ -300,7 +347,12 @@ func batchInputs(t *testing.T) map[string][]byte {
 	if err := cpeltest.Generate(&buf, 50_000, 1e9); err != nil {
 		t.Fatal(err)
 	}
-	inputs := map[string][]byte{"generated": buf.Bytes(), "cut": buf.Bytes()[:buf.Len()*3/5]}
+	inputs := map[string][]byte{
+		"generated":                buf.Bytes(),
+		"cut":                      buf.Bytes()[:buf.Len()*3/5],
+		"shifting":                 shiftingFile(t, false, 1e9),
+		"shifting, little, 2.4GHz": shiftingFile(t, true, 2_400_000_000),
+	}
 	if _, err := os.Stat("../../../shared/realdata/cpel"); err == nil || os.Getenv("CI") != "" {
 		real, _ := filepath.Glob(filepath.Join(tracetest.RealData(t, "cpel"), "*.cpel"))
 		for _, p := range real {
@@ -312,6 +364,66 @@ func batchInputs(t *testing.T) map[string][]byte {
 		}
 	}
 	return inputs
+}
+
+// shiftingFile returns a file whose tracks shift as ReadEventsByTrack's
+// one pass over a batch (readRecords) does not expect: 100 tracks at
+// even rates; then bursts of one track; then 3000 tracks not defined,
+// each in turn (more groups than the scratch has room for, so the rest
+// of a batch is grouped in two passes), some with ids above maxDenseID,
+// with event codes not defined appearing among them; then many new
+// tracks and one of them often; then a few tracks again, the last
+// records' times past the largest Time.
+func shiftingFile(t *testing.T, little bool, hz uint32) []byte {
+	w := cpeltest.Writer{Little: little}
+	tab := w.StringTable("FileStrtab")
+	var defs []cpeltest.EventDef
+	for c := range 10 {
+		defs = append(defs, cpeltest.EventDef{Code: uint32(c), Name: "e" + strconv.Itoa(c), Format: "%d"})
+	}
+	w.EventDefs(tab, defs)
+	var tracks []cpeltest.TrackDef
+	for i := range 100 {
+		tracks = append(tracks, cpeltest.TrackDef{ID: uint32(i), Format: "t %d"})
+	}
+	w.TrackDefs(tab, tracks)
+	const n = 50_000
+	w.Events(tab, hz, n, func(i int) cpeltest.Record {
+		x := uint32(i) * 2654435761
+		rec := cpeltest.Record{Ticks: uint64(i) * 3, Track: x % 100, Code: x >> 7 % 10, Datum: x}
+		switch {
+		case i < 15_000:
+		case i < 25_000:
+			rec.Track = uint32(i/2000) % 5
+		case i < 40_000:
+			rec.Track = 1000 + uint32(i)%3000
+			if i%7 == 0 {
+				rec.Track = maxDenseID + uint32(i)%11
+			}
+			if i%5 == 0 {
+				rec.Code = 100 + uint32(i-25_000)/300
+			}
+		case i < 46_000:
+			// Blocks of 120 new tracks, then the block's first: its
+			// span grows until the scratch runs out (batches of 1000).
+			k, blk := uint32(i-40_000)%1000, uint32(i-40_000)/1000
+			rec.Track = 10_000 + blk*120
+			if k < 120 {
+				rec.Track += k
+			}
+		default:
+			rec.Track = x % 3
+			if i >= n-10 {
+				rec.Ticks = 1<<63 + uint64(i)
+			}
+		}
+		return rec
+	})
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // readOneByOne returns the events ReadEvent returns one by one from the

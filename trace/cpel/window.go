@@ -94,6 +94,7 @@ func (r *Reader) readMapped(c *cursor, recs []byte, times []trace.Time, types []
 		}
 		clear(r.group) // the groups of the batch cut short
 		clear(r.idGroup)
+		clear(r.grouping.byID)
 		r.win.release()
 		r.win.f = nil
 		r.err = formatErr(c.es.dataOff+int64(c.i)*recordSize, "event records (the file shrank while it was read)", trace.ErrTruncated)
