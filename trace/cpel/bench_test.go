@@ -141,6 +141,25 @@ func BenchmarkIndex(b *testing.B) {
 	}
 }
 
+// BenchmarkOpen opens the benchmark file: its event section scanned once
+// for its order (File.scan), what `viewer bench` reports as the open's
+// CPU time.
+func BenchmarkOpen(b *testing.B) {
+	fh, fsize := openBench(b, 1e9)
+	m := startMeter(b)
+	n := 0
+	for range b.N {
+		r, err := Format{}.Open(fh, fsize)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, es := range r.(*Reader).f.events {
+			n += es.n
+		}
+	}
+	m.report(b, n)
+}
+
 // BenchmarkBatches reads the file in batches of 8192 events as the index
 // does: through ReadEvents, and through ReadEventsByTrack (grouped by
 // track, each event's time, type and payload offset).
