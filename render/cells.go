@@ -263,35 +263,20 @@ func (t *track) buildCells(sc *cellScratch) {
 				if f[1] == f[2] {
 					tb = ta
 				}
-				t, w := ta, wa-wb
-				if wa < wb {
-					t, w = tb, wb-wa
-				}
-				if wa == 0 || ta == tb {
-					t, w = tb, wa+wb
-				}
+				t, w := mergeVotes(ta, wa, tb, wb)
 				up.firsts[c], up.types[c], upw[c] = f[0], t, w
 				continue
 			}
 			up.firsts[c] = lo.firsts[max(child, 0)]
-			// The children's votes merged as in the pyramid's vote,
-			// written so that the compiler needs no branch (the types
-			// are in no pattern): an empty child (weight 0) votes for
-			// the candidate so far, which leaves it as it is.
+			// The children's votes merged: an empty child (weight 0)
+			// votes for the candidate so far, which leaves it as it is.
 			t, w := uint16(0), uint32(0)
 			for r := max(child, 0); r < min(child+2, int64(len(lo.types))); r++ {
-				x, xw := lo.types[r], weights[r]
+				x := lo.types[r]
 				if lo.firsts[r] == lo.firsts[r+1] {
 					x = t
 				}
-				nt, nw := t, w-xw
-				if w < xw {
-					nt, nw = x, xw-w
-				}
-				if w == 0 || t == x {
-					nt, nw = x, w+xw
-				}
-				t, w = nt, nw
+				t, w = mergeVotes(t, w, x, weights[r])
 			}
 			up.types[c], upw[c] = t, w
 		}
@@ -308,6 +293,20 @@ func (t *track) buildCells(sc *cellScratch) {
 	}
 	sealPacked(st, t.cells, sc)
 	t.cells = append([]cellLevel(nil), t.cells...)
+}
+
+// mergeVotes is the pyramid's vote of the summaries t, w and x, xw, written so
+// that the compiler needs no branch (the types of neighbouring cells are
+// in no pattern).
+func mergeVotes(t uint16, w uint32, x uint16, xw uint32) (uint16, uint32) {
+	nt, nw := t, w-xw
+	if w < xw {
+		nt, nw = x, xw-w
+	}
+	if w == 0 || t == x {
+		nt, nw = x, w+xw
+	}
+	return nt, nw
 }
 
 // sliceCells appends the items of buckets at level lv (resolution
