@@ -295,9 +295,9 @@ func (t *track) buildCells(sc *cellScratch) {
 	t.cells = append([]cellLevel(nil), t.cells...)
 }
 
-// mergeVotes is the pyramid's vote of the summaries t, w and x, xw, written so
-// that the compiler needs no branch (the types of neighbouring cells are
-// in no pattern).
+// mergeVotes is the pyramid's vote of the summaries t, w and x, xw,
+// written so that the compiler needs no branch (the types of
+// neighbouring cells are in no pattern).
 func mergeVotes(t uint16, w uint32, x uint16, xw uint32) (uint16, uint32) {
 	nt, nw := t, w-xw
 	if w < xw {
