@@ -24,7 +24,7 @@ import (
 // events with stacks). A reader whose events differ only in their time,
 // track, type and payload offset and that can group a batch as it
 // decodes it (trackOrderReader: trace/cpel) fills the batch in group
-// order itself, with those three fields only (20 bytes an event rather
+// order itself, with those three fields only (16 bytes an event rather
 // than 56: what crosses from the reading core to the indexers' is what
 // costs), and the reading goroutine makes that pass over the groups
 // instead (Index.addGrouped), with no copy; the indexers encode and

@@ -609,13 +609,14 @@ func (x *Index) fill(rs *reading) (err error) {
 // one while events remain, and stores them grouped by track, as the
 // reading goroutine would group them: their times, types and payload
 // offsets in times, types and offs, an offset less EventBase's (a
-// batch's payloads lie within 4 GB), and it appends to tracks and counts the tracks of the
-// groups, in the order of their first events, and their sizes; each
-// group is in reading order; err is as for ReadEvents. Such a batch
-// skips the reading goroutine's copy of every event into group order
-// (seal), and is a third of the bytes to hand over to the indexers,
-// which index the three fields as they are; unless a symbol source or a
-// deriver must see the events in reading order.
+// batch's payloads lie within 4 GB), and it appends to tracks and counts
+// the tracks of the groups, in the order of their first events, and
+// their sizes; each group is in reading order; err is as for
+// ReadEvents. Such a batch skips the reading goroutine's copy of every
+// event into group order (seal), and is 16 bytes an event to hand over
+// to the indexers rather than a whole event's, which they index as they
+// are; unless a symbol source or a deriver must see the events in
+// reading order.
 type trackOrderReader interface {
 	EventBase() trace.Event
 	ReadEventsByTrack(times []trace.Time, types []trace.TypeID, offs []uint32, tracks []trace.TrackID, counts []int32) (n int, _ []trace.TrackID, _ []int32, err error)
