@@ -847,49 +847,48 @@ func newTrack(st *store) *track {
 // pushEvents appends the times and type codes of evs to the track's
 // columns and grows its pyramid over the blocks they complete.
 func (t *track) pushEvents(evs []trace.Event) {
-	for len(evs) > 0 {
-		n := t.times.n
-		tc, yc := t.free()
-		m := min(len(evs), len(tc))
-		if m == 0 {
-			t.times.pushSlow(evs[0].Time)
-			t.types.pushSlow(typeCode(evs[0].Type))
-			m = 1
-		} else {
-			tc, yc = tc[:m], yc[:m]
-			for q := range evs[:m] {
-				e := &evs[q]
-				tc[q], yc[q] = e.Time, typeCode(e.Type)
-			}
-			t.times.n, t.types.n = n+m, n+m
+	t.push(len(evs), func(tc []trace.Time, yc []uint16, i int) {
+		for q := range tc {
+			e := &evs[i+q]
+			tc[q], yc[q] = e.Time, typeCode(e.Type)
 		}
-		t.grown(n, n+m)
-		evs = evs[m:]
-	}
+	})
 }
 
 // pushColumns is pushEvents for events given by their times and types
 // (a grouped batch's, see batch.expand).
 func (t *track) pushColumns(times []trace.Time, types []trace.TypeID) {
 	types = types[:len(times)]
-	for len(times) > 0 {
-		n := t.times.n
+	t.push(len(times), func(tc []trace.Time, yc []uint16, i int) {
+		copy(tc, times[i:])
+		for q, ty := range types[i : i+len(yc)] {
+			yc[q] = typeCode(ty)
+		}
+	})
+}
+
+// push appends n events to the columns, fill writing the times and type
+// codes of events i, i+1, … into tc and yc (of one length), a chunk's
+// free room at a time, and grows the pyramid over the blocks they
+// complete.
+func (t *track) push(n int, fill func(tc []trace.Time, yc []uint16, i int)) {
+	for i := 0; i < n; {
+		at := t.times.n
 		tc, yc := t.free()
-		m := min(len(times), len(tc))
-		if m == 0 {
-			t.times.pushSlow(times[0])
-			t.types.pushSlow(typeCode(types[0]))
+		m := min(n-i, len(tc))
+		if m == 0 { // the chunks are full: the next event starts new ones
+			var one [1]trace.Time
+			var code [1]uint16
+			fill(one[:], code[:], i)
+			t.times.pushSlow(one[0])
+			t.types.pushSlow(code[0])
 			m = 1
 		} else {
-			copy(tc[:m], times)
-			yc = yc[:m]
-			for q, ty := range types[:m] {
-				yc[q] = typeCode(ty)
-			}
-			t.times.n, t.types.n = n+m, n+m
+			fill(tc[:m], yc[:m], i)
+			t.times.n, t.types.n = at+m, at+m
 		}
-		t.grown(n, n+m)
-		times, types = times[m:], types[m:]
+		t.grown(at, at+m)
+		i += m
 	}
 }
 
