@@ -52,9 +52,8 @@ import (
 // instead and keeps only the prefix sums (4 bytes per slice); a lane of a
 // contiguous track (a CPU's, a thread's states: each slice starts where
 // the one before it ends) keeps neither, the prefix sums following from
-// the starts. The index is built once, after
-// reading, from the finished span.Set; it is immutable and safe for
-// concurrent queries.
+// the starts. The index is built once, after reading, from the finished
+// span.Set; it is immutable and safe for concurrent queries.
 
 // Spans is the queryable index of a trace's derived tracks.
 type Spans struct {

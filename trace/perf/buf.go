@@ -144,13 +144,7 @@ func (c *chunkBuf) held(l trace.Loc) ([]byte, bool) {
 	if o := l.Off - c.base; l.Off >= c.base && o <= int64(len(c.b))-int64(l.Len) {
 		return c.b[o : o+int64(l.Len)], true
 	}
-	for i := len(c.kept) - 1; i >= 0; i-- {
-		k := c.kept[i]
-		if o := l.Off - k.base; l.Off >= k.base && o <= int64(len(k.b))-int64(l.Len) {
-			return k.b[o : o+int64(l.Len)], true
-		}
-	}
-	return nil, false
+	return heldIn(c.kept, l.Off, int64(l.Len))
 }
 
 // zspill holds the raw data of the samples found in COMPRESSED data, so

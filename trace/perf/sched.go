@@ -37,15 +37,15 @@ import (
 // It is a span.Split: Note keeps what it needs of an event in a batch of
 // notes that Take hands over, and the slices are made from the notes on
 // the Driver's other goroutines while Note fills the next batch. Note
-// keeps of the events Sched wants their headers and where their
-// payloads lie (notedEvent), and the derivation reads
-// their fields from the reader's chunks: the reader keeps those until
-// the batches noted from them are derived from (Reader.hold,
-// Sched.inFlight, NOTES.md §ordering), so the payloads are not read twice,
-// nor on the reading goroutine. (Reading a run's payloads again from the file on the deriving
-// goroutine, as Sched once did, spares the reading goroutine those reads
-// but costs a second copy of the whole file: on a loaded two-core
-// machine it made the load slower and dearer.) What Note changes (the
+// keeps of the events Sched wants their headers and where their payloads
+// lie (notedEvent), and the derivation reads their fields from the
+// reader's chunks: the reader keeps those until the batches noted from
+// them are derived from (Reader.hold, Sched.inFlight, NOTES.md
+// §ordering), so the payloads are not read twice, nor on the reading
+// goroutine. (Reading a run's payloads again from the file on the
+// deriving goroutine, as Sched once did, spares the reading goroutine
+// those reads but costs a second copy of the whole file: on a loaded
+// two-core machine it made the load slower and dearer.) What Note changes (the
 // batch being noted, kinds, table) and what the derivation changes
 // (everything from cpus on) are apart.
 type Sched struct {
